@@ -1,0 +1,20 @@
+// The polyc tool's subcommands: each lives in its own file (CheckCommand.cpp, ExplainCommand.cpp, ...),
+// declares its options with llvm::cl::sub(...) and is dispatched from polyc.cpp.
+#pragma once
+
+#include "llvm/Support/CommandLine.h"
+
+namespace polyc::driver {
+
+extern llvm::cl::SubCommand CheckCommand;
+extern llvm::cl::SubCommand ExplainCommand;
+extern llvm::cl::SubCommand EmitCommand;
+extern llvm::cl::SubCommand BuildCommand;
+
+// Each returns the process exit status: 0 success, 1 error in the user's program or options.
+int runCheck();
+int runExplain();
+int runEmit();
+int runBuild();
+
+} // namespace polyc::driver

@@ -1,0 +1,78 @@
+// The polytope model of a checked program: one statement per equation with its iteration domain,
+// its write and read access relations (gathers as may-reads), its reduction ranges, and the initial
+// schedule from textual order. Built by buildModel (Model.cpp); read by every later stage.
+#pragma once
+
+#include "dsl/AST.h"
+
+#include "llvm/Support/Error.h"
+
+#include <isl/cpp.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace polyc::model {
+
+struct ArrayInfo {
+  const ast::ArrayDecl *decl = nullptr;
+  std::string name;
+  // [params] -> { Name[d0, ..., dn-1] : 0 <= dk < extent_k }
+  isl::set extent;
+};
+
+struct Access {
+  std::string array;
+  // [params] -> { S[x] -> A[a] }; for a reduction operand the reduction dims are projected out,
+  // so a read over a window is one relation (S[i, j] -> y[i - k1, j - k2] : 0 <= k1, k2 < M ...).
+  isl::map relation;
+  bool isMay = false;                  // a gather: may-read of the range the index can take
+  const ast::ArrayRead *read = nullptr; // the read in the source; null for the write
+};
+
+// A reduction inside a statement's right-hand side: its bound variables form extra dimensions.
+struct ReductionInfo {
+  const ast::Reduction *reduction = nullptr;
+  // [params] -> { S[x] -> R[k] : the binding ranges and the where condition }
+  isl::map range;
+};
+
+struct Statement {
+  std::string name; // the isl tuple name: S0, S1, ... in textual order
+  const ast::Equation *equation = nullptr;
+  // Dimension names: the repeat variable first when inside a repeat block, then the equation's
+  // index variables; a fixed left-hand position (r[0, j]) is not a dimension.
+  std::vector<std::string> dimNames;
+  unsigned repeatDims = 0; // 0 or 1 leading sequential repeat dimensions
+  isl::set domain;         // [params] -> { S[dims] : ... }
+  Access write;            // S[x] -> A[...]; must-write
+  std::vector<Access> reads;
+  std::vector<ReductionInfo> reductions;
+  bool isUpdate() const { return equation->op != ast::AssignOp::Assign; }
+};
+
+struct Model {
+  const ast::Program *program = nullptr;
+  isl::ctx ctx{nullptr};
+  std::vector<std::string> params; // in declaration order; the isl param space uses these names
+  isl::set context;                // [params] -> { : params >= 0 and any fixed by --param }
+  std::vector<ArrayInfo> arrays;   // in declaration order
+  std::vector<Statement> statements;
+  isl::union_set domains() const;
+  isl::union_map writes() const;
+  isl::union_map mustReads() const;
+  isl::union_map mayReads() const;
+  isl::schedule initialSchedule; // textual order, repeat loops outermost
+  const ArrayInfo *findArray(const std::string &name) const;
+};
+
+struct ModelOptions {
+  std::map<std::string, int64_t> paramValues; // --param NAME=VALUE
+};
+
+// Lowers a program that Sema accepted. Errors (a param value that is unknown or negative, a
+// program outside what the model supports) come back as llvm::Error with a message for the user.
+llvm::Expected<Model> buildModel(const ast::Program &program, isl::ctx ctx, const ModelOptions &options);
+
+} // namespace polyc::model

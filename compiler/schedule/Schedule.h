@@ -1,0 +1,59 @@
+// The chosen schedule: an isl schedule tree over all statements, its bands with per-dimension
+// parallelism and (for uniform recurrences) the Lamport hyperplane, the fusion groups and the folded
+// storage. Built by chooseSchedule; checked independently by verifySchedule (Legality.cpp).
+#pragma once
+
+#include "compiler/analysis/DependenceGraph.h"
+
+#include <string>
+#include <vector>
+
+namespace polyc::schedule {
+
+// A maximal permutable group of schedule dimensions over some statements.
+struct Band {
+  std::vector<unsigned> statements;
+  std::vector<std::string> dimNames; // readable names of the band's schedule dimensions
+  std::vector<bool> coincident;      // per dimension: no dependence carried, so parallel
+  bool isSequentialRepeat = false;   // the band of a repeat loop
+  // For a uniform recurrence scheduled by a hyperplane: pi, with pi . d >= 1 for every distance d.
+  // The band's first dimension is then t = pi . x and the rest enumerate points within a hyperplane.
+  std::vector<int64_t> hyperplane;
+  std::string hyperplaneCount; // the number of hyperplanes over the domain, as an expression of params
+};
+
+// Statements computed in one loop nest, one kernel ("package execution", seed 000).
+struct FusionGroup {
+  std::vector<unsigned> statements;
+  std::string reason; // e.g. "all read gx, gy, gt in the same loop nest"
+};
+
+// A dimension of an array whose uses only look back a bounded distance is stored modulo a window.
+struct FoldedStorage {
+  std::string array;
+  unsigned dim = 0;
+  std::string window; // the number of slots, as an expression of params and constants ("2", "L")
+  int64_t windowValue = -1; // when it is a compile-time constant
+};
+
+struct Schedule {
+  isl::schedule tree;                 // over model.domains()
+  isl::union_map scheduleMap;         // the same as a flat map, statement -> time vector
+  std::vector<Band> bands;            // in execution order
+  std::vector<FusionGroup> fusionGroups;
+  std::vector<FoldedStorage> folded;
+};
+
+struct ScheduleOptions {
+  bool fuse = true; // --no-fuse turns it off
+};
+
+llvm::Expected<Schedule> chooseSchedule(const model::Model &model, const analysis::DependenceGraph &deps,
+                                        const ScheduleOptions &options);
+
+// Independent check: every dependence's source runs strictly before its target under the schedule.
+// Returns an error naming the first violated dependence.
+llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
+                           const Schedule &schedule);
+
+} // namespace polyc::schedule

@@ -1,0 +1,226 @@
+// The abstract syntax tree of a .poly program: what the parser builds and semantic analysis annotates.
+// Later stages (compiler/model) read it through these types only; names are resolved by Sema
+// (the `binding`, `array` and `func` members), so no later stage looks names up again.
+#pragma once
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace polyc::ast {
+
+enum class ElemType { F32, F64, I32 };
+enum class Boundary { Zero, Clamp, Mirror };
+enum class ArrayKind { Input, Output, InOut, Local };
+enum class AssignOp { Assign, AddAssign, SubAssign };
+enum class UnaryOp { Neg, Not };
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+enum class ReductionOp { Sum, Max, Min };
+enum class Builtin { Exp, Log, Sqrt, Abs, Tanh, Min, Max, Pow, Select };
+
+const char *spelling(ElemType);
+const char *spelling(Boundary);
+const char *spelling(ArrayKind);
+const char *spelling(AssignOp);
+const char *spelling(UnaryOp);
+const char *spelling(BinaryOp);
+const char *spelling(ReductionOp);
+const char *spelling(Builtin);
+
+struct ParamDecl;
+struct ConstDecl;
+struct FuncDecl;
+struct ArrayDecl;
+struct Equation;
+struct RepeatBlock;
+
+// An index variable: bound by an equation's left-hand side, a reduction binding or a repeat block.
+struct IndexVar {
+  std::string name;
+  llvm::SMRange range;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+class Expr {
+public:
+  enum class Kind { IntLit, FloatLit, VarRef, ArrayRead, Unary, Binary, Call, Reduction, Tuple };
+  Kind kind() const { return kind_; }
+  llvm::SMRange range;
+  virtual ~Expr() = default;
+
+protected:
+  Expr(Kind kind, llvm::SMRange range) : range(range), kind_(kind) {}
+
+private:
+  Kind kind_;
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct IntLit : Expr {
+  int64_t value;
+  IntLit(int64_t value, llvm::SMRange range) : Expr(Kind::IntLit, range), value(value) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::IntLit; }
+};
+
+struct FloatLit : Expr {
+  double value;
+  FloatLit(double value, llvm::SMRange range) : Expr(Kind::FloatLit, range), value(value) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::FloatLit; }
+};
+
+// What a bare identifier refers to, filled in by Sema.
+struct IndexVarRef { const IndexVar *var; };       // equation, reduction or repeat index variable
+struct FuncArgRef { const FuncDecl *func; unsigned position; };
+using Binding = std::variant<std::monostate, const ParamDecl *, const ConstDecl *, const ArrayDecl *,
+                             IndexVarRef, FuncArgRef>;
+
+struct VarRef : Expr {
+  std::string name;
+  Binding binding; // resolved by Sema; ArrayDecl only for scalar (rank 0) arrays
+  VarRef(std::string name, llvm::SMRange range) : Expr(Kind::VarRef, range), name(std::move(name)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::VarRef; }
+};
+
+struct ArrayRead : Expr {
+  std::string name;
+  std::vector<ExprPtr> indices;
+  const ArrayDecl *array = nullptr; // resolved by Sema
+  // Per index, whether it is a gather (reads an i32 array), filled in by Sema.
+  std::vector<bool> isGather;
+  ArrayRead(std::string name, std::vector<ExprPtr> indices, llvm::SMRange range)
+      : Expr(Kind::ArrayRead, range), name(std::move(name)), indices(std::move(indices)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::ArrayRead; }
+};
+
+struct Unary : Expr {
+  UnaryOp op;
+  ExprPtr operand;
+  Unary(UnaryOp op, ExprPtr operand, llvm::SMRange range)
+      : Expr(Kind::Unary, range), op(op), operand(std::move(operand)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::Unary; }
+};
+
+struct Binary : Expr {
+  BinaryOp op;
+  ExprPtr lhs, rhs;
+  Binary(BinaryOp op, ExprPtr lhs, ExprPtr rhs, llvm::SMRange range)
+      : Expr(Kind::Binary, range), op(op), lhs(std::move(lhs)), rhs(std::move(rhs)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::Binary; }
+};
+
+struct Call : Expr {
+  std::string callee;
+  std::vector<ExprPtr> args;
+  // Resolved by Sema: exactly one of these is set.
+  std::optional<Builtin> builtin;
+  const FuncDecl *func = nullptr;
+  Call(std::string callee, std::vector<ExprPtr> args, llvm::SMRange range)
+      : Expr(Kind::Call, range), callee(std::move(callee)), args(std::move(args)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::Call; }
+};
+
+// `k1, k2 in lo..hi`: several variables over one range.
+struct RangeBinding {
+  std::vector<std::unique_ptr<IndexVar>> vars;
+  ExprPtr lo, hi;
+};
+
+struct Reduction : Expr {
+  ReductionOp op;
+  std::vector<RangeBinding> bindings;
+  ExprPtr where; // may be null
+  ExprPtr body;
+  Reduction(ReductionOp op, llvm::SMRange range) : Expr(Kind::Reduction, range), op(op) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::Reduction; }
+};
+
+struct Tuple : Expr {
+  std::vector<ExprPtr> elements;
+  Tuple(std::vector<ExprPtr> elements, llvm::SMRange range)
+      : Expr(Kind::Tuple, range), elements(std::move(elements)) {}
+  static bool classof(const Expr *e) { return e->kind() == Kind::Tuple; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+
+struct ParamDecl {
+  std::string name;
+  llvm::SMRange range;
+};
+
+struct ConstDecl {
+  std::string name;
+  ExprPtr init;
+  llvm::SMRange range;
+  std::variant<std::monostate, int64_t, double> value; // evaluated by Sema
+};
+
+struct FuncDecl {
+  std::string name;
+  std::vector<std::string> params;
+  std::vector<llvm::SMRange> paramRanges;
+  ExprPtr body;
+  llvm::SMRange range;
+};
+
+struct ArrayDecl {
+  std::string name;
+  ArrayKind kind = ArrayKind::Local;
+  ElemType elemType = ElemType::F32;
+  std::vector<ExprPtr> shape; // affine in params and integer constants; empty for a scalar
+  std::optional<Boundary> boundary; // as written; see effectiveBoundary
+  Boundary effectiveBoundary = Boundary::Zero; // the array's own or the program's, filled in by Sema
+  llvm::SMRange range;
+  unsigned rank() const { return static_cast<unsigned>(shape.size()); }
+};
+
+struct Equation {
+  std::string target;
+  std::vector<ExprPtr> lhsIndices; // each a VarRef naming a fresh index variable, or an affine constant
+  AssignOp op = AssignOp::Assign;
+  ExprPtr rhs;
+  ExprPtr where; // may be null
+  llvm::SMRange range;     // the whole equation
+  llvm::SMRange lhsRange;  // the left-hand side
+  // Filled in by Sema.
+  const ArrayDecl *array = nullptr;
+  // Per left-hand index position: the index variable it binds, or null for a fixed position.
+  std::vector<std::unique_ptr<IndexVar>> indexVars;
+  const RepeatBlock *enclosingRepeat = nullptr;
+};
+
+struct RepeatBlock {
+  std::unique_ptr<IndexVar> var;
+  ExprPtr lo, hi;
+  std::vector<std::unique_ptr<Equation>> body;
+  llvm::SMRange range;
+};
+
+// A top-level statement in textual order.
+using Statement = std::variant<Equation *, RepeatBlock *>;
+
+struct Program {
+  std::string fileName;
+  std::vector<std::unique_ptr<ParamDecl>> params;
+  std::vector<std::unique_ptr<ConstDecl>> consts;
+  std::vector<std::unique_ptr<FuncDecl>> funcs;
+  std::vector<std::unique_ptr<ArrayDecl>> arrays;
+  std::vector<std::unique_ptr<Equation>> equations;    // top-level equations
+  std::vector<std::unique_ptr<RepeatBlock>> repeats;
+  std::vector<Statement> statements;                   // both of the above, in textual order
+  Boundary defaultBoundary = Boundary::Zero;
+
+  const ArrayDecl *findArray(const std::string &name) const;
+  const ParamDecl *findParam(const std::string &name) const;
+};
+
+} // namespace polyc::ast

@@ -1,0 +1,30 @@
+# lit configuration for polyc: every stage's tests (dsl, analysis, schedule, allocate, codegen, run)
+# plus the GoogleTest unit tests under test/unit.
+import os
+import lit.formats
+
+config.name = "polyc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".poly", ".test"]
+config.excludes = ["Inputs", "fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.polyc_obj_root, "test")
+
+config.substitutions.append(("%polyc", config.polyc_path))
+config.substitutions.append(("%python", config.python_path))
+config.substitutions.append(("%examples", os.path.join(config.polyc_src_root, "examples")))
+config.substitutions.append(("%srcroot", config.polyc_src_root))
+config.substitutions.append(("%runtime_include", os.path.join(config.polyc_src_root, "runtime", "include")))
+config.substitutions.append(("%runtime_lib", config.polyc_runtime_lib))
+config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
+config.substitutions.append(("not ", os.path.join(config.llvm_tools_dir, "not") + " "))
+
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(config.polyc_path), config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS", "2")
+for name in ("OCL_ICD_VENDORS", "POCL_DEVICES", "CXX", "HOME"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+for feature in config.available_features_list:
+    config.available_features.add(feature)
