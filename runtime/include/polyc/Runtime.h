@@ -1,0 +1,63 @@
+// The contract between generated programs and the runtime: a generated executable describes its params
+// and arrays in a ProgramInfo, implements Compute, and hands both to runMain, which parses the command
+// line of DESIGN.md, loads and validates the .npy inputs, times the compute region and writes outputs
+// atomically. Bad input of any kind exits with status 2 and a message naming the file or flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace polyc::rt {
+
+enum class DType { F32, F64, I32 };
+enum class ArrayRole { Input, Output, InOut };
+
+// An extent affine in the params: constant + sum(coefficient * params[index]).
+struct AffineExtent {
+  int64_t constant = 0;
+  std::vector<std::pair<unsigned, int64_t>> terms; // (param index, coefficient)
+};
+
+struct ArraySpec {
+  std::string name;
+  ArrayRole role;
+  DType dtype;
+  std::vector<AffineExtent> shape; // empty: a scalar (an .npy of shape ())
+};
+
+struct ProgramInfo {
+  std::string name;                // the program, for --help
+  std::vector<std::string> params; // in declaration order
+  std::vector<ArraySpec> arrays;   // inputs, outputs and inouts (locals are the generated code's own)
+};
+
+// One array's host storage: row-major (C order), little-endian, of the spec's dtype and shape.
+struct HostArray {
+  const ArraySpec *spec = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+  template <typename T> T *data() { return reinterpret_cast<T *>(bytes.data()); }
+  int64_t elementCount() const;
+};
+
+struct RunContext {
+  std::vector<int64_t> params;   // values, in ProgramInfo::params order
+  std::vector<HostArray> arrays; // in ProgramInfo::arrays order
+};
+
+// What a generated program implements. For a GPU target upload/download move data to and from the
+// device; compute returns the seconds the compute region took (device timers on GPUs).
+class Compute {
+public:
+  virtual ~Compute() = default;
+  virtual void upload(RunContext &context) = 0;   // called before every timed run; resets inouts
+  virtual double compute(RunContext &context) = 0;
+  virtual void download(RunContext &context) = 0; // called once, after the last run
+};
+
+// Parses `--param N=V --in A=a.npy --out B=b.npy [--repeat K] [--json] [--help]`, runs `compute` K
+// times (default 1) and writes the outputs. Returns the process exit status (0, or 2 on bad input).
+int runMain(int argc, char **argv, const ProgramInfo &info, Compute &compute);
+
+} // namespace polyc::rt
