@@ -1,0 +1,227 @@
+// The runtime's OpenCL part: device choice (POLYC_OPENCL_DEVICE), context and profiling queue, program
+// build with the build log on failure, RAII buffers/kernels/events, and OpenCLCompute, the base of every
+// generated OpenCL program's Compute. Every OpenCL call is checked; a failure throws ocl::Error.
+#pragma once
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "polyc/Runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace polyc::rt::ocl {
+
+// An OpenCL failure: the message names the call and the error ("clBuildProgram: CL_BUILD_PROGRAM_FAILURE
+// (-11)"), followed by the build log for a failed build. Generated mains report it and exit with 3.
+class Error : public std::runtime_error {
+public:
+  Error(const std::string &message, cl_int code) : std::runtime_error(message), code_(code) {}
+  cl_int code() const { return code_; }
+
+private:
+  cl_int code_;
+};
+
+// "CL_OUT_OF_RESOURCES" for -5; "unknown OpenCL error" for codes outside the table.
+const char *errorString(cl_int code);
+
+// Throws Error("<call>: <errorString(status)> (<status>)") unless status is CL_SUCCESS.
+void check(cl_int status, const char *call);
+
+// Owns one OpenCL object through its release function; movable, not copyable.
+template <typename Handle, cl_int (*Release)(Handle)> class Owned {
+public:
+  Owned() = default;
+  explicit Owned(Handle handle) : handle_(handle) {}
+  Owned(Owned &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Owned &operator=(Owned &&other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() { reset(); }
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+  void reset() {
+    if (handle_)
+      Release(handle_); // a release failure in a destructor has nowhere to go
+    handle_ = nullptr;
+  }
+
+private:
+  Handle handle_ = nullptr;
+};
+
+using ContextHandle = Owned<cl_context, clReleaseContext>;
+using QueueHandle = Owned<cl_command_queue, clReleaseCommandQueue>;
+using ProgramHandle = Owned<cl_program, clReleaseProgram>;
+using KernelHandle = Owned<cl_kernel, clReleaseKernel>;
+using MemHandle = Owned<cl_mem, clReleaseMemObject>;
+using EventHandle = Owned<cl_event, clReleaseEvent>;
+
+// What device selection saw, for messages and for sizing persistent grids.
+struct DeviceInfo {
+  std::string platformName;
+  std::string deviceName;
+  std::string deviceVersion;   // "OpenCL 3.0 CUDA"
+  std::string openclCVersion;  // "OpenCL C 1.2 ..."
+  unsigned platformIndex = 0, deviceIndex = 0;
+  bool isGpu = false;
+  cl_uint computeUnits = 1;
+  size_t maxWorkGroupSize = 1;
+  cl_ulong localMemBytes = 0;
+  bool hasFp64 = false;
+};
+
+// Lists every (platform, device) pair, in platform then device order. Throws when no platform exists.
+std::vector<DeviceInfo> listDevices();
+
+// Picks a device: `selector` is "P:D" (platform and device indices), or a case-insensitive substring of
+// "<platform name> <device name>"; empty means the first GPU, else the first device of any type.
+// Throws an Error listing the devices when nothing matches.
+DeviceInfo chooseDevice(const std::string &selector);
+
+class Buffer;
+class Kernel;
+
+// One device with its context and an in-order queue with profiling enabled.
+class Device {
+public:
+  // Chooses by the environment variable POLYC_OPENCL_DEVICE (see chooseDevice).
+  static Device fromEnvironment();
+  explicit Device(const DeviceInfo &info);
+
+  const DeviceInfo &info() const { return info_; }
+  cl_device_id id() const { return device_; }
+  cl_context context() const { return context_.get(); }
+  cl_command_queue queue() const { return queue_.get(); }
+
+  void finish() const;
+
+private:
+  DeviceInfo info_;
+  cl_device_id device_ = nullptr;
+  ContextHandle context_;
+  QueueHandle queue_;
+};
+
+// A device buffer of `bytes` bytes (at least one byte is allocated, so empty arrays still get a handle).
+class Buffer {
+public:
+  Buffer() = default;
+  Buffer(const Device &device, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
+  cl_mem get() const { return mem_.get(); }
+  size_t bytes() const { return bytes_; }
+  // Blocking copies of the whole buffer (or `bytes` of it) between host and device.
+  void write(const Device &device, const void *host, size_t bytes) const;
+  void read(const Device &device, void *host, size_t bytes) const;
+  // Fills the buffer with a repeated 32-bit pattern (blocking); bytes() must be a multiple of 4.
+  void fill32(const Device &device, uint32_t pattern) const;
+
+private:
+  MemHandle mem_;
+  size_t bytes_ = 0;
+};
+
+// A built program. `options` are passed to clBuildProgram; a failure throws with the build log.
+class Program {
+public:
+  Program() = default;
+  Program(const Device &device, const std::string &source, const std::string &options);
+  cl_program get() const { return program_.get(); }
+  Kernel kernel(const char *name) const;
+  // The build log (warnings included) of the last build.
+  std::string buildLog() const;
+
+private:
+  cl_device_id device_ = nullptr;
+  ProgramHandle program_;
+};
+
+class Kernel {
+public:
+  Kernel() = default;
+  explicit Kernel(cl_kernel kernel, std::string name) : kernel_(kernel), name_(std::move(name)) {}
+  cl_kernel get() const { return kernel_.get(); }
+  const std::string &name() const { return name_; }
+
+  template <typename T> Kernel &arg(cl_uint index, const T &value) {
+    setArg(index, sizeof(T), &value);
+    return *this;
+  }
+  Kernel &arg(cl_uint index, const Buffer &buffer) {
+    cl_mem mem = buffer.get();
+    setArg(index, sizeof(cl_mem), &mem);
+    return *this;
+  }
+  // Local memory of `bytes` bytes for a __local pointer argument.
+  Kernel &localArg(cl_uint index, size_t bytes) {
+    setArg(index, bytes, nullptr);
+    return *this;
+  }
+  // The largest work-group this kernel can run with on `device` (registers, local memory).
+  size_t maxWorkGroupSize(const Device &device) const;
+
+private:
+  void setArg(cl_uint index, size_t size, const void *value);
+  KernelHandle kernel_;
+  std::string name_;
+};
+
+// Times a region of enqueued commands by device events: from the start of the first command to the
+// end of a marker enqueued after the last (the queue is in order).
+class RegionTimer {
+public:
+  // Enqueues a 1D NDRange of `globalSize` work-items in groups of `localSize` (0: implementation's
+  // choice). globalSize 0 enqueues nothing.
+  void enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize);
+  // Waits for the queue and returns the seconds between the first start and the last end (0 when
+  // nothing was enqueued).
+  double finish(const Device &device);
+
+private:
+  EventHandle first_, last_;
+  bool pending_ = false; // commands were enqueued after the first
+
+};
+
+// The base of a generated program's Compute: owns the device and its built program. The device is
+// chosen and the program built on the first upload(), inside runMain, so that --help and bad input
+// never touch OpenCL and a device failure is reported as a failed computation (exit status 3).
+// Subclasses call prepare() first in upload() and enqueue their kernels through a RegionTimer.
+class OpenCLCompute : public Compute {
+public:
+  // `source` is built with `options` (plus -cl-std=CL1.2) for the device POLYC_OPENCL_DEVICE chooses.
+  // Set POLYC_OPENCL_VERBOSE=1 to print the chosen device and the build log on stderr.
+  OpenCLCompute(std::string source, std::string options)
+      : source_(std::move(source)), options_(std::move(options)) {}
+
+protected:
+  void prepare();
+  const Device &device() const { return *device_; }
+  const Program &program() const { return program_; }
+
+private:
+  std::string source_, options_;
+  std::unique_ptr<Device> device_;
+  Program program_;
+};
+
+// Whole-array transfers between a RunContext array and a device buffer.
+void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array);
+void downloadArray(const Device &device, const Buffer &buffer, HostArray &array);
+
+} // namespace polyc::rt::ocl

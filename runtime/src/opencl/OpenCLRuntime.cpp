@@ -1,0 +1,406 @@
+// The runtime's OpenCL part (see polyc/opencl/OpenCLRuntime.h): device choice, program build, buffers,
+// kernels and event timing, each OpenCL call checked and turned into an ocl::Error naming the call.
+#include "polyc/opencl/OpenCLRuntime.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace polyc::rt::ocl {
+
+const char *errorString(cl_int code) {
+  switch (code) {
+#define POLYC_CL_ERROR(name)                                                                         \
+  case name:                                                                                         \
+    return #name;
+    POLYC_CL_ERROR(CL_SUCCESS)
+    POLYC_CL_ERROR(CL_DEVICE_NOT_FOUND)
+    POLYC_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+    POLYC_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+    POLYC_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    POLYC_CL_ERROR(CL_OUT_OF_RESOURCES)
+    POLYC_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+    POLYC_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    POLYC_CL_ERROR(CL_MEM_COPY_OVERLAP)
+    POLYC_CL_ERROR(CL_IMAGE_FORMAT_MISMATCH)
+    POLYC_CL_ERROR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    POLYC_CL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+    POLYC_CL_ERROR(CL_MAP_FAILURE)
+    POLYC_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    POLYC_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    POLYC_CL_ERROR(CL_COMPILE_PROGRAM_FAILURE)
+    POLYC_CL_ERROR(CL_LINKER_NOT_AVAILABLE)
+    POLYC_CL_ERROR(CL_LINK_PROGRAM_FAILURE)
+    POLYC_CL_ERROR(CL_DEVICE_PARTITION_FAILED)
+    POLYC_CL_ERROR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    POLYC_CL_ERROR(CL_INVALID_VALUE)
+    POLYC_CL_ERROR(CL_INVALID_DEVICE_TYPE)
+    POLYC_CL_ERROR(CL_INVALID_PLATFORM)
+    POLYC_CL_ERROR(CL_INVALID_DEVICE)
+    POLYC_CL_ERROR(CL_INVALID_CONTEXT)
+    POLYC_CL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+    POLYC_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+    POLYC_CL_ERROR(CL_INVALID_HOST_PTR)
+    POLYC_CL_ERROR(CL_INVALID_MEM_OBJECT)
+    POLYC_CL_ERROR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    POLYC_CL_ERROR(CL_INVALID_IMAGE_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_SAMPLER)
+    POLYC_CL_ERROR(CL_INVALID_BINARY)
+    POLYC_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+    POLYC_CL_ERROR(CL_INVALID_PROGRAM)
+    POLYC_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+    POLYC_CL_ERROR(CL_INVALID_KERNEL_NAME)
+    POLYC_CL_ERROR(CL_INVALID_KERNEL_DEFINITION)
+    POLYC_CL_ERROR(CL_INVALID_KERNEL)
+    POLYC_CL_ERROR(CL_INVALID_ARG_INDEX)
+    POLYC_CL_ERROR(CL_INVALID_ARG_VALUE)
+    POLYC_CL_ERROR(CL_INVALID_ARG_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+    POLYC_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+    POLYC_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+    POLYC_CL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+    POLYC_CL_ERROR(CL_INVALID_EVENT)
+    POLYC_CL_ERROR(CL_INVALID_OPERATION)
+    POLYC_CL_ERROR(CL_INVALID_GL_OBJECT)
+    POLYC_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_MIP_LEVEL)
+    POLYC_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+    POLYC_CL_ERROR(CL_INVALID_PROPERTY)
+    POLYC_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR)
+    POLYC_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
+    POLYC_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
+    POLYC_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef POLYC_CL_ERROR
+  case -1001: // CL_PLATFORM_NOT_FOUND_KHR, from the ICD loader when no vendor is registered
+    return "CL_PLATFORM_NOT_FOUND_KHR";
+  default:
+    return "unknown OpenCL error";
+  }
+}
+
+void check(cl_int status, const char *call) {
+  if (status == CL_SUCCESS)
+    return;
+  std::ostringstream message;
+  message << call << ": " << errorString(status) << " (" << status << ")";
+  if (status == -1001)
+    message << "; no OpenCL platform is registered (check /etc/OpenCL/vendors or OCL_ICD_VENDORS)";
+  throw Error(message.str(), status);
+}
+
+static std::string platformString(cl_platform_id platform, cl_platform_info what) {
+  size_t size = 0;
+  check(clGetPlatformInfo(platform, what, 0, nullptr, &size), "clGetPlatformInfo");
+  std::string text(size, '\0');
+  check(clGetPlatformInfo(platform, what, size, text.data(), nullptr), "clGetPlatformInfo");
+  while (!text.empty() && text.back() == '\0')
+    text.pop_back();
+  return text;
+}
+
+static std::string deviceString(cl_device_id device, cl_device_info what) {
+  size_t size = 0;
+  check(clGetDeviceInfo(device, what, 0, nullptr, &size), "clGetDeviceInfo");
+  std::string text(size, '\0');
+  check(clGetDeviceInfo(device, what, size, text.data(), nullptr), "clGetDeviceInfo");
+  while (!text.empty() && text.back() == '\0')
+    text.pop_back();
+  return text;
+}
+
+template <typename T> static T deviceValue(cl_device_id device, cl_device_info what) {
+  T value{};
+  check(clGetDeviceInfo(device, what, sizeof(T), &value, nullptr), "clGetDeviceInfo");
+  return value;
+}
+
+static std::vector<cl_platform_id> platformIds() {
+  cl_uint count = 0;
+  cl_int status = clGetPlatformIDs(0, nullptr, &count);
+  if (status == CL_SUCCESS && count == 0)
+    status = -1001;
+  check(status, "clGetPlatformIDs");
+  std::vector<cl_platform_id> platforms(count);
+  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+  return platforms;
+}
+
+static std::vector<cl_device_id> deviceIds(cl_platform_id platform) {
+  cl_uint count = 0;
+  cl_int status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
+  if (status == CL_DEVICE_NOT_FOUND)
+    return {}; // a platform without devices is not an error for listing
+  check(status, "clGetDeviceIDs");
+  std::vector<cl_device_id> devices(count);
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr), "clGetDeviceIDs");
+  return devices;
+}
+
+static DeviceInfo describe(cl_platform_id platform, cl_device_id device, unsigned p, unsigned d) {
+  DeviceInfo info;
+  info.platformName = platformString(platform, CL_PLATFORM_NAME);
+  info.deviceName = deviceString(device, CL_DEVICE_NAME);
+  info.deviceVersion = deviceString(device, CL_DEVICE_VERSION);
+  info.openclCVersion = deviceString(device, CL_DEVICE_OPENCL_C_VERSION);
+  info.platformIndex = p;
+  info.deviceIndex = d;
+  info.isGpu = (deviceValue<cl_device_type>(device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0;
+  info.computeUnits = deviceValue<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
+  info.maxWorkGroupSize = deviceValue<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  info.localMemBytes = deviceValue<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
+  info.hasFp64 = deviceString(device, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
+  return info;
+}
+
+std::vector<DeviceInfo> listDevices() {
+  std::vector<DeviceInfo> all;
+  std::vector<cl_platform_id> platforms = platformIds();
+  for (unsigned p = 0; p < platforms.size(); ++p) {
+    std::vector<cl_device_id> devices = deviceIds(platforms[p]);
+    for (unsigned d = 0; d < devices.size(); ++d)
+      all.push_back(describe(platforms[p], devices[d], p, d));
+  }
+  return all;
+}
+
+static std::string lowered(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// "P:D" with both parts decimal; anything else is a name substring.
+static bool parseIndices(const std::string &selector, unsigned &platform, unsigned &device) {
+  size_t colon = selector.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == selector.size())
+    return false;
+  auto allDigits = [](const std::string &s) {
+    return !s.empty() && s.size() < 9 &&
+           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  std::string p = selector.substr(0, colon), d = selector.substr(colon + 1);
+  if (!allDigits(p) || !allDigits(d))
+    return false;
+  platform = static_cast<unsigned>(std::stoul(p));
+  device = static_cast<unsigned>(std::stoul(d));
+  return true;
+}
+
+DeviceInfo chooseDevice(const std::string &selector) {
+  std::vector<DeviceInfo> all = listDevices();
+  if (all.empty())
+    throw Error("no OpenCL device found on any platform", CL_DEVICE_NOT_FOUND);
+  if (selector.empty()) {
+    for (const DeviceInfo &info : all)
+      if (info.isGpu)
+        return info;
+    return all.front();
+  }
+  unsigned platform = 0, device = 0;
+  bool byIndex = parseIndices(selector, platform, device);
+  for (const DeviceInfo &info : all) {
+    if (byIndex ? (info.platformIndex == platform && info.deviceIndex == device)
+                : lowered(info.platformName + " " + info.deviceName).find(lowered(selector)) !=
+                      std::string::npos)
+      return info;
+  }
+  std::ostringstream message;
+  message << "POLYC_OPENCL_DEVICE='" << selector << "' matches no OpenCL device; the devices are:";
+  for (const DeviceInfo &info : all)
+    message << "\n  " << info.platformIndex << ":" << info.deviceIndex << "  " << info.platformName
+            << " / " << info.deviceName;
+  throw Error(message.str(), CL_DEVICE_NOT_FOUND);
+}
+
+Device Device::fromEnvironment() {
+  const char *selector = std::getenv("POLYC_OPENCL_DEVICE");
+  return Device(chooseDevice(selector ? selector : ""));
+}
+
+Device::Device(const DeviceInfo &info) : info_(info) {
+  std::vector<cl_platform_id> platforms = platformIds();
+  if (info.platformIndex >= platforms.size())
+    throw Error("OpenCL platform " + std::to_string(info.platformIndex) + " disappeared",
+                CL_INVALID_PLATFORM);
+  std::vector<cl_device_id> devices = deviceIds(platforms[info.platformIndex]);
+  if (info.deviceIndex >= devices.size())
+    throw Error("OpenCL device " + std::to_string(info.deviceIndex) + " disappeared", CL_INVALID_DEVICE);
+  device_ = devices[info.deviceIndex];
+
+  cl_context_properties properties[] = {
+      CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platforms[info.platformIndex]), 0};
+  cl_int status = CL_SUCCESS;
+  context_ = ContextHandle(clCreateContext(properties, 1, &device_, nullptr, nullptr, &status));
+  check(status, "clCreateContext");
+  // clCreateCommandQueue is the OpenCL 1.2 call every driver has (NVIDIA's included).
+  queue_ = QueueHandle(clCreateCommandQueue(context_.get(), device_, CL_QUEUE_PROFILING_ENABLE, &status));
+  check(status, "clCreateCommandQueue");
+}
+
+void Device::finish() const { check(clFinish(queue_.get()), "clFinish"); }
+
+Buffer::Buffer(const Device &device, size_t bytes, cl_mem_flags flags) : bytes_(bytes) {
+  cl_int status = CL_SUCCESS;
+  mem_ = MemHandle(clCreateBuffer(device.context(), flags, std::max<size_t>(bytes, 1), nullptr, &status));
+  check(status, "clCreateBuffer");
+}
+
+void Buffer::write(const Device &device, const void *host, size_t bytes) const {
+  if (bytes == 0)
+    return;
+  check(clEnqueueWriteBuffer(device.queue(), mem_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+}
+
+void Buffer::read(const Device &device, void *host, size_t bytes) const {
+  if (bytes == 0)
+    return;
+  check(clEnqueueReadBuffer(device.queue(), mem_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer");
+}
+
+void Buffer::fill32(const Device &device, uint32_t pattern) const {
+  if (bytes_ == 0)
+    return;
+  check(clEnqueueFillBuffer(device.queue(), mem_.get(), &pattern, sizeof(pattern), 0, bytes_, 0, nullptr,
+                            nullptr),
+        "clEnqueueFillBuffer");
+  device.finish();
+}
+
+Program::Program(const Device &device, const std::string &source, const std::string &options)
+    : device_(device.id()) {
+  const char *text = source.c_str();
+  size_t length = source.size();
+  cl_int status = CL_SUCCESS;
+  program_ = ProgramHandle(clCreateProgramWithSource(device.context(), 1, &text, &length, &status));
+  check(status, "clCreateProgramWithSource");
+  status = clBuildProgram(program_.get(), 1, &device_, options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    std::string message = std::string("clBuildProgram: ") + errorString(status) + " (" +
+                          std::to_string(status) + ") on " + device.info().deviceName;
+    std::string log = buildLog();
+    if (!log.empty())
+      message += "; build log:\n" + log;
+    throw Error(message, status);
+  }
+}
+
+std::string Program::buildLog() const {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program_.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS)
+    return "";
+  std::string log(size, '\0');
+  if (clGetProgramBuildInfo(program_.get(), device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) !=
+      CL_SUCCESS)
+    return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
+  return log;
+}
+
+Kernel Program::kernel(const char *name) const {
+  cl_int status = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program_.get(), name, &status);
+  check(status, (std::string("clCreateKernel(") + name + ")").c_str());
+  return Kernel(kernel, name);
+}
+
+void Kernel::setArg(cl_uint index, size_t size, const void *value) {
+  cl_int status = clSetKernelArg(kernel_.get(), index, size, value);
+  if (status != CL_SUCCESS)
+    check(status, ("clSetKernelArg(" + name_ + ", " + std::to_string(index) + ")").c_str());
+}
+
+size_t Kernel::maxWorkGroupSize(const Device &device) const {
+  size_t size = 0;
+  check(clGetKernelWorkGroupInfo(kernel_.get(), device.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof(size), &size,
+                                 nullptr),
+        "clGetKernelWorkGroupInfo");
+  return size;
+}
+
+void RegionTimer::enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize) {
+  if (globalSize == 0)
+    return;
+  // Only the first command keeps an event: a host loop of thousands of launches (the fixed wavefront)
+  // should not pay for an event each. finish() closes the region with a marker.
+  cl_event event = nullptr;
+  cl_int status = clEnqueueNDRangeKernel(device.queue(), kernel.get(), 1, nullptr, &globalSize,
+                                         localSize ? &localSize : nullptr, 0, nullptr,
+                                         first_ ? nullptr : &event);
+  if (status != CL_SUCCESS)
+    check(status, ("clEnqueueNDRangeKernel(" + kernel.name() + ")").c_str());
+  if (!first_)
+    first_ = EventHandle(event);
+  else
+    pending_ = true;
+}
+
+static cl_ulong profilingTime(cl_event event, cl_profiling_info what) {
+  cl_ulong value = 0;
+  check(clGetEventProfilingInfo(event, what, sizeof(value), &value, nullptr), "clGetEventProfilingInfo");
+  return value;
+}
+
+double RegionTimer::finish(const Device &device) {
+  if (pending_) {
+    // The queue is in order, so the marker ends after every command enqueued before it.
+    cl_event marker = nullptr;
+    check(clEnqueueMarkerWithWaitList(device.queue(), 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
+    last_ = EventHandle(marker);
+  }
+  device.finish();
+  if (!first_)
+    return 0.0;
+  for (cl_event event : {first_.get(), last_.get()}) {
+    if (!event)
+      continue;
+    cl_int state = CL_COMPLETE;
+    check(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr),
+          "clGetEventInfo");
+    if (state < 0)
+      check(state, "kernel execution");
+  }
+  cl_ulong start = profilingTime(first_.get(), CL_PROFILING_COMMAND_START);
+  cl_ulong end = profilingTime(last_ ? last_.get() : first_.get(), CL_PROFILING_COMMAND_END);
+  first_.reset();
+  last_.reset();
+  pending_ = false;
+  return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+}
+
+void OpenCLCompute::prepare() {
+  if (device_)
+    return;
+  auto device = std::make_unique<Device>(Device::fromEnvironment());
+  const char *verbose = std::getenv("POLYC_OPENCL_VERBOSE");
+  bool isVerbose = verbose && *verbose && std::string(verbose) != "0";
+  if (isVerbose) {
+    const DeviceInfo &info = device->info();
+    std::fprintf(stderr, "polyc: OpenCL device %u:%u %s / %s (%s, %s, %u compute units)\n",
+                 info.platformIndex, info.deviceIndex, info.platformName.c_str(), info.deviceName.c_str(),
+                 info.deviceVersion.c_str(), info.openclCVersion.c_str(), info.computeUnits);
+  }
+  program_ = Program(*device, source_, "-cl-std=CL1.2 " + options_);
+  if (isVerbose) {
+    std::string log = program_.buildLog();
+    if (!log.empty())
+      std::fprintf(stderr, "polyc: OpenCL build log:\n%s\n", log.c_str());
+  }
+  device_ = std::move(device);
+}
+
+void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array) {
+  buffer.write(device, array.bytes.data(), array.bytes.size());
+}
+
+void downloadArray(const Device &device, const Buffer &buffer, HostArray &array) {
+  buffer.read(device, array.bytes.data(), array.bytes.size());
+}
+
+} // namespace polyc::rt::ocl
