@@ -187,13 +187,20 @@ void Runner::printHelp(const char *argv0) const {
   for (const std::string &param : info_.params)
     std::printf("  --param %s=VALUE\n", param.c_str());
   std::printf("\narrays:\n");
+  std::vector<std::string> flags;
+  size_t width = 0;
   for (const ArraySpec &spec : info_.arrays) {
-    std::string flag = spec.role == ArrayRole::Input    ? "--in  "
+    std::string flag = spec.role == ArrayRole::Input    ? "--in "
                        : spec.role == ArrayRole::Output ? "--out "
                                                         : "--in/--out ";
+    flags.push_back(flag + spec.name + "=FILE");
+    width = std::max(width, flags.back().size());
+  }
+  for (size_t a = 0; a < info_.arrays.size(); ++a) {
+    const ArraySpec &spec = info_.arrays[a];
     std::string shape = spec.shape.empty() ? "scalar, shape ()" : specShapeText(spec, info_);
-    std::printf("  %s%s=FILE  %-6s %-7s %s\n", flag.c_str(), spec.name.c_str(),
-                roleName(spec.role), dtypeName(spec.dtype), shape.c_str());
+    std::printf("  %-*s  %-6s  %-7s  %s\n", int(width), flags[a].c_str(), roleName(spec.role),
+                dtypeName(spec.dtype), shape.c_str());
   }
   std::printf("\noptions:\n"
               "  --repeat K  run upload+compute K times (inouts reset each time), download once,\n"

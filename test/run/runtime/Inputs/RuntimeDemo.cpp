@@ -1,7 +1,8 @@
 // A hand-written "generated program" for the runtime's lit tests: it exercises runMain's command
 // line, .npy validation, param inference, inout reset under --repeat, and exit status 3.
-// Program: params H, W, K; inputs f32 x[H, W], f64 s (scalar), i32 idx[2*K + 1]; inout f64 acc[W];
-// outputs f32 y[H, W] = s * x, i32 total = sum(idx), and acc[j] += sum_i x[i, j].
+// Program: params H, W, K, N; inputs f32 x[H, W], f64 s (scalar), i32 idx[2*K + 1]; inout f64
+// acc[W]; outputs f32 y[H, W] = s * x, i32 total = sum(idx), f64 ramp[N + 1] = s * k, and
+// acc[j] += sum_i x[i, j]. N appears in no input, so it must always be given.
 #include "polyc/Runtime.h"
 #include "polyc/Timer.h"
 
@@ -19,8 +20,8 @@ AffineExtent param(unsigned index, int64_t coefficient = 1, int64_t constant = 0
   return extent;
 }
 
-enum : unsigned { ParamH, ParamW, ParamK };
-enum : size_t { ArrayX, ArrayS, ArrayIdx, ArrayAcc, ArrayY, ArrayTotal };
+enum : unsigned { ParamH, ParamW, ParamK, ParamN };
+enum : size_t { ArrayX, ArrayS, ArrayIdx, ArrayAcc, ArrayY, ArrayTotal, ArrayRamp };
 
 class Demo : public Compute {
 public:
@@ -44,6 +45,9 @@ public:
     for (int64_t k = 0; k < context.arrays[ArrayIdx].elementCount(); ++k)
       total += idx[k];
     *context.arrays[ArrayTotal].data<int32_t>() = total;
+    double *ramp = context.arrays[ArrayRamp].data<double>();
+    for (int64_t k = 0; k <= context.params[ParamN]; ++k)
+      ramp[k] = scale * double(k);
     return timer.seconds();
   }
   void download(RunContext &) override {}
@@ -54,7 +58,7 @@ public:
 int main(int argc, char **argv) {
   ProgramInfo info;
   info.name = "runtime_demo";
-  info.params = {"H", "W", "K"};
+  info.params = {"H", "W", "K", "N"};
   info.arrays = {
       {"x", ArrayRole::Input, DType::F32, {param(ParamH), param(ParamW)}},
       {"s", ArrayRole::Input, DType::F64, {}},
@@ -62,6 +66,7 @@ int main(int argc, char **argv) {
       {"acc", ArrayRole::InOut, DType::F64, {param(ParamW)}},
       {"y", ArrayRole::Output, DType::F32, {param(ParamH), param(ParamW)}},
       {"total", ArrayRole::Output, DType::I32, {}},
+      {"ramp", ArrayRole::Output, DType::F64, {param(ParamN, 1, 1)}},
   };
   Demo demo;
   return runMain(argc, argv, info, demo);
