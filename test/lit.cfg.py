@@ -17,6 +17,7 @@ config.substitutions.append(("%srcroot", config.polyc_src_root))
 config.substitutions.append(("%runtime_include", os.path.join(config.polyc_src_root, "runtime", "include")))
 config.substitutions.append(("%runtime_lib", config.polyc_runtime_lib))
 config.substitutions.append(("%runtime_demo_exe", config.runtime_demo_exe))
+config.substitutions.append(("%iir2d_reference", config.iir2d_reference))
 config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
 config.substitutions.append(("not ", os.path.join(config.llvm_tools_dir, "not") + " "))
 

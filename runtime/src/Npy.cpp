@@ -356,6 +356,10 @@ const char *dtypeDescr(DType dtype) {
 }
 
 int64_t NpyArray::elementCount() const {
+  // A zero extent first: the other extents' product may not fit int64 then.
+  for (int64_t extent : shape)
+    if (extent == 0)
+      return 0;
   int64_t count = 1;
   for (int64_t extent : shape)
     count *= extent;
@@ -501,12 +505,18 @@ Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int6
                                              const unsigned char *bytes, size_t byteCount) {
   using ResultType = Result<std::vector<unsigned char>>;
   uint64_t expected = dtypeSize(dtype);
+  bool overflow = false, empty = false;
   for (int64_t extent : shape) {
     if (extent < 0)
       return ResultType::failure("cannot write a negative extent " + std::to_string(extent));
-    if (__builtin_mul_overflow(expected, uint64_t(extent), &expected))
-      return ResultType::failure("the shape " + shapeText(shape) + " is too large");
+    overflow = overflow || __builtin_mul_overflow(expected, uint64_t(extent), &expected);
+    empty = empty || extent == 0;
   }
+  // As in parseNpy: a zero extent makes the array empty whatever the other extents multiply to.
+  if (empty)
+    expected = 0;
+  else if (overflow)
+    return ResultType::failure("the shape " + shapeText(shape) + " is too large");
   if (expected != byteCount)
     return ResultType::failure("the data has " + std::to_string(byteCount) + " bytes, the shape " +
                                shapeText(shape) + " of " + dtypeName(dtype) + " needs " +

@@ -23,6 +23,10 @@
 namespace polyc::rt {
 
 int64_t HostArray::elementCount() const {
+  // A zero extent first: the other extents' product may not fit int64 then.
+  for (int64_t extent : shape)
+    if (extent == 0)
+      return 0;
   int64_t count = 1;
   for (int64_t extent : shape)
     count *= extent;
@@ -498,12 +502,14 @@ int Runner::allocateOutputs() {
       continue;
     }
     uint64_t bytes = dtypeSize(host.spec->dtype);
-    bool overflow = false;
-    for (int64_t extent : host.shape)
+    bool overflow = false, empty = false;
+    for (int64_t extent : host.shape) {
       overflow = overflow || __builtin_mul_overflow(bytes, uint64_t(extent), &bytes);
-    if (host.elementCount() == 0)
+      empty = empty || extent == 0;
+    }
+    if (empty)
       bytes = 0;
-    if (overflow || bytes > uint64_t(PTRDIFF_MAX))
+    else if (overflow || bytes > uint64_t(PTRDIFF_MAX))
       return error("output '" + host.spec->name + "' of shape " + shapeText(host.shape) +
                    " is too large to allocate");
     try {

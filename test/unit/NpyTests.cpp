@@ -285,6 +285,20 @@ TEST(NpyRead, RefusesWrongDataSize) {
   EXPECT_TRUE(empty) << empty.message();
 }
 
+TEST(NpyWrite, EmptyArrayWithHugeExtentsRoundTrips) {
+  // Found by NpyFuzzer: the reader accepted this empty shape, the writer refused it as too large
+  // because it multiplied the extents before reaching the zero.
+  Result<NpyArray> read = parse(makeNpy(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (3720368547758073, 7758073, 0, 2)}", {}));
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_EQ(read.value().elementCount(), 0);
+  Result<Bytes> encoded = encodeNpy(DType::F64, read.value().shape, nullptr, 0);
+  ASSERT_TRUE(encoded) << encoded.message();
+  Result<NpyArray> back = parse(encoded.value());
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back.value().shape, read.value().shape);
+}
+
 TEST(NpyRead, NoPrefixOrMutationCrashes) {
   std::vector<float> values = {1, 2, 3, 4, 5, 6};
   Bytes good = makeNpy(kF4x23, littleEndian(values));
