@@ -1,0 +1,902 @@
+// Printing of statement right-hand sides as C-family source (see ExprPrinter.h): values in the
+// equation's element type, indices in the index type, boundary rules only where isl cannot prove a
+// read in range, reductions as accumulation loops.
+#include "compiler/codegen/ExprPrinter.h"
+
+#include "compiler/codegen/ProgramInterface.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <isl/set.h>
+
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+
+using namespace polyc;
+using namespace polyc::codegen;
+using llvm::dyn_cast;
+
+namespace {
+// C precedence levels, loosest first; Atom covers names, literals, calls and parenthesised text.
+enum Prec { Ternary = 0, Or, And, Equality, Relational, Additive, Multiplicative, Unary, Atom };
+} // namespace
+
+struct ExprPrinter::Code {
+  std::string text;
+  int prec = Atom;
+};
+
+struct ExprPrinter::Scope {
+  const model::Statement *statement = nullptr; // null inside a func body
+  const ast::FuncDecl *func = nullptr;         // the func being printed, if any
+  std::map<const ast::IndexVar *, std::string> vars;
+  std::vector<std::string> funcArgs; // by position
+  NameScope names;
+  unsigned reductionDepth = 0;
+  unsigned counter = 0;
+};
+
+// Model::findArray without depending on the model library's definition of it.
+static const model::ArrayInfo *findArray(const model::Model &model, const std::string &name) {
+  for (const model::ArrayInfo &a : model.arrays)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+static std::string wrapIf(const std::string &text, int prec, int needed) {
+  return prec < needed ? "(" + text + ")" : text;
+}
+
+// Whether `text` reads as one operand without parentheses: a name, a number, a call, an element
+// access or a fully parenthesised expression.
+static bool isAtomText(const std::string &text) {
+  if (text.empty())
+    return true;
+  size_t i = 0;
+  while (i < text.size() && (isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' ||
+                             text[i] == '.' || text[i] == ':'))
+    ++i;
+  while (i < text.size() && (text[i] == '(' || text[i] == '[')) {
+    int depth = 0;
+    size_t j = i;
+    for (; j < text.size(); ++j) {
+      if (text[j] == '(' || text[j] == '[')
+        ++depth;
+      else if ((text[j] == ')' || text[j] == ']') && --depth == 0)
+        break;
+    }
+    if (j >= text.size())
+      return false;
+    i = j + 1;
+  }
+  return i == text.size();
+}
+
+static std::string parenthesize(const std::string &text) {
+  return isAtomText(text) ? text : "(" + text + ")";
+}
+
+static const char *binarySpelling(ast::BinaryOp op) {
+  switch (op) {
+  case ast::BinaryOp::Add: return "+";
+  case ast::BinaryOp::Sub: return "-";
+  case ast::BinaryOp::Mul: return "*";
+  case ast::BinaryOp::Div: return "/";
+  case ast::BinaryOp::Mod: return "%";
+  case ast::BinaryOp::Lt: return "<";
+  case ast::BinaryOp::Le: return "<=";
+  case ast::BinaryOp::Gt: return ">";
+  case ast::BinaryOp::Ge: return ">=";
+  case ast::BinaryOp::Eq: return "==";
+  case ast::BinaryOp::Ne: return "!=";
+  case ast::BinaryOp::And: return "&&";
+  case ast::BinaryOp::Or: return "||";
+  }
+  llvm_unreachable("unknown binary operator");
+}
+
+static bool isComparison(ast::BinaryOp op) {
+  return op == ast::BinaryOp::Lt || op == ast::BinaryOp::Le || op == ast::BinaryOp::Gt ||
+         op == ast::BinaryOp::Ge || op == ast::BinaryOp::Eq || op == ast::BinaryOp::Ne;
+}
+
+static bool isLogical(ast::BinaryOp op) { return op == ast::BinaryOp::And || op == ast::BinaryOp::Or; }
+
+// An integer expression with exact integer meaning in any type: literals, params, integer constants,
+// index variables, i32 reads, and + - * of those. Comparisons of two such expressions are printed in
+// the index type (so `k1 != 0` compares integers, not floats).
+static bool isIntegerExpr(const ast::Expr &e) {
+  switch (e.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return true;
+  case ast::Expr::Kind::VarRef: {
+    const auto &b = llvm::cast<ast::VarRef>(e).binding;
+    if (std::holds_alternative<const ast::ParamDecl *>(b) || std::holds_alternative<ast::IndexVarRef>(b))
+      return true;
+    if (auto *c = std::get_if<const ast::ConstDecl *>(&b))
+      return std::holds_alternative<int64_t>((*c)->value);
+    return false;
+  }
+  case ast::Expr::Kind::ArrayRead: {
+    auto *array = llvm::cast<ast::ArrayRead>(e).array;
+    return array && array->elemType == ast::ElemType::I32;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(e);
+    return u.op == ast::UnaryOp::Neg && isIntegerExpr(*u.operand);
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(e);
+    return (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub || b.op == ast::BinaryOp::Mul) &&
+           isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs);
+  }
+  default:
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction and names
+
+ExprPrinter::ExprPrinter(const model::Model &model, const schedule::Schedule &schedule)
+    : model_(model), schedule_(schedule) {
+  const ast::Program &program = *model.program;
+  for (auto &p : program.params)
+    globalNames_.take(cIdentifier(p->name));
+  for (auto &a : program.arrays)
+    globalNames_.take(cIdentifier(a->name));
+  for (auto &c : program.consts)
+    globalNames_.take(cIdentifier(c->name));
+  for (auto &f : program.funcs)
+    globalNames_.take(cIdentifier(f->name));
+}
+
+std::vector<std::string> ExprPrinter::dimNames(const model::Statement &statement) const {
+  std::vector<std::string> names;
+  NameScope scope = globalNames_;
+  for (const std::string &dim : statement.dimNames)
+    names.push_back(scope.fresh(cIdentifier(dim)));
+  return names;
+}
+
+void ExprPrinter::setReadStorage(const std::string &array, const std::string &storage) {
+  readStorage_[array] = storage;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialect defaults (C++17)
+
+std::string ExprPrinter::typeName(ast::ElemType type) const {
+  switch (type) {
+  case ast::ElemType::F32: return "float";
+  case ast::ElemType::F64: return "double";
+  case ast::ElemType::I32: return "int32_t";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::string ExprPrinter::mathFunction(ast::Builtin fn, ast::ElemType type) const {
+  bool f32 = type == ast::ElemType::F32;
+  if (type == ast::ElemType::I32) {
+    // Integer equations: abs, min and max stay integral; the others go through double (see call()).
+    switch (fn) {
+    case ast::Builtin::Abs: return "std::abs";
+    case ast::Builtin::Min: return "std::min";
+    case ast::Builtin::Max: return "std::max";
+    default: return "";
+    }
+  }
+  switch (fn) {
+  case ast::Builtin::Exp: return f32 ? "expf" : "exp";
+  case ast::Builtin::Log: return f32 ? "logf" : "log";
+  case ast::Builtin::Sqrt: return f32 ? "sqrtf" : "sqrt";
+  case ast::Builtin::Abs: return f32 ? "fabsf" : "fabs";
+  case ast::Builtin::Tanh: return f32 ? "tanhf" : "tanh";
+  case ast::Builtin::Min: return f32 ? "fminf" : "fmin";
+  case ast::Builtin::Max: return f32 ? "fmaxf" : "fmax";
+  case ast::Builtin::Pow: return f32 ? "powf" : "pow";
+  case ast::Builtin::Select: return "";
+  }
+  llvm_unreachable("unknown builtin");
+}
+
+std::string ExprPrinter::fmodFunction(ast::ElemType type) const {
+  return type == ast::ElemType::F32 ? "fmodf" : "fmod";
+}
+
+std::string ExprPrinter::literal(double value, ast::ElemType type) const {
+  if (type == ast::ElemType::I32) {
+    // A float literal in an i32 equation converts like a C cast: truncation.
+    double truncated = std::trunc(value);
+    if (truncated >= -2147483647.0 && truncated <= 2147483647.0)
+      return std::to_string(static_cast<int64_t>(truncated));
+    return truncated < 0 ? "INT32_MIN" : "INT32_MAX";
+  }
+  if (std::isinf(value))
+    return value > 0 ? highest(type) : lowest(type);
+  // The shortest text that reads back as the same value of the type.
+  char buffer[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    if (type == ast::ElemType::F32) {
+      snprintf(buffer, sizeof buffer, "%.*g", digits, static_cast<double>(static_cast<float>(value)));
+      if (strtof(buffer, nullptr) == static_cast<float>(value))
+        break;
+    } else {
+      snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+      if (strtod(buffer, nullptr) == value)
+        break;
+    }
+  }
+  std::string text = buffer;
+  if (text.find_first_of(".eEn") == std::string::npos) // "1" -> "1.0"; keep "1e-09", "nan"
+    text += ".0";
+  return type == ast::ElemType::F32 ? text + "f" : text;
+}
+
+std::string ExprPrinter::lowest(ast::ElemType type) const {
+  switch (type) {
+  case ast::ElemType::F32: return "-FLT_MAX";
+  case ast::ElemType::F64: return "-DBL_MAX";
+  case ast::ElemType::I32: return "INT32_MIN";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::string ExprPrinter::highest(ast::ElemType type) const {
+  switch (type) {
+  case ast::ElemType::F32: return "FLT_MAX";
+  case ast::ElemType::F64: return "DBL_MAX";
+  case ast::ElemType::I32: return "INT32_MAX";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::string ExprPrinter::convert(const std::string &expr, ast::ElemType to) const {
+  return typeName(to) + "(" + expr + ")";
+}
+
+std::string ExprPrinter::indexCast(const std::string &expr) const { return indexType() + "(" + expr + ")"; }
+
+// ---------------------------------------------------------------------------------------------
+// Storage
+
+const schedule::FoldedStorage *ExprPrinter::folding(const std::string &array, unsigned dim) const {
+  for (const schedule::FoldedStorage &f : schedule_.folded)
+    if (f.array == array && f.dim == dim)
+      return &f;
+  return nullptr;
+}
+
+std::string ExprPrinter::extent(const model::ArrayInfo &array, unsigned dim) const {
+  assert(array.decl && dim < array.decl->rank());
+  CodeWriter unused;
+  return const_cast<ExprPrinter *>(this)->index(*array.decl->shape[dim], unused).text;
+}
+
+static std::string windowText(const schedule::FoldedStorage &f) {
+  return f.windowValue > 0 ? std::to_string(f.windowValue) : cIdentifier(f.window);
+}
+
+std::string ExprPrinter::elementIndex(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices) const {
+  if (indices.empty())
+    return "0";
+  std::string offset;
+  for (unsigned d = 0; d < indices.size(); ++d) {
+    std::string idx = indices[d];
+    std::string ext = extent(array, d);
+    if (auto *f = folding(array.name, d)) {
+      // Reads reach here only in range (after the boundary rule), so a plain % is a floor modulo.
+      idx = parenthesize(idx) + " % " + windowText(*f);
+      ext = windowText(*f);
+    }
+    if (d == 0)
+      offset = indices.size() == 1 ? idx : parenthesize(idx);
+    else
+      offset = (d == 1 ? offset : "(" + offset + ")") + " * " + parenthesize(ext) + " + " +
+               parenthesize(idx);
+  }
+  return offset;
+}
+
+std::string ExprPrinter::storageSize(const model::ArrayInfo &array) const {
+  if (array.decl->rank() == 0)
+    return "1";
+  std::string size;
+  for (unsigned d = 0; d < array.decl->rank(); ++d) {
+    std::string ext = extent(array, d);
+    if (auto *f = folding(array.name, d))
+      ext = windowText(*f);
+    size += (d ? " * " : "") + parenthesize(ext);
+  }
+  return size;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers and user functions
+
+void ExprPrinter::printHelpers(CodeWriter &w) const {
+  std::string q = functionQualifier() + " ";
+  std::string ix = indexType();
+  std::string i32 = typeName(ast::ElemType::I32);
+  w.comment("Index arithmetic as isl defines it: floor division and a modulo that is never negative.");
+  w.line(q + ix + " polyc_min(" + ix + " a, " + ix + " b) { return a < b ? a : b; }");
+  w.line(q + ix + " polyc_max(" + ix + " a, " + ix + " b) { return a > b ? a : b; }");
+  w.line(q + ix + " polyc_mod(" + ix + " a, " + ix + " b) { " + ix + " r = a % b; return r < 0 ? r + b : r; }");
+  w.line(q + ix + " polyc_floord(" + ix + " a, " + ix + " b) { return (a - polyc_mod(a, b)) / b; }");
+  w.blank();
+  w.comment("Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.");
+  w.line(q + ix + " polyc_clamp(" + ix + " i, " + ix + " n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }");
+  w.line(q + ix + " polyc_mirror(" + ix + " i, " + ix + " n) {");
+  w.line("  return polyc_clamp(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i), n);");
+  w.line("}");
+  w.blank();
+  w.comment("i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.");
+  w.line(q + i32 + " polyc_div_i32(" + i32 + " a, " + i32 + " b) { return b == 0 ? 0 : " +
+         convert(indexCast("a") + " / b", ast::ElemType::I32) + "; }");
+  w.line(q + i32 + " polyc_mod_i32(" + i32 + " a, " + i32 + " b) { return b == 0 ? 0 : " +
+         convert(indexCast("a") + " % b", ast::ElemType::I32) + "; }");
+}
+
+void ExprPrinter::collectFuncUses(const ast::Expr &expr, ast::ElemType type) {
+  switch (expr.kind()) {
+  case ast::Expr::Kind::Call: {
+    auto &c = llvm::cast<ast::Call>(expr);
+    for (auto &arg : c.args)
+      collectFuncUses(*arg, type);
+    if (c.func) {
+      std::pair<const ast::FuncDecl *, ast::ElemType> use{c.func, type};
+      if (std::find(funcUses_.begin(), funcUses_.end(), use) == funcUses_.end()) {
+        funcUses_.push_back(use);
+        collectFuncUses(*c.func->body, type);
+      }
+    }
+    break;
+  }
+  case ast::Expr::Kind::Unary:
+    collectFuncUses(*llvm::cast<ast::Unary>(expr).operand, type);
+    break;
+  case ast::Expr::Kind::Binary:
+    collectFuncUses(*llvm::cast<ast::Binary>(expr).lhs, type);
+    collectFuncUses(*llvm::cast<ast::Binary>(expr).rhs, type);
+    break;
+  case ast::Expr::Kind::Reduction: {
+    auto &r = llvm::cast<ast::Reduction>(expr);
+    collectFuncUses(*r.body, type);
+    if (r.where)
+      collectFuncUses(*r.where, type);
+    break;
+  }
+  case ast::Expr::Kind::Tuple:
+    for (auto &e : llvm::cast<ast::Tuple>(expr).elements)
+      collectFuncUses(*e, type);
+    break;
+  case ast::Expr::Kind::ArrayRead:
+    for (auto &e : llvm::cast<ast::ArrayRead>(expr).indices)
+      collectFuncUses(*e, type);
+    break;
+  default:
+    break;
+  }
+}
+
+// The params a func reads, directly or through the funcs it calls, in declaration order.
+static void paramsRead(const ast::Expr &expr, std::set<const ast::ParamDecl *> &params,
+                       const std::map<const ast::FuncDecl *, std::set<const ast::ParamDecl *>> &known) {
+  if (auto *ref = dyn_cast<ast::VarRef>(&expr)) {
+    if (auto *p = std::get_if<const ast::ParamDecl *>(&ref->binding))
+      params.insert(*p);
+    return;
+  }
+  if (auto *c = dyn_cast<ast::Call>(&expr)) {
+    for (auto &arg : c->args)
+      paramsRead(*arg, params, known);
+    if (c->func) {
+      auto it = known.find(c->func);
+      if (it != known.end())
+        params.insert(it->second.begin(), it->second.end());
+    }
+    return;
+  }
+  if (auto *u = dyn_cast<ast::Unary>(&expr))
+    return paramsRead(*u->operand, params, known);
+  if (auto *b = dyn_cast<ast::Binary>(&expr)) {
+    paramsRead(*b->lhs, params, known);
+    return paramsRead(*b->rhs, params, known);
+  }
+  if (auto *r = dyn_cast<ast::Reduction>(&expr)) {
+    for (auto &binding : r->bindings) {
+      paramsRead(*binding.lo, params, known);
+      paramsRead(*binding.hi, params, known);
+    }
+    if (r->where)
+      paramsRead(*r->where, params, known);
+    return paramsRead(*r->body, params, known);
+  }
+  if (auto *t = dyn_cast<ast::Tuple>(&expr))
+    for (auto &e : t->elements)
+      paramsRead(*e, params, known);
+}
+
+void ExprPrinter::computeFuncParams() {
+  const ast::Program &program = *model_.program;
+  std::map<const ast::FuncDecl *, std::set<const ast::ParamDecl *>> known;
+  for (auto &f : program.funcs) {
+    std::set<const ast::ParamDecl *> params;
+    paramsRead(*f->body, params, known);
+    known[f.get()] = params;
+    std::vector<std::string> names;
+    for (auto &p : program.params)
+      if (params.count(p.get()))
+        names.push_back(cIdentifier(p->name));
+    funcParams_[f.get()] = names;
+  }
+}
+
+std::string ExprPrinter::funcName(const ast::FuncDecl &func, ast::ElemType type) const {
+  unsigned types = 0;
+  for (auto &use : funcUses_)
+    types += use.first == &func;
+  if (types <= 1)
+    return cIdentifier(func.name);
+  return cIdentifier(func.name + "_" + ast::spelling(type));
+}
+
+void ExprPrinter::printUserFunctions(CodeWriter &w) {
+  funcUses_.clear();
+  computeFuncParams();
+  for (const model::Statement &s : model_.statements) {
+    ast::ElemType type = s.equation->array->elemType;
+    collectFuncUses(*s.equation->rhs, type);
+  }
+  // Definitions in declaration order, so a func is defined before the funcs that call it.
+  for (auto &f : model_.program->funcs)
+    for (ast::ElemType type : {ast::ElemType::F32, ast::ElemType::F64, ast::ElemType::I32}) {
+      std::pair<const ast::FuncDecl *, ast::ElemType> use{f.get(), type};
+      if (std::find(funcUses_.begin(), funcUses_.end(), use) == funcUses_.end())
+        continue;
+      Scope scope;
+      scope.func = f.get();
+      scope.names = globalNames_;
+      std::string signature;
+      for (const std::string &param : f->params) {
+        std::string name = scope.names.fresh(cIdentifier(param));
+        scope.funcArgs.push_back(name);
+        signature += (signature.empty() ? "" : ", ") + typeName(type) + " " + name;
+      }
+      for (const std::string &param : funcParams_[f.get()])
+        signature += (signature.empty() ? "" : ", ") + indexType() + " " + param;
+      w.comment("func " + f->name + "(" + llvm::join(f->params, ", ") + ") = " + exprText(*f->body) +
+                ", in " + ast::spelling(type));
+      w.openBlock(functionQualifier() + " " + typeName(type) + " " + funcName(*f, type) + "(" + signature +
+                  ")");
+      Scope *saved = scope_;
+      scope_ = &scope;
+      Code body = value(*f->body, type, w);
+      scope_ = saved;
+      w.line("return " + body.text + ";");
+      w.closeBlock();
+      w.blank();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &w) {
+  const ast::Equation &eq = *statement.equation;
+  Scope scope;
+  scope.statement = &statement;
+  scope.names = globalNames_;
+  std::vector<std::string> dims = dimNames(statement);
+  for (const std::string &d : dims)
+    scope.names.take(d);
+  unsigned next = 0;
+  if (statement.repeatDims && eq.enclosingRepeat)
+    scope.vars[eq.enclosingRepeat->var.get()] = dims[next];
+  next = statement.repeatDims;
+  for (auto &var : eq.indexVars)
+    if (var && next < dims.size())
+      scope.vars[var.get()] = dims[next++];
+
+  Scope *saved = scope_;
+  scope_ = &scope;
+  std::vector<std::string> lhs;
+  for (unsigned k = 0; k < eq.lhsIndices.size(); ++k) {
+    if (k < eq.indexVars.size() && eq.indexVars[k])
+      lhs.push_back(scope.vars[eq.indexVars[k].get()]);
+    else
+      lhs.push_back(index(*eq.lhsIndices[k], w).text);
+  }
+  ast::ElemType type = eq.array->elemType;
+  Code rhs = value(*eq.rhs, type, w);
+  const model::ArrayInfo *array = findArray(model_, eq.array->name);
+  assert(array && "the model has every array of the program");
+  const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
+  w.line(arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]" + op + rhs.text + ";");
+  scope_ = saved;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+ExprPrinter::Code ExprPrinter::varRef(const ast::VarRef &ref, ast::ElemType type) const {
+  const ast::Binding &b = ref.binding;
+  if (auto *p = std::get_if<const ast::ParamDecl *>(&b)) {
+    std::string name = scope_ && scope_->func ? cIdentifier((*p)->name) : paramRef((*p)->name);
+    return {convert(name, type)};
+  }
+  if (auto *c = std::get_if<const ast::ConstDecl *>(&b)) {
+    std::string name = cIdentifier((*c)->name);
+    bool isFloat = std::holds_alternative<double>((*c)->value);
+    if (isFloat && type == ast::ElemType::F64)
+      return {name};
+    return {convert(name, type)};
+  }
+  if (auto *a = std::get_if<const ast::ArrayDecl *>(&b)) {
+    const model::ArrayInfo *array = findArray(model_, (*a)->name);
+    assert(array && "the model has every array of the program");
+    auto it = readStorage_.find((*a)->name);
+    std::string text = (it != readStorage_.end() ? it->second : arrayRef(*array)) + "[0]";
+    return {(*a)->elemType == type ? text : convert(text, type)};
+  }
+  if (auto *v = std::get_if<ast::IndexVarRef>(&b)) {
+    assert(scope_ && scope_->vars.count(v->var) && "index variable out of scope");
+    return {convert(scope_->vars.at(v->var), type)};
+  }
+  if (auto *arg = std::get_if<ast::FuncArgRef>(&b)) {
+    assert(scope_ && arg->position < scope_->funcArgs.size());
+    return {scope_->funcArgs[arg->position]};
+  }
+  llvm_unreachable("unresolved name (Sema resolves every name)");
+}
+
+ExprPrinter::Code ExprPrinter::value(const ast::Expr &expr, ast::ElemType type, CodeWriter &w) {
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return {type == ast::ElemType::I32 ? std::to_string(llvm::cast<ast::IntLit>(expr).value)
+                                        : literal(static_cast<double>(llvm::cast<ast::IntLit>(expr).value), type)};
+  case ast::Expr::Kind::FloatLit:
+    return {literal(llvm::cast<ast::FloatLit>(expr).value, type)};
+  case ast::Expr::Kind::VarRef:
+    return varRef(llvm::cast<ast::VarRef>(expr), type);
+  case ast::Expr::Kind::ArrayRead: {
+    Code read = arrayRead(llvm::cast<ast::ArrayRead>(expr), w);
+    if (llvm::cast<ast::ArrayRead>(expr).array->elemType != type)
+      read = {convert(read.text, type)};
+    return read;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(expr);
+    if (u.op == ast::UnaryOp::Not)
+      return {convert(condition(expr, type, w).text, type)};
+    Code operand = value(*u.operand, type, w);
+    std::string text = wrapIf(operand.text, operand.prec, Unary);
+    if (text[0] == '-')
+      text = "(" + text + ")";
+    return {"-" + text, Unary};
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(expr);
+    if (isComparison(b.op) || isLogical(b.op))
+      return {convert(condition(expr, type, w).text, type)};
+    Code lhs = value(*b.lhs, type, w);
+    Code rhs = value(*b.rhs, type, w);
+    bool isInt = type == ast::ElemType::I32;
+    if (b.op == ast::BinaryOp::Div && isInt)
+      return {"polyc_div_i32(" + lhs.text + ", " + rhs.text + ")"};
+    if (b.op == ast::BinaryOp::Mod)
+      return {(isInt ? std::string("polyc_mod_i32") : fmodFunction(type)) + "(" + lhs.text + ", " +
+              rhs.text + ")"};
+    int prec = (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub) ? Additive : Multiplicative;
+    // Left-associative: the right operand needs parentheses at equal precedence unless the operator
+    // is + or * (which C evaluates the same either way only for exact arithmetic, so keep them too).
+    return {wrapIf(lhs.text, lhs.prec, prec) + " " + binarySpelling(b.op) + " " +
+                wrapIf(rhs.text, rhs.prec, prec + 1),
+            prec};
+  }
+  case ast::Expr::Kind::Call:
+    return call(llvm::cast<ast::Call>(expr), type, w);
+  case ast::Expr::Kind::Reduction:
+    return reduction(llvm::cast<ast::Reduction>(expr), type, w);
+  case ast::Expr::Kind::Tuple:
+    break;
+  }
+  llvm_unreachable("a tuple is only an operand of == and != (Sema checks)");
+}
+
+ExprPrinter::Code ExprPrinter::comparison(const ast::Binary &cmp, ast::ElemType type, CodeWriter &w) {
+  auto operand = [&](const ast::Expr &e, bool integral) {
+    return integral ? index(e, w) : value(e, type, w);
+  };
+  auto *lt = dyn_cast<ast::Tuple>(cmp.lhs.get());
+  auto *rt = dyn_cast<ast::Tuple>(cmp.rhs.get());
+  if (lt && rt && lt->elements.size() == rt->elements.size()) {
+    // (a, b) == (c, d) is a == c && b == d; != is the negation, a != c || b != d.
+    bool eq = cmp.op == ast::BinaryOp::Eq;
+    std::string text;
+    for (size_t k = 0; k < lt->elements.size(); ++k) {
+      bool integral = isIntegerExpr(*lt->elements[k]) && isIntegerExpr(*rt->elements[k]);
+      Code l = operand(*lt->elements[k], integral);
+      Code r = operand(*rt->elements[k], integral);
+      text += (k ? (eq ? " && " : " || ") : "") + wrapIf(l.text, l.prec, Relational) +
+              (eq ? " == " : " != ") + wrapIf(r.text, r.prec, Relational);
+    }
+    return {text, lt->elements.size() > 1 ? (eq ? And : Or) : Equality};
+  }
+  bool integral = isIntegerExpr(*cmp.lhs) && isIntegerExpr(*cmp.rhs);
+  Code l = operand(*cmp.lhs, integral);
+  Code r = operand(*cmp.rhs, integral);
+  int prec = (cmp.op == ast::BinaryOp::Eq || cmp.op == ast::BinaryOp::Ne) ? Equality : Relational;
+  return {wrapIf(l.text, l.prec, Additive) + " " + binarySpelling(cmp.op) + " " + wrapIf(r.text, r.prec, Additive),
+          prec};
+}
+
+ExprPrinter::Code ExprPrinter::condition(const ast::Expr &expr, ast::ElemType type, CodeWriter &w) {
+  if (auto *b = dyn_cast<ast::Binary>(&expr)) {
+    if (isComparison(b->op))
+      return comparison(*b, type, w);
+    if (isLogical(b->op)) {
+      int prec = b->op == ast::BinaryOp::And ? And : Or;
+      Code l = condition(*b->lhs, type, w);
+      Code r = condition(*b->rhs, type, w);
+      // Parenthesise && inside || too: it is what compilers warn about, and what readers misread.
+      int needed = prec == Or ? And + 1 : prec;
+      return {wrapIf(l.text, l.prec, needed) + " " + binarySpelling(b->op) + " " + wrapIf(r.text, r.prec, needed),
+              prec};
+    }
+  }
+  if (auto *u = dyn_cast<ast::Unary>(&expr); u && u->op == ast::UnaryOp::Not) {
+    Code operand = condition(*u->operand, type, w);
+    return {"!" + wrapIf(operand.text, operand.prec, Unary), Unary};
+  }
+  bool integral = isIntegerExpr(expr);
+  Code v = integral ? index(expr, w) : value(expr, type, w);
+  return {wrapIf(v.text, v.prec, Relational) + " != " + (integral ? "0" : literal(0, type)), Equality};
+}
+
+// The value of a constant integer expression, if it is one.
+static std::optional<int64_t> constantValue(const ast::Expr &expr, const ast::Program &program) {
+  std::optional<AffineForm> form = affineForm(expr, program);
+  if (!form || !form->terms.empty())
+    return std::nullopt;
+  return form->constant;
+}
+
+ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return {std::to_string(llvm::cast<ast::IntLit>(expr).value)};
+  case ast::Expr::Kind::VarRef: {
+    auto &ref = llvm::cast<ast::VarRef>(expr);
+    if (auto *p = std::get_if<const ast::ParamDecl *>(&ref.binding))
+      return {scope_ && scope_->func ? cIdentifier((*p)->name) : paramRef((*p)->name)};
+    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
+      return {std::holds_alternative<double>((*c)->value) ? indexCast(cIdentifier((*c)->name))
+                                                           : cIdentifier((*c)->name)};
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding)) {
+      assert(scope_ && scope_->vars.count(v->var) && "index variable out of scope");
+      return {scope_->vars.at(v->var)};
+    }
+    return {indexCast(value(expr, ast::ElemType::F64, w).text)};
+  }
+  case ast::Expr::Kind::ArrayRead:
+    return arrayRead(llvm::cast<ast::ArrayRead>(expr), w);
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(expr);
+    if (u.op == ast::UnaryOp::Neg) {
+      Code operand = index(*u.operand, w);
+      std::string text = wrapIf(operand.text, operand.prec, Unary);
+      return {"-" + (text[0] == '-' ? "(" + text + ")" : text), Unary};
+    }
+    break;
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(expr);
+    if (isComparison(b.op) || isLogical(b.op))
+      break;
+    Code lhs = index(*b.lhs, w);
+    Code rhs = index(*b.rhs, w);
+    if (b.op == ast::BinaryOp::Div || b.op == ast::BinaryOp::Mod) {
+      // Floor semantics (isl's); C's truncating / and % agree when both sides are non-negative
+      // constants, which is the common case (M / 2) and reads better.
+      auto l = constantValue(*b.lhs, *model_.program), r = constantValue(*b.rhs, *model_.program);
+      if (!(l && r && *l >= 0 && *r > 0))
+        return {std::string(b.op == ast::BinaryOp::Div ? "polyc_floord(" : "polyc_mod(") + lhs.text + ", " +
+                rhs.text + ")"};
+    }
+    int prec = (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub) ? Additive : Multiplicative;
+    return {wrapIf(lhs.text, lhs.prec, prec) + " " + binarySpelling(b.op) + " " +
+                wrapIf(rhs.text, rhs.prec, prec + 1),
+            prec};
+  }
+  case ast::Expr::Kind::Call: {
+    auto &c = llvm::cast<ast::Call>(expr);
+    if (c.builtin && (*c.builtin == ast::Builtin::Min || *c.builtin == ast::Builtin::Max) && c.args.size() == 2)
+      return {std::string(*c.builtin == ast::Builtin::Min ? "polyc_min(" : "polyc_max(") +
+              index(*c.args[0], w).text + ", " + index(*c.args[1], w).text + ")"};
+    break;
+  }
+  default:
+    break;
+  }
+  // Anything else used as an integer: compute it as a double and truncate.
+  return {indexCast(value(expr, ast::ElemType::F64, w).text)};
+}
+
+std::vector<std::pair<bool, bool>> ExprPrinter::boundsChecks(const ast::ArrayRead &read) const {
+  unsigned rank = static_cast<unsigned>(read.indices.size());
+  std::vector<std::pair<bool, bool>> checks(rank, {true, true});
+  if (!scope_ || !scope_->statement)
+    return checks;
+  const model::Statement &s = *scope_->statement;
+  const model::Access *access = nullptr;
+  for (const model::Access &a : s.reads)
+    if (a.read == &read)
+      access = &a;
+  const model::ArrayInfo *array = findArray(model_, read.name);
+  if (!access || !array || access->relation.is_null())
+    return checks;
+  try {
+    isl::set range = access->relation.intersect_domain(s.domain).range();
+    if (!model_.context.is_null())
+      range = range.intersect_params(model_.context);
+    std::string params = "[" + llvm::join(model_.params, ", ") + "]";
+    isl::ctx ctx = range.ctx();
+    for (unsigned d = 0; d < rank; ++d) {
+      if (d < read.isGather.size() && read.isGather[d])
+        continue; // a gathered index can be anything: check both ends
+      std::optional<AffineForm> ext = affineForm(*array->decl->shape[d], *model_.program);
+      if (!ext)
+        continue;
+      isl::pw_aff lo = isl::manage(isl_set_dim_min(range.copy(), d));
+      isl::pw_aff hi = isl::manage(isl_set_dim_max(range.copy(), d));
+      isl::pw_aff zero(ctx, params + " -> { [(0)] }");
+      isl::pw_aff bound(ctx, params + " -> { [(" + ext->toIsl(model_.params) + ")] }");
+      checks[d].first = !lo.lt_set(zero).is_empty();
+      checks[d].second = !hi.ge_set(bound).is_empty();
+    }
+  } catch (const isl::exception &) {
+    return std::vector<std::pair<bool, bool>>(rank, {true, true}); // cannot prove: check every end
+  }
+  return checks;
+}
+
+ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter &w) {
+  const model::ArrayInfo *array = findArray(model_, read.name);
+  assert(array && read.array && "Sema resolves every array read");
+  ast::Boundary rule = read.array->effectiveBoundary;
+  std::vector<std::pair<bool, bool>> checks = boundsChecks(read);
+  std::vector<std::string> indices;
+  std::vector<std::string> conditions;
+  for (unsigned d = 0; d < read.indices.size(); ++d) {
+    Code idx = index(*read.indices[d], w);
+    auto [low, high] = checks[d];
+    if (!low && !high) {
+      indices.push_back(idx.text);
+      continue;
+    }
+    std::string text = idx.text;
+    // A gathered index is used up to three times below: read it once into a local.
+    if (text.find('[') != std::string::npos && scope_) {
+      std::string local = scope_->names.fresh(cIdentifier(read.name) + "Index" + std::to_string(d));
+      w.line("const " + indexType() + " " + local + " = " + text + ";");
+      text = local;
+      idx = {local};
+    }
+    std::string ext = extent(*array, d);
+    if (rule == ast::Boundary::Zero) {
+      if (low)
+        conditions.push_back(wrapIf(text, idx.prec, Additive) + " >= 0");
+      if (high)
+        conditions.push_back(wrapIf(text, idx.prec, Additive) + " < " + ext);
+      indices.push_back(text);
+    } else {
+      indices.push_back(std::string(rule == ast::Boundary::Clamp ? "polyc_clamp(" : "polyc_mirror(") + text +
+                        ", " + ext + ")");
+    }
+  }
+  auto it = readStorage_.find(read.name);
+  std::string storage = it != readStorage_.end() ? it->second : arrayRef(*array);
+  std::string element = storage + "[" + elementIndex(*array, indices) + "]";
+  if (conditions.empty())
+    return {element};
+  return {"(" + llvm::join(conditions, " && ") + " ? " + element + " : " + literal(0, array->decl->elemType) + ")"};
+}
+
+ExprPrinter::Code ExprPrinter::call(const ast::Call &c, ast::ElemType type, CodeWriter &w) {
+  if (c.func) {
+    std::vector<std::string> args;
+    for (auto &arg : c.args)
+      args.push_back(value(*arg, type, w).text);
+    auto it = funcParams_.find(c.func);
+    if (it != funcParams_.end())
+      for (const std::string &param : it->second)
+        args.push_back(scope_ && scope_->func ? param : paramRef(param));
+    return {funcName(*c.func, type) + "(" + llvm::join(args, ", ") + ")"};
+  }
+  assert(c.builtin && "Sema resolves every call");
+  ast::Builtin fn = *c.builtin;
+  if (fn == ast::Builtin::Select) {
+    Code cond = condition(*c.args[0], type, w);
+    Code a = value(*c.args[1], type, w);
+    Code b = value(*c.args[2], type, w);
+    return {"(" + cond.text + " ? " + a.text + " : " + b.text + ")"};
+  }
+  std::vector<std::string> args;
+  std::string name = mathFunction(fn, type);
+  if (name.empty()) {
+    // No integer version (exp, log, sqrt, tanh, pow of i32): compute in double, convert back.
+    for (auto &arg : c.args)
+      args.push_back(convert(value(*arg, type, w).text, ast::ElemType::F64));
+    return {convert(mathFunction(fn, ast::ElemType::F64) + "(" + llvm::join(args, ", ") + ")", type)};
+  }
+  for (auto &arg : c.args)
+    args.push_back(value(*arg, type, w).text);
+  return {name + "(" + llvm::join(args, ", ") + ")"};
+}
+
+ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
+  assert(scope_ && "reductions occur in statements and funcs");
+  ReductionParts parts;
+  parts.reduction = &red;
+  parts.type = type;
+  parts.nested = scope_->reductionDepth > 0;
+  const char *opName = red.op == ast::ReductionOp::Sum ? "sum" : red.op == ast::ReductionOp::Max ? "max" : "min";
+  parts.accumulator = scope_->names.fresh(opName + std::to_string(scope_->counter++));
+  parts.identity = red.op == ast::ReductionOp::Sum ? literal(0, type)
+                   : red.op == ast::ReductionOp::Max ? lowest(type)
+                                                      : highest(type);
+  for (const ast::RangeBinding &binding : red.bindings) {
+    std::string lo = index(*binding.lo, w).text;
+    std::string hi = index(*binding.hi, w).text;
+    for (auto &var : binding.vars) {
+      std::string name = scope_->names.fresh(cIdentifier(var->name));
+      scope_->vars[var.get()] = name;
+      parts.loops.push_back({name, lo, hi});
+    }
+  }
+  if (red.where)
+    parts.condition = condition(*red.where, type, w).text;
+  std::string acc = parts.accumulator;
+  switch (red.op) {
+  case ast::ReductionOp::Sum:
+    parts.update = [acc](const std::string &v) { return acc + " += " + v + ";"; };
+    break;
+  case ast::ReductionOp::Max:
+  case ast::ReductionOp::Min: {
+    std::string fn = mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
+    parts.update = [acc, fn](const std::string &v) { return acc + " = " + fn + "(" + acc + ", " + v + ");"; };
+    break;
+  }
+  }
+  parts.body = [this, &red, type](CodeWriter &bw) {
+    ++scope_->reductionDepth;
+    Code body = value(*red.body, type, bw);
+    --scope_->reductionDepth;
+    return body.text;
+  };
+  return {printReduction(parts, w)};
+}
+
+std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
+  std::string pragma = reductionLoopPragma(parts);
+  if (!pragma.empty())
+    w.line(pragma);
+  for (const ReductionLoop &loop : parts.loops)
+    w.openBlock("for (" + indexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi +
+                "; ++" + loop.var + ")");
+  if (!parts.condition.empty())
+    w.openBlock("if (" + parts.condition + ")");
+  std::string body = parts.body(w);
+  w.line(parts.update(body));
+  if (!parts.condition.empty())
+    w.closeBlock();
+  for (size_t k = 0; k < parts.loops.size(); ++k)
+    w.closeBlock();
+  return parts.accumulator;
+}

@@ -1,0 +1,139 @@
+// Prints a statement's right-hand side (ast::Expr) as C-family source: typed arithmetic, boundary rules
+// on out-of-range reads, gathers, reductions as accumulation loops, user funcs, select, comparisons as
+// 0/1. Shared by every target; a target changes the dialect through the virtual hooks below.
+//
+// How targets use it:
+//   - printHelpers() and printUserFunctions() once per file, before any statement code;
+//   - printStatement(S, w) where the statement's dimensions are in scope under dimNames(S) (the CPU
+//     target emits one function per statement with those parameters; a GPU kernel derives them from
+//     its thread index);
+//   - elementIndex()/storageSize() to address and allocate arrays the same way the statements do.
+// Hooks (override in a subclass): type names, the index type, math function names per type,
+// literals, conversions (convert), the limits used as identities of max/min, the qualifier of helper functions, how a
+// param or an array's storage is named, and how a reduction is computed (printReduction: default an
+// accumulation loop nest; a GPU target can print a block reduction instead) with an optional pragma on
+// its outermost loop (reductionLoopPragma: the CPU target's OpenMP `reduction(...)`).
+//
+// Typing follows docs/language.md: every equation computes in its left-hand array's element type;
+// params, index variables and reads of other types are converted; i32 equations divide truncating
+// (helpers that yield 0 for a zero divisor instead of trapping). Index expressions (array indices,
+// reduction bounds, where conditions) are computed in the index type, with floor division.
+#pragma once
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/Names.h"
+#include "compiler/schedule/Schedule.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace polyc::codegen {
+
+// One variable of a reduction: `var` runs from `lo` to `hi - 1` (C expressions in the index type).
+struct ReductionLoop {
+  std::string var, lo, hi;
+};
+
+// A reduction, ready to print: what printReduction receives.
+struct ReductionParts {
+  const ast::Reduction *reduction = nullptr;
+  ast::ElemType type = ast::ElemType::F32; // the accumulator's type
+  std::string accumulator;                 // a fresh local name (sum0, max1, ...)
+  std::string identity;                    // 0, the type's lowest or highest value
+  std::vector<ReductionLoop> loops;        // outermost first
+  std::string condition;                   // the `where` clause as a C condition; empty if none
+  bool nested = false;                     // inside another reduction's body
+  // Prints what the body needs (nested reductions, gather indices) into `w` and returns its value.
+  // Call it inside the innermost loop, where the loop variables are in scope.
+  std::function<std::string(CodeWriter &)> body;
+  // The statement that folds `value` into the accumulator, e.g. "sum0 += v;" or
+  // "max0 = fmaxf(max0, v);".
+  std::function<std::string(const std::string &value)> update;
+};
+
+class ExprPrinter {
+public:
+  ExprPrinter(const model::Model &model, const schedule::Schedule &schedule);
+  virtual ~ExprPrinter() = default;
+
+  // Prints one instance of `statement`: locals for its reductions, then the assignment to its
+  // left-hand element (`=`, `+=`, `-=`). Reads of an array listed in setReadStorage go to that storage.
+  void printStatement(const model::Statement &statement, CodeWriter &w);
+  // The C names of the statement's dimensions, in model::Statement::dimNames order (repeat variable
+  // first). These are the parameters the printed statement code expects in scope.
+  std::vector<std::string> dimNames(const model::Statement &statement) const;
+  // Reads of `array` (not its writes) use `storage` instead of arrayRef(array): for an update that
+  // must see old values while the array is being changed (a snapshot taken by the target).
+  void setReadStorage(const std::string &array, const std::string &storage);
+  void clearReadStorage() { readStorage_.clear(); }
+
+  // The linear offset of an element, row-major over the array's extents; a folded dimension is
+  // indexed modulo its window and has the window as its extent. Indices are C expressions.
+  std::string elementIndex(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices) const;
+  // The number of elements to allocate for the array (windows for folded dimensions).
+  std::string storageSize(const model::ArrayInfo &array) const;
+  // The array's declared extent of dimension `dim`, as a C expression of params.
+  std::string extent(const model::ArrayInfo &array, unsigned dim) const;
+  // The folding of (array, dim), if the schedule folds it.
+  const schedule::FoldedStorage *folding(const std::string &array, unsigned dim) const;
+
+  // Index helpers used by printed code (polyc_min/max, polyc_floord, polyc_clamp, polyc_mirror, i32
+  // division), qualified by functionQualifier(). Once per file, before statement code.
+  void printHelpers(CodeWriter &w) const;
+  // One definition per user func and element type the program's statements use (`sigmoid` or, when
+  // used in two types, `sigmoid_f32` and `sigmoid_f64`). Params a func reads become extra arguments.
+  void printUserFunctions(CodeWriter &w);
+
+  // ---- Dialect hooks; the defaults are C++17.
+  virtual std::string typeName(ast::ElemType type) const;    // float, double, int32_t
+  virtual std::string indexType() const { return "int64_t"; } // loop variables, params, indices
+  virtual std::string mathFunction(ast::Builtin fn, ast::ElemType type) const; // expf, fmaxf, ...
+  virtual std::string fmodFunction(ast::ElemType type) const;                 // `%` on floats
+  virtual std::string literal(double value, ast::ElemType type) const;        // 0.5f, 0.5, 2
+  virtual std::string lowest(ast::ElemType type) const;  // identity of max: -FLT_MAX, ...
+  virtual std::string highest(ast::ElemType type) const; // identity of min: FLT_MAX, ...
+  virtual std::string convert(const std::string &expr, ast::ElemType to) const; // float(x)
+  virtual std::string indexCast(const std::string &expr) const;              // int64_t(x)
+  virtual std::string functionQualifier() const { return "static inline"; }
+  virtual std::string paramRef(const std::string &param) const { return cIdentifier(param); }
+  virtual std::string arrayRef(const model::ArrayInfo &array) const { return cIdentifier(array.name); }
+  // Computes a reduction and returns an expression holding its value. Default: declares the
+  // accumulator, prints reductionLoopPragma (if not empty) and a loop nest calling parts.body.
+  virtual std::string printReduction(const ReductionParts &parts, CodeWriter &w);
+  virtual std::string reductionLoopPragma(const ReductionParts &) const { return ""; }
+
+protected:
+  const model::Model &model_;
+  const schedule::Schedule &schedule_;
+
+private:
+  struct Scope; // names and access facts of the statement or func being printed
+  struct Code;  // printed text with its C precedence
+  Code value(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);
+  Code condition(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);
+  Code comparison(const ast::Binary &cmp, ast::ElemType type, CodeWriter &w);
+  Code index(const ast::Expr &expr, CodeWriter &w);
+  Code arrayRead(const ast::ArrayRead &read, CodeWriter &w);
+  Code reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w);
+  Code call(const ast::Call &call, ast::ElemType type, CodeWriter &w);
+  Code varRef(const ast::VarRef &ref, ast::ElemType type) const;
+  std::vector<std::pair<bool, bool>> boundsChecks(const ast::ArrayRead &read) const;
+  std::string funcName(const ast::FuncDecl &func, ast::ElemType type) const;
+  void collectFuncUses(const ast::Expr &expr, ast::ElemType type);
+  void computeFuncParams();
+
+  std::map<std::string, std::string> readStorage_;
+  // User funcs in use: (func, type), in first-use order; and the params each func reads.
+  std::vector<std::pair<const ast::FuncDecl *, ast::ElemType>> funcUses_;
+  std::map<const ast::FuncDecl *, std::vector<std::string>> funcParams_;
+  NameScope globalNames_; // params, arrays, constants, funcs, helpers
+  Scope *scope_ = nullptr;
+};
+
+} // namespace polyc::codegen

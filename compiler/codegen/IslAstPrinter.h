@@ -1,0 +1,122 @@
+// Prints the isl AST of the chosen schedule as C-family loops, with hooks for each target. The schedule
+// tree's bands are marked before AST generation, so each loop is known as "dimension m of band b":
+// loops get readable names from the band's dimension names and a comment naming the statements and
+// the schedule dimension; statement instances become calls with named loop variables.
+//
+// How a target uses it: subclass, override the hooks it needs, call printSchedule().
+//   printBand(band, body)     a marked band's subtree; the default prints a comment and printNode(body).
+//                             A target replaces a whole band here (the CPU's flexible wavefront, a GPU
+//                             kernel launch), possibly printing printNode(body) in one branch of a
+//                             run-time choice.
+//   printLoopPragma(loop)     lines above a `for` (e.g. `#pragma omp parallel for` on a coincident loop).
+//   printFor(loop, node)      the whole loop; the default is comment, pragma, `for (...) {`, body, `}`.
+//                             A GPU target can print a grid-mapped index instead of a loop.
+//   printStatementCall(call)  one statement instance; the default is `S0(i, j);`.
+//   minFunction()/maxFunction()/floorDivFunction()  names used in printed bounds (helpers of
+//                             ExprPrinter::printHelpers by default); idName() prints a param.
+// expr(e) prints any isl AST expression with the current loop names, for use inside hooks.
+#pragma once
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/CodegenInput.h"
+#include "compiler/codegen/Names.h"
+
+#include "llvm/Support/Error.h"
+
+#include <isl/cpp.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace polyc::codegen {
+
+// A band of the schedule as the printer meets it: its index in Schedule::bands (and
+// Allocation::bands) and its allocation, if the allocation has an entry for it.
+struct BandView {
+  unsigned index = 0;
+  const schedule::Band *band = nullptr;
+  const allocate::BandAllocation *allocation = nullptr;
+  std::vector<unsigned> statements; // the statements under the band in the tree
+  isl::multi_union_pw_aff partialSchedule; // the tree band's schedule, one member per dimension
+  unsigned firstScheduleDim = 0;           // schedule depth of its first member (isl's c<k> iterators)
+};
+
+// One `for` loop about to be printed.
+struct LoopView {
+  std::string iterator;            // the loop variable's C name
+  std::string init, cond, inc;     // C text: `iterator = init; cond; iterator += inc`
+  const BandView *band = nullptr;  // null when the loop is not inside a marked band
+  unsigned member = 0;             // which dimension of the band
+  bool coincident = false;         // the band says this dimension carries no dependence
+  bool insideParallel = false;     // an enclosing loop was printed parallel (see markParallel)
+  unsigned depth = 0;              // number of enclosing loops
+  std::vector<unsigned> statements; // statements executed in the loop's body
+};
+
+// One statement instance: `statement` indexes Model::statements; `args` are its dimensions' values.
+struct StatementCall {
+  unsigned statement = 0;
+  std::vector<std::string> args;
+};
+
+class IslAstPrinter {
+public:
+  IslAstPrinter(const CodegenInput &input, CodeWriter &w);
+  virtual ~IslAstPrinter() = default;
+
+  // Marks the bands of input.schedule.tree, generates the AST over input.model.context and prints
+  // it. isl errors come back as llvm::Error.
+  llvm::Error printSchedule();
+  // Prints one AST node (and its subtree) at the writer's current position.
+  void printNode(const isl::ast_node &node);
+  // An isl AST expression as C text, loop iterators by their readable names.
+  std::string expr(const isl::ast_expr &e) const;
+  // The statement name for a statement index ("S0"); targets may override to rename.
+  virtual std::string statementFunction(unsigned statement) const;
+  // A one-line description of a band dimension for comments: "t = i + j, Lamport hyperplane (1, 1)".
+  std::string describeDimension(const BandView &band, unsigned member) const;
+  // The statements (indices into Model::statements) whose instances occur under `node`.
+  std::vector<unsigned> statementsUnder(const isl::ast_node &node) const;
+  // Names in use in emitted code (params, arrays, constants, functions); targets may add theirs.
+  NameScope &names() { return names_; }
+
+protected:
+  virtual void printBand(const BandView &band, const isl::ast_node &body);
+  virtual void printFor(const LoopView &loop, const isl::ast_node_for &node);
+  virtual void printLoopPragma(const LoopView &) {}
+  virtual void printStatementCall(const StatementCall &call);
+  virtual std::string minFunction() const { return "polyc_min"; }
+  virtual std::string maxFunction() const { return "polyc_max"; }
+  virtual std::string floorDivFunction() const { return "polyc_floord"; }
+  // How an isl identifier that is not a loop iterator (a param) is printed; default cIdentifier.
+  virtual std::string idName(const std::string &islName) const;
+  // Called by a printLoopPragma that made its loop parallel, so nested loops see insideParallel.
+  void markParallel() { markParallel_ = true; }
+  // The default `for` header text: "for (int64_t t = 0; t <= H + W - 2; ++t)".
+  std::string forHeader(const LoopView &loop, const std::string &indexType = "int64_t") const;
+  // A comment line for a loop: its statements and schedule dimension.
+  std::string loopComment(const LoopView &loop) const;
+
+  const CodegenInput &input_;
+  CodeWriter &w_;
+
+private:
+  void printFor(const isl::ast_node_for &node);
+  void printIf(const isl::ast_node_if &node);
+  void printUser(const isl::ast_node_user &node);
+  void printMark(const isl::ast_node_mark &node);
+  std::string expr(const isl::ast_expr &e, int &precedence) const;
+  unsigned statementIndex(const std::string &name) const;
+
+  NameScope names_;
+  std::vector<BandView> bandViews_;                // by mark id
+  std::map<std::string, std::string> iteratorNames_; // isl iterator id -> C name
+  const BandView *currentBand_ = nullptr;
+  unsigned bandMember_ = 0; // the next loop inside currentBand_ is this dimension
+  unsigned depth_ = 0;
+  unsigned parallelDepth_ = 0;
+  bool markParallel_ = false;
+};
+
+} // namespace polyc::codegen

@@ -1,0 +1,62 @@
+// The parts of emitted code that describe the program rather than compute it, shared by every target:
+// the opening comment (source, polyc version, command line, statements, schedule, allocation), the
+// library header `<prog>.h` with `void <prog>_run(const <prog>_params *p, const float *x, ..., float *y)`,
+// named constants, and the polyc::rt::ProgramInfo that main() hands to runMain.
+#pragma once
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/CodegenInput.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace polyc::codegen {
+
+// An integer expression affine in the params: constant + sum(coefficient * params[index]), params
+// indexed in declaration order (the same as polyc::rt::AffineExtent).
+struct AffineForm {
+  int64_t constant = 0;
+  std::vector<std::pair<unsigned, int64_t>> terms;
+  // In isl syntax over the given param names ("2*H + 1").
+  std::string toIsl(const std::vector<std::string> &paramNames) const;
+};
+
+// The affine form of a shape or index expression made of integer literals, params, integer constants,
+// + - * and division of a constant by a constant; nullopt for anything else.
+std::optional<AffineForm> affineForm(const ast::Expr &expr, const ast::Program &program);
+
+// The statement's equation in .poly syntax on one line, e.g. "y[i, j] = sum(r1, r2 in 0..M) ...".
+std::string equationText(const ast::Equation &equation);
+std::string exprText(const ast::Expr &expr);
+// "file.poly:12" for the equation when a SourceMgr is available, else the file name.
+std::string equationLocation(const CodegenInput &input, const ast::Equation &equation);
+
+// Words for comments and --verbose output.
+std::string describeKind(allocate::AllocationKind kind);
+std::string describeBand(const CodegenInput &input, unsigned band); // dims, parallelism, hyperplane
+std::string describeAllocation(const CodegenInput &input, unsigned band);
+
+// The opening comment of every emitted file. `what` says what the file is ("C++17 + OpenMP code").
+void printBanner(const CodegenInput &input, const std::string &fileName, const std::string &what,
+                 CodeWriter &w);
+
+// Arrays the run function takes, in declaration order: inputs, outputs and inouts (not locals).
+std::vector<const model::ArrayInfo *> interfaceArrays(const model::Model &model);
+// The C type of an element (float, double, int32_t) as the library header spells it.
+std::string headerTypeName(ast::ElemType type);
+// `void iir2d_run(const iir2d_params *p, const float *x, ..., float *y)` (no semicolon).
+std::string runFunctionSignature(const CodegenInput &input);
+// `<prog>.h`: the params struct and the run function, C-callable (extern "C" under C++).
+GeneratedFile emitLibraryHeader(const CodegenInput &input);
+// `constexpr int64_t N = 15;` per integer constant, `constexpr double tau = 10.0;` per float constant.
+// `qualifier` replaces "constexpr" for dialects without it.
+void printConstants(const ast::Program &program, CodeWriter &w, const std::string &qualifier = "constexpr");
+// Statements that fill `polyc::rt::ProgramInfo <var>` for runMain (needs <polyc/Runtime.h>).
+llvm::Error printProgramInfo(const CodegenInput &input, const std::string &var, CodeWriter &w);
+
+} // namespace polyc::codegen
