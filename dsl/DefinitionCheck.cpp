@@ -278,6 +278,7 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
     return;
   }
   std::vector<Definition> defs;
+  bool arrayOk = true;
   for (const Equation *eq : eqs) {
     std::optional<Definition> def = definitionOf(*eq);
     if (!def)
@@ -286,7 +287,7 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
       diags_.error(eq->lhsRange, "equation defines no element of '" + array.name +
                                      "': its left-hand side lies outside the array or its where condition is "
                                      "never true");
-      ok_ = false;
+      arrayOk = ok_ = false;
       continue;
     }
     for (const Definition &prev : defs) {
@@ -295,12 +296,12 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
         continue;
       diags_.error(eq->lhsRange, "array '" + array.name + "' is defined twice at " + describe(array, both));
       diags_.note(prev.eq->lhsRange, "previous definition is here");
-      ok_ = false;
+      arrayOk = ok_ = false;
       break;
     }
     defs.push_back(std::move(*def));
   }
-  if (!ok_)
+  if (!arrayOk)
     return;
   isl::set shape(ctx_, paramTuple_ + " -> { " + dimTuple(array.rank(), false) + " : " +
                            shapeConstraints(array, "d") + " }");

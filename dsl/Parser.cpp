@@ -342,10 +342,18 @@ bool Parser::parseRepeat() {
   auto block = std::make_unique<RepeatBlock>();
   block->var = std::make_unique<IndexVar>();
   if (!parseIdentifier(block->var->name, block->var->range, "a repeat variable name") ||
-      !expect(TokenKind::KwIn, "after the repeat variable") || !parseRange(block->lo, block->hi))
-    return false;
-  if (!expect(TokenKind::LBrace, "to open the repeat block"))
-    return false;
+      !expect(TokenKind::KwIn, "after the repeat variable") || !parseRange(block->lo, block->hi) ||
+      !expect(TokenKind::LBrace, "to open the repeat block")) {
+    // Skip the whole block, so that its equations are not reported again out of context.
+    while (!tok_.is(TokenKind::Eof) && !tok_.is(TokenKind::LBrace) && !tok_.is(TokenKind::Semi))
+      advance();
+    if (consume(TokenKind::LBrace)) {
+      while (!tok_.is(TokenKind::Eof) && !tok_.is(TokenKind::RBrace))
+        advance();
+      consume(TokenKind::RBrace);
+    }
+    return true;
+  }
   while (!tok_.is(TokenKind::RBrace) && !tok_.is(TokenKind::Eof) && !diags_.tooMany()) {
     depthReported_ = false;
     heights_.clear();

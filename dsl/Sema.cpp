@@ -9,7 +9,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace llvm;
 using namespace polyc;
@@ -24,6 +26,16 @@ struct GlobalSymbol {
   const void *decl;
   SMRange range;
 };
+
+const char *kindWithArticle(GlobalSymbol::Kind kind) {
+  switch (kind) {
+  case GlobalSymbol::Param: return "a param";
+  case GlobalSymbol::Const: return "a const";
+  case GlobalSymbol::Array: return "an array";
+  case GlobalSymbol::Func: return "a function";
+  }
+  return "a name";
+}
 
 const char *kindName(GlobalSymbol::Kind kind) {
   switch (kind) {
@@ -95,8 +107,8 @@ void Sema::declare(StringRef name, GlobalSymbol symbol) {
   auto [it, inserted] = globals_.try_emplace(name, symbol);
   if (inserted)
     return;
-  error(symbol.range, Twine("redefinition of '") + name + "' (already declared as a " +
-                          kindName(it->second.kind) + ")");
+  error(symbol.range, Twine("redefinition of '") + name + "' (already declared as " +
+                          kindWithArticle(it->second.kind) + ")");
   diags_.note(it->second.range, "previous definition is here");
 }
 
@@ -129,7 +141,7 @@ void Sema::declareGlobals() {
       }
       declare(d->name, {GlobalSymbol::Func, d, d->range});
     });
-  std::stable_sort(decls.begin(), decls.end(), [](auto &a, auto &b) { return a.first < b.first; });
+  std::sort(decls.begin(), decls.end(), [](auto &a, auto &b) { return a.first < b.first; });
   for (auto &d : decls)
     d.second();
 }
@@ -356,7 +368,7 @@ bool Sema::resolve(Expr &e, Scope &scope) {
     if (!sym) {
       ok = error(e.range, "unknown array '" + read.name + "'");
     } else if (sym->kind != GlobalSymbol::Array) {
-      ok = error(e.range, Twine("'") + read.name + "' is a " + kindName(sym->kind) + ", not an array");
+      ok = error(e.range, Twine("'") + read.name + "' is " + kindWithArticle(sym->kind) + ", not an array");
     } else if (scope.func) {
       ok = error(e.range, "function '" + scope.func->name + "' cannot read array '" + read.name +
                               "' (a function body may use only its arguments, params and consts)");
@@ -416,7 +428,7 @@ bool Sema::resolve(Expr &e, Scope &scope) {
                                 Twine(call.args.size()) + (call.args.size() == 1 ? " is" : " are") + " given");
     } else if (const GlobalSymbol *sym = lookupGlobal(call.callee)) {
       if (sym->kind != GlobalSymbol::Func) {
-        ok = error(e.range, Twine("'") + call.callee + "' is a " + kindName(sym->kind) + ", not a function");
+        ok = error(e.range, Twine("'") + call.callee + "' is " + kindWithArticle(sym->kind) + ", not a function");
       } else {
         const auto *f = static_cast<const FuncDecl *>(sym->decl);
         if (scope.func == f) {
@@ -450,7 +462,8 @@ bool Sema::resolve(Expr &e, Scope &scope) {
     bool ok = true;
     for (RangeBinding &binding : red.bindings) {
       // Bounds see the enclosing variables and the earlier bindings, not the variables they bound.
-      bool boundsOk = resolve(*binding.lo, scope) & resolve(*binding.hi, scope);
+      bool boundsOk = resolve(*binding.lo, scope);
+      boundsOk = resolve(*binding.hi, scope) && boundsOk;
       if (boundsOk) {
         boundsOk = checkAffine(*binding.lo, "a reduction bound");
         boundsOk &= checkAffine(*binding.hi, "a reduction bound");
@@ -623,7 +636,7 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
   if (!sym) {
     targetOk = error(eq.lhsRange, "unknown array '" + eq.target + "'");
   } else if (sym->kind != GlobalSymbol::Array) {
-    targetOk = error(eq.lhsRange, Twine("cannot define '") + eq.target + "': it is a " + kindName(sym->kind) +
+    targetOk = error(eq.lhsRange, Twine("cannot define '") + eq.target + "': it is " + kindWithArticle(sym->kind) +
                                       ", not an array");
     diags_.note(sym->range, Twine("the ") + kindName(sym->kind) + " is declared here");
   } else {
