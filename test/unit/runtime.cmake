@@ -2,6 +2,7 @@
 # hand-written program the lit tests in test/run/runtime run.
 polyc_add_unittest(RuntimeNpyTests SOURCES NpyTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(RuntimeTimerTests SOURCES RuntimeTimerTests.cpp LIBS polyc_runtime)
+polyc_add_unittest(RuntimeRunMainTests SOURCES RuntimeRunMainTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(WavefrontTests SOURCES WavefrontTests.cpp LIBS polyc_runtime)
 # The same tests without OpenMP, so the std::thread path of Wavefront.h is tested too.
 polyc_add_unittest(WavefrontStdThreadTests SOURCES WavefrontTests.cpp LIBS polyc_runtime)
