@@ -131,6 +131,9 @@ __kernel void reduce_f32(__global const float *in, __global float *out, __local 
   out[3 * get_global_id(0) + 1] = hi;
   out[3 * get_global_id(0) + 2] = lo;
 }
+__kernel void group_sum_i32(__global const int *in, __global int *out, const int lanes, __local int *scratch) {
+  out[get_global_id(0)] = polyc_group_sum_i32(in[get_global_id(0)], lanes, scratch);
+}
 __kernel void reduce_i32(__global const int *in, __global int *out, __local int *scratch) {
   const int v = in[get_global_id(0)];
   out[3 * get_global_id(0) + 0] = polyc_wg_sum_i32(v, scratch);
@@ -189,13 +192,40 @@ TEST(OpenCLDeviceLibrary, WorkGroupReductions) {
   }
 }
 
+TEST(OpenCLDeviceLibrary, GroupReductionsOverLanes) {
+  Device device = Device::fromEnvironment();
+  Program program(device, std::string(kWorkGroupReductionSource) + kReduceKernels, "-cl-std=CL1.2");
+  Kernel kernel = program.kernel("group_sum_i32");
+  std::mt19937 random(11);
+  for (auto [localSize, lanes] : {std::pair<size_t, int>{8, 1}, {8, 2}, {32, 8}, {64, 64}, {96, 32}}) {
+    const size_t n = 3 * localSize;
+    std::vector<int> in(n), out(n);
+    for (int &v : in)
+      v = int(random() % 201) - 100;
+    Buffer inBuffer(device, n * sizeof(int)), outBuffer(device, n * sizeof(int));
+    inBuffer.write(device, in.data(), n * sizeof(int));
+    kernel.arg(0, inBuffer).arg(1, outBuffer).arg(2, lanes).localArg(3, localSize * sizeof(int));
+    RegionTimer timer;
+    timer.enqueue(device, kernel, n, localSize);
+    timer.finish(device);
+    outBuffer.read(device, out.data(), n * sizeof(int));
+    for (size_t item = 0; item < n; ++item) {
+      size_t first = item - item % lanes;
+      int sum = 0;
+      for (int l = 0; l < lanes; ++l)
+        sum += in[first + l];
+      ASSERT_EQ(out[item], sum) << "group " << localSize << ", lanes " << lanes << ", item " << item;
+    }
+  }
+}
+
 // ---- the flexible wavefront ----
 
 // An integer recurrence with an IIR-shaped window, so any stale or early read changes the result
 // exactly: y[r, c] = (x[r, c] + sum over (k1, k2) in [0, K)^2 \ (0, 0) of b[k1, k2] * y[r - k1, c - k2])
 // mod 2^15 (zero outside the domain). Each visit of a point is counted.
 const char *kWavefrontKernel = R"CLC(
-__kernel void recurrence(const int rows, const int columns, const int K, __global const int *x,
+__kernel void recurrence(const int rows, const int columns, const int K, const int polls, __global const int *x,
                          __global const int *b, __global int *y, __global int *visits,
                          __global int *progress, __global int *locks, __global int *completed,
                          __local int *scratch) {
@@ -205,9 +235,9 @@ __kernel void recurrence(const int rows, const int columns, const int K, __globa
   polyc_wf_state state = polyc_wf_begin();
   while (!state.done) {
     if (state.column < 0) {
-      polyc_wf_scan(&state, progress, locks, completed, rows, columns, scratch, shared);
+      polyc_wf_scan(&state, progress, locks, completed, columns, rows, 0, scratch, shared);
     } else {
-      const int c = state.column, r = state.row;
+      const int c = state.column, r = state.step;
       int partial = 0;
       for (int k = lid; k < K * K; k += groupSize) {
         const int k1 = k / K, k2 = k % K;
@@ -219,7 +249,7 @@ __kernel void recurrence(const int rows, const int columns, const int K, __globa
         y[r * columns + c] = (x[r * columns + c] + total) & 0x7fff;
         atomic_inc(&visits[r * columns + c]);
       }
-      polyc_wf_publish(&state, progress, locks, completed, rows, shared);
+      polyc_wf_publish(&state, progress, locks, completed, rows, 0, polls, shared);
     }
   }
 }
@@ -243,6 +273,7 @@ std::vector<int> referenceRecurrence(int rows, int columns, int K, const std::ve
 struct WavefrontCase {
   int rows, columns, K;
   size_t groups, localSize;
+  int polls = 0; // reads of the left neighbour before giving a column up
 };
 
 class FlexibleWavefront : public ::testing::TestWithParam<WavefrontCase> {};
@@ -274,9 +305,9 @@ TEST_P(FlexibleWavefront, MatchesSequentialAndVisitsEachPointOnce) {
   yBuffer.fill32(device, 0xdeadbeef); // poisoned: an unwritten or early-read point shows
   for (const Buffer *zeroed : {&visits, &progress, &locks, &completed})
     zeroed->fill32(device, 0);
-  kernel.arg(0, test.rows).arg(1, test.columns).arg(2, test.K).arg(3, xBuffer).arg(4, bBuffer);
-  kernel.arg(5, yBuffer).arg(6, visits).arg(7, progress).arg(8, locks).arg(9, completed);
-  kernel.localArg(10, test.localSize * sizeof(int));
+  kernel.arg(0, test.rows).arg(1, test.columns).arg(2, test.K).arg(3, test.polls).arg(4, xBuffer);
+  kernel.arg(5, bBuffer).arg(6, yBuffer).arg(7, visits).arg(8, progress).arg(9, locks).arg(10, completed);
+  kernel.localArg(11, test.localSize * sizeof(int));
   RegionTimer timer;
   timer.enqueue(device, kernel, test.groups * test.localSize, test.localSize);
   timer.finish(device);
@@ -301,12 +332,13 @@ INSTANTIATE_TEST_SUITE_P(Grids, FlexibleWavefront,
                                            WavefrontCase{40, 33, 3, 1, 1}, WavefrontCase{40, 33, 3, 1, 64},
                                            WavefrontCase{40, 33, 2, 2, 16}, WavefrontCase{40, 33, 5, 7, 8},
                                            WavefrontCase{40, 33, 3, 64, 32}, WavefrontCase{9, 5, 4, 40, 4},
+                                           WavefrontCase{40, 33, 3, 5, 8, 50}, WavefrontCase{40, 33, 4, 1, 8, 50},
                                            WavefrontCase{0, 5, 3, 3, 4}, WavefrontCase{5, 0, 3, 3, 4}),
                          [](const ::testing::TestParamInfo<WavefrontCase> &info) {
                            const WavefrontCase &c = info.param;
                            return std::to_string(c.rows) + "x" + std::to_string(c.columns) + "_K" +
                                   std::to_string(c.K) + "_g" + std::to_string(c.groups) + "_l" +
-                                  std::to_string(c.localSize);
+                                  std::to_string(c.localSize) + "_p" + std::to_string(c.polls);
                          });
 
 } // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -393,6 +394,113 @@ void OpenCLCompute::prepare() {
       std::fprintf(stderr, "polyc: OpenCL build log:\n%s\n", log.c_str());
   }
   device_ = std::move(device);
+}
+
+void checkIndexable(const std::string &what, int64_t elements) {
+  if (elements > int64_t(INT32_MAX))
+    throw Error(what + " has " + std::to_string(elements) +
+                    " elements; the OpenCL target indexes with 32-bit integers (at most 2147483647)",
+                CL_INVALID_BUFFER_SIZE);
+}
+
+// A positive integer from the environment, or `fallback` when the variable is unset.
+static int64_t environmentValue(const char *name, int64_t fallback, int64_t low, int64_t high) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return fallback;
+  char *end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value < low || value > high)
+    throw Error(std::string(name) + "='" + text + "': expected an integer in [" + std::to_string(low) + ", " +
+                    std::to_string(high) + "]",
+                CL_INVALID_VALUE);
+  return value;
+}
+
+static int64_t powerOfTwoAtLeast(int64_t value) {
+  int64_t power = 1;
+  while (power < value)
+    power *= 2;
+  return power;
+}
+
+static int64_t powerOfTwoAtMost(int64_t value) {
+  int64_t power = 1;
+  while (power * 2 <= value)
+    power *= 2;
+  return power;
+}
+
+size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength) {
+  const int64_t limit = powerOfTwoAtMost(int64_t(std::min(kernel.maxWorkGroupSize(device),
+                                                          device.info().maxWorkGroupSize)));
+  int64_t size = device.info().isGpu ? std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 32, 256)
+                                     : std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 1, 8);
+  size = environmentValue("POLYC_OPENCL_GROUP_SIZE", std::min(size, limit), 1, limit);
+  return size_t(size);
+}
+
+size_t itemGroupSize(const Device &device, const Kernel &kernel) {
+  const int64_t limit = int64_t(std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize));
+  return size_t(std::min<int64_t>(device.info().isGpu ? 256 : 64, limit));
+}
+
+StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
+                            int64_t windowRows, int64_t windowCols, int64_t reductionLength,
+                            size_t elementBytes) {
+  const bool gpu = device.info().isGpu;
+  const int64_t maxGroup = powerOfTwoAtMost(int64_t(std::min(kernel.maxWorkGroupSize(device),
+                                                             device.info().maxWorkGroupSize)));
+  // Lanes per point: about 16 terms of the reductions each, at most a warp.
+  int64_t lanes = std::clamp<int64_t>(powerOfTwoAtLeast((reductionLength + 15) / 16), 1, gpu ? 32 : 4);
+  lanes = environmentValue("POLYC_OPENCL_LANES", std::min(lanes, maxGroup), 1, maxGroup);
+  if (lanes & (lanes - 1))
+    throw Error("POLYC_OPENCL_LANES must be a power of two", CL_INVALID_VALUE);
+  int64_t strip = gpu ? 32 : 8;
+  strip = std::min(strip, std::max<int64_t>(1, maxGroup / lanes));
+  strip = environmentValue("POLYC_OPENCL_STRIP", strip, 1, std::max<int64_t>(1, maxGroup / lanes));
+  StripShape shape;
+  // Local memory: the ring, plus a float/double scratch and an int scratch of one slot per work-item.
+  for (;; strip = (strip + 1) / 2) {
+    shape.strip = int(strip);
+    shape.lanes = int(lanes);
+    shape.ringRows = int(powerOfTwoAtLeast(strip + windowRows + 1));
+    shape.ringCols = int(windowCols + strip);
+    shape.groupSize = size_t(strip * lanes);
+    shape.ringBytes = size_t(shape.ringRows) * size_t(shape.ringCols) * elementBytes;
+    const size_t local = shape.ringBytes + shape.groupSize * (elementBytes + sizeof(cl_int)) + 64;
+    if (local <= device.info().localMemBytes)
+      break;
+    if (strip == 1)
+      throw Error("the flexible wavefront's window of " + std::to_string(windowRows) + " x " +
+                      std::to_string(windowCols) + " elements does not fit in " +
+                      std::to_string(device.info().localMemBytes) +
+                      " bytes of local memory; use --allocation=fixed",
+                  CL_OUT_OF_RESOURCES);
+  }
+  checkIndexable("the flexible wavefront's steps", rows + strip);
+  shape.columns = int((cols + strip - 1) / strip);
+  shape.steps = int(rows + strip - 1);
+  shape.lag = int(strip); // strip - 1 for the skew, 1 for loading the next halo row early
+  shape.polls = int(environmentValue("POLYC_OPENCL_POLLS", gpu ? 64 : 4, 0, 1 << 30));
+  // One group per compute unit on a CPU (a waiting group would only hold a thread); on a GPU a few per
+  // unit. More groups than can run at once is safe: a group that has not started holds no lock.
+  int64_t groups = int64_t(device.info().computeUnits) * (gpu ? 2 : 1);
+  groups = environmentValue("POLYC_OPENCL_GROUPS", groups, 1, 1 << 20);
+  shape.groups = size_t(std::max<int64_t>(1, std::min<int64_t>(groups, shape.columns)));
+  return shape;
+}
+
+void WavefrontBoard::reset(const Device &device, int columns) {
+  if (columns != columns_) {
+    progress_ = Buffer(device, size_t(columns) * sizeof(cl_int));
+    locks_ = Buffer(device, size_t(columns) * sizeof(cl_int));
+    completed_ = Buffer(device, sizeof(cl_int));
+    columns_ = columns;
+  }
+  progress_.fill32(device, 0);
+  locks_.fill32(device, 0);
+  completed_.fill32(device, 0);
 }
 
 void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array) {

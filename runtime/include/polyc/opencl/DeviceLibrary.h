@@ -42,42 +42,76 @@ POLYC_DEFINE_WG_REDUCE(polyc_wg_sum_f64, double, POLYC_ADD)
 POLYC_DEFINE_WG_REDUCE(polyc_wg_max_f64, double, max)
 POLYC_DEFINE_WG_REDUCE(polyc_wg_min_f64, double, min)
 #endif
+
+// The same over each run of G consecutive work-items (G a power of two dividing the group size): the
+// lanes of one point when a work-group computes several points at once. Every lane gets its run's
+// result. All work-items of the group must call it (it has barriers).
+#define POLYC_DEFINE_GROUP_REDUCE(NAME, T, COMBINE)                                                 \
+  T NAME(T value, int lanes, __local T *scratch) {                                                  \
+    const int lid = get_local_id(0), lane = lid & (lanes - 1);                                      \
+    scratch[lid] = value;                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    for (int width = lanes / 2; width > 0; width /= 2) {                                            \
+      if (lane < width)                                                                             \
+        scratch[lid] = COMBINE(scratch[lid], scratch[lid + width]);                                 \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
+    }                                                                                               \
+    const T result = scratch[lid - lane];                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    return result;                                                                                  \
+  }
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_sum_f32, float, POLYC_ADD)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_max_f32, float, max)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f32, float, min)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_sum_i32, int, POLYC_ADD)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_max_i32, int, max)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_i32, int, min)
+#ifdef POLYC_USE_FP64
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_sum_f64, double, POLYC_ADD)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_max_f64, double, max)
+POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
+#endif
 )CLC";
 
-// The flexible wavefront (seed 004, Listing 3, made correct). A wavefront over a rows x columns domain
-// where point (r, c) needs only points (r', c') with r' <= r, c' <= c, (r', c') != (r, c). The kernel is
-// persistent: each work-group repeatedly takes a column, computes rows while the left neighbour is
-// ahead, publishes its progress after each row and releases the column when it catches up.
+// The flexible wavefront (seed 004, Listing 3, made correct). The processors' "columns" are walked in
+// "steps": step s of column c may run once column c - 1 has finished step s + lag (all of it when
+// s + lag is past its last step), and after step s - 1 of column c. Point (r, c) of a quarter-plane
+// recurrence computed one point per step has lag 0; a strip of S image columns skewed inside (lane l
+// computes row s - l at step s) has lag S - 1, or S when the next row of the halo is loaded early.
+// The kernel is persistent: each work-group repeatedly takes a column, computes steps while the left
+// neighbour allows, publishes its progress after each step and releases the column when it catches up.
 //
 // Global state, zeroed by the host before the launch:
-//   progress[c]  rows of column c finished (0..rows); non-increasing in c, since a column never passes
-//                its left neighbour;
+//   progress[c]  steps of column c finished (0..steps); a column never passes its left neighbour;
 //   locks[c]     1 while a work-group owns column c;
 //   completed[0] how many columns are complete; they complete in order, so columns [0, completed) are.
 //
 // Why it cannot deadlock, whatever order or concurrency the device runs work-groups with (PoCL's CPU
-// device may run them one after another on a thread): a work-group never waits while it holds a lock,
-// it computes rows only while they are ready and releases the column as soon as the left neighbour is
-// not ahead. A work-group that holds no lock scans again (the scan reads but never waits). The lowest incomplete column is always ready
-// (its left neighbour is complete); it is either free, so the scanning work-group takes it, or locked
-// by a work-group that has started and is computing. So some work-group always makes progress, and a
-// work-group running alone finishes all the work by itself.
+// device runs each work-group to its end on one thread, other work-groups waiting for a thread): a
+// work-group holds at most one lock and only while it runs, and it never waits unboundedly while it
+// holds one: when the next step is not allowed it reads the left neighbour's progress at most
+// `polls` + 1 times and then releases the column. A work-group that holds no lock scans again (the
+// scan reads but never waits). The lowest incomplete column is always ready (its left neighbour is
+// complete): it is free, so a scanning work-group takes it, or owned by a work-group that is running
+// and computing it. So some work-group always makes progress, and one running alone finishes
+// everything by itself; polls = 0 means no waiting at all while holding a lock.
 //
-// Memory ordering (OpenCL C 1.2, which PoCL 3.1 and NVIDIA's driver both compile; neither offers
-// OpenCL 2.0 acquire/release atomics at device scope on both): counters and locks are read and written
-// only with atomic_* functions; a publisher fences its data stores (mem_fence(CLK_GLOBAL_MEM_FENCE)) and
-// synchronises its group (barrier) before the atomic that publishes progress; a reader fences after the
-// atomic that observed progress and before its group reads the data. Data written during the kernel by
-// other work-groups must be read through volatile pointers: GPU L1 caches are not coherent between
-// compute units, and a volatile load bypasses them.
+// Memory ordering (OpenCL C 1.2, which PoCL 3.1 and NVIDIA's driver both compile; they do not both offer
+// OpenCL 2.0 acquire/release atomics at device scope): counters and locks are only read and written
+// with atomic_* functions; a publisher fences its data stores (mem_fence(CLK_GLOBAL_MEM_FENCE)) and
+// synchronises its group (barrier) before the atomic that publishes progress, and fences again before
+// the atomic that frees the lock; a reader fences after the atomic that observed progress (or took the
+// lock) and before its group reads the data. Data written during the kernel by other work-groups must
+// be read through volatile pointers: GPU L1 caches are not coherent between compute units, and a
+// volatile load bypasses them.
 inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // ---- polyc device library: flexible wavefront (column locks, progress counters) ----
 // The kernel is one flat loop (PoCL's work-group compiler rejects barriers under nested loops with
 // early exits):
 //   polyc_wf_state state = polyc_wf_begin();
 //   while (!state.done) {
-//     if (state.column < 0) polyc_wf_scan(&state, ...);          // look for a column, maybe lock it
-//     else { compute row state.row of column state.column; polyc_wf_publish(&state, ...); }
+//     if (state.column < 0) polyc_wf_scan(&state, ...);   // look for a column, maybe lock it
+//     else { compute step state.step of column state.column; polyc_wf_publish(&state, ...); }
 //   }
 // Every call is made by the whole work-group; the state is the same in every work-item.
 
@@ -86,8 +120,8 @@ inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none
-  int row;       // the next row to compute in it
-  int ready;     // rows below this are ready (the left neighbour's progress when last read)
+  int step;      // the next step to compute in it
+  int limit;     // the last step the left neighbour allows, as last seen
   int scanStart; // where the next scan window starts; -1: at the lowest incomplete column
   int done;      // every column is complete
 } polyc_wf_state;
@@ -95,18 +129,23 @@ typedef struct {
 polyc_wf_state polyc_wf_begin(void) {
   polyc_wf_state state;
   state.column = -1;
-  state.row = state.ready = 0;
+  state.step = state.limit = 0;
   state.scanStart = -1;
   state.done = 0;
   return state;
 }
 
+// The last step a column may compute when its left neighbour has finished `leftProgress` steps.
+int polyc_wf_limit(int leftProgress, int steps, int lag) {
+  return leftProgress >= steps ? steps - 1 : leftProgress - 1 - lag;
+}
+
 // Looks at G columns (G = the group size) from state->scanStart, or from the lowest incomplete column,
-// for the lowest one that is incomplete, ready (its left neighbour is ahead) and unlocked, and tries to
-// lock it. If none is, the next scan looks at the next G columns, or starts over when no column beyond
-// could be ready. `scratch` holds G ints of local memory, `shared` 4.
+// for the lowest one that is incomplete, allowed to run and unlocked, and tries to lock it. If none
+// is, the next scan looks at the next G columns, or starts over when no column beyond could run.
+// `scratch` holds G ints of local memory, `shared` 4.
 void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *locks,
-                   __global int *completed, int rows, int columns, __local int *scratch,
+                   __global int *completed, int columns, int steps, int lag, __local int *scratch,
                    __local int *shared) {
   const int lid = get_local_id(0), groupSize = get_local_size(0);
   if (lid == 0)
@@ -117,19 +156,18 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
   const int start = state->scanStart < base ? base : state->scanStart;
   const int column = start + lid;
   int candidate = INT_MAX, exhausted = 1;
-  if (column < columns && rows > 0) {
-    const int left = column == 0 ? rows : POLYC_ATOMIC_LOAD(&progress[column - 1]);
-    // A column whose left neighbour has not started cannot run, nor can any column after it.
-    exhausted = left == 0;
-    if (!exhausted) {
-      const int mine = POLYC_ATOMIC_LOAD(&progress[column]);
-      if (mine < left && mine < rows && POLYC_ATOMIC_LOAD(&locks[column]) == 0)
-        candidate = column;
-    }
+  if (column < columns && steps > 0) {
+    const int mine = POLYC_ATOMIC_LOAD(&progress[column]);
+    const int limit =
+        column == 0 ? steps - 1 : polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[column - 1]), steps, lag);
+    // A column that has not started and may not start: no column after it may either.
+    exhausted = mine == 0 && limit < 0;
+    if (mine < steps && mine <= limit && POLYC_ATOMIC_LOAD(&locks[column]) == 0)
+      candidate = column;
   }
   candidate = polyc_wg_min_i32(candidate, scratch);
   exhausted = polyc_wg_max_i32(exhausted, scratch);
-  if (base >= columns || rows <= 0) {
+  if (base >= columns || steps <= 0) {
     state->done = 1;
     return;
   }
@@ -143,13 +181,15 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
     if (atomic_cmpxchg(&locks[candidate], 0, 1) == 0) {
       mem_fence(CLK_GLOBAL_MEM_FENCE);
       // Under the lock the column's progress is ours to change; the left neighbour's only grows.
-      const int row = POLYC_ATOMIC_LOAD(&progress[candidate]);
-      const int ready = candidate == 0 ? rows : POLYC_ATOMIC_LOAD(&progress[candidate - 1]);
+      const int step = POLYC_ATOMIC_LOAD(&progress[candidate]);
+      const int limit = candidate == 0
+                            ? steps - 1
+                            : polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[candidate - 1]), steps, lag);
       mem_fence(CLK_GLOBAL_MEM_FENCE);
-      if (row < ready && row < rows) {
+      if (step < steps && step <= limit) {
         owned = candidate;
-        shared[2] = row;
-        shared[3] = ready;
+        shared[2] = step;
+        shared[3] = limit;
       } else {
         atomic_xchg(&locks[candidate], 0);
       }
@@ -158,38 +198,35 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   state->column = shared[1];
-  state->row = shared[2];
-  state->ready = shared[3];
+  state->step = shared[2];
+  state->limit = shared[3];
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// Call after the stores of row state->row: publishes the column's progress, advances the row, and when
-// the next row is not ready (after reading the left neighbour's progress once more; it never waits)
-// releases the column.
+// Call after the stores of step state->step: publishes the column's progress and advances the step.
+// When the next step is not allowed it reads the left neighbour's progress at most polls + 1 times,
+// then releases the column (state->column becomes -1).
 void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global int *locks,
-                      __global int *completed, int rows, __local int *shared) {
+                      __global int *completed, int steps, int lag, int polls, __local int *shared) {
   mem_fence(CLK_GLOBAL_MEM_FENCE);
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-  const int next = state->row + 1;
+  const int next = state->step + 1;
   if (get_local_id(0) == 0) {
-    atomic_xchg(&progress[state->column], next);
-    if (next == rows)
+    atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
+    if (next == steps)
       atomic_max(completed, state->column + 1); // columns complete in order
-    int ready = state->ready;
-    if (next == ready && next < rows) {
-      ready = POLYC_ATOMIC_LOAD(&progress[state->column - 1]);
-      mem_fence(CLK_GLOBAL_MEM_FENCE);
-    }
-    if (next >= ready) {
-      mem_fence(CLK_GLOBAL_MEM_FENCE); // the progress above is visible before the lock is free
+    int limit = state->limit;
+    for (int poll = 0; next < steps && next > limit && poll <= polls; ++poll)
+      limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
+    mem_fence(CLK_GLOBAL_MEM_FENCE); // our progress, and the left data we saw, before the lock is free
+    if (next >= steps || next > limit)
       atomic_xchg(&locks[state->column], 0);
-    }
-    shared[3] = ready;
+    shared[3] = limit;
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  state->row = next;
-  state->ready = shared[3];
-  if (state->row >= state->ready)
+  state->step = next;
+  state->limit = shared[3];
+  if (state->step >= steps || state->step > state->limit)
     state->column = -1;
   barrier(CLK_LOCAL_MEM_FENCE);
 }

@@ -124,6 +124,7 @@ public:
   Buffer() = default;
   Buffer(const Device &device, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
   cl_mem get() const { return mem_.get(); }
+  explicit operator bool() const { return static_cast<bool>(mem_); }
   size_t bytes() const { return bytes_; }
   // Blocking copies of the whole buffer (or `bytes` of it) between host and device.
   void write(const Device &device, const void *host, size_t bytes) const;
@@ -156,6 +157,7 @@ public:
   Kernel() = default;
   explicit Kernel(cl_kernel kernel, std::string name) : kernel_(kernel), name_(std::move(name)) {}
   cl_kernel get() const { return kernel_.get(); }
+  explicit operator bool() const { return static_cast<bool>(kernel_); }
   const std::string &name() const { return name_; }
 
   template <typename T> Kernel &arg(cl_uint index, const T &value) {
@@ -218,6 +220,53 @@ private:
   std::string source_, options_;
   std::unique_ptr<Device> device_;
   Program program_;
+};
+
+// ---- Launch shapes for generated kernels. Each can be forced through the environment (for tuning and
+// tests); a forced value that is out of range throws an Error naming the variable.
+
+// Throws unless `elements` fits the 32-bit indices generated kernels use.
+void checkIndexable(const std::string &what, int64_t elements);
+
+// The work-group size for a kernel in which a whole work-group computes one point with reductions of
+// `reductionLength` terms (fixed wavefront, reduction bands): a power of two, up to 256 on a GPU and
+// 8 on a CPU device, within what the kernel allows. POLYC_OPENCL_GROUP_SIZE overrides.
+size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength);
+
+// The work-group size of a kernel where every work-item computes its own point: 256 on a GPU (a
+// multiple of the 32-wide warp), 64 on a CPU, within what the kernel allows.
+size_t itemGroupSize(const Device &device, const Kernel &kernel);
+
+// The shape of a flexible wavefront over strips (see DeviceLibrary.h): `strip` image columns per
+// processor column, `lanes` work-items per point (a power of two), the ring of recent rows in local
+// memory, and the persistent grid.
+struct StripShape {
+  int strip = 1, lanes = 1;
+  int ringRows = 1, ringCols = 1; // ringRows is a power of two > strip + windowRows
+  int columns = 0, steps = 0, lag = 0, polls = 0;
+  size_t groups = 0, groupSize = 1;
+  size_t ringBytes = 0;
+};
+// Chooses a shape for a rows x cols domain whose points read back at most windowRows rows and
+// windowCols columns, with reductions of `reductionLength` terms over elements of `elementBytes`.
+// Environment overrides: POLYC_OPENCL_STRIP, POLYC_OPENCL_LANES, POLYC_OPENCL_GROUPS,
+// POLYC_OPENCL_POLLS. Throws when even a strip of one column does not fit in local memory.
+StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
+                            int64_t windowRows, int64_t windowCols, int64_t reductionLength,
+                            size_t elementBytes);
+
+// The shared state of one flexible wavefront: per-column progress and locks, and the count of complete
+// columns; reset (zeroed) before every launch.
+class WavefrontBoard {
+public:
+  void reset(const Device &device, int columns);
+  const Buffer &progress() const { return progress_; }
+  const Buffer &locks() const { return locks_; }
+  const Buffer &completed() const { return completed_; }
+
+private:
+  Buffer progress_, locks_, completed_;
+  int columns_ = -1;
 };
 
 // Whole-array transfers between a RunContext array and a device buffer.
