@@ -165,19 +165,11 @@ std::optional<Checker::Definition> Checker::definitionOf(const Equation &eq) {
     DenseMap<const IndexVar *, std::string> none;
     constraints += " and " + affineToIsl(*toAffine(*repeat->lo, "a repeat bound"), none) +
                    " <= rep and rep < " + affineToIsl(*toAffine(*repeat->hi, "a repeat bound"), none);
-    // rep -> element: each element must come from one iteration only.
+    // A left-hand position c * rep + ... with c != 0 differs between iterations, so iterations never
+    // define the same element twice; the elements are the union over the iterations.
     isl::map byIteration(ctx_, paramTuple_ + " -> { [rep] -> " + dimTuple(array.rank(), false) + " : " +
                                    constraints + " }");
     byIteration = byIteration.intersect_params(paramContext_);
-    isl::map sameElement = byIteration.apply_range(byIteration.reverse());
-    isl::map otherIteration(ctx_, paramTuple_ + " -> { [a] -> [b] : a != b }");
-    if (!sameElement.intersect(otherIteration).is_empty()) {
-      diags_.error(eq.lhsRange, "equation defines the same element of '" + array.name +
-                                    "' in several iterations of the repeat block");
-      diags_.note(repeat->var->range, "the repeat variable is bound here");
-      ok_ = false;
-      return std::nullopt;
-    }
     return Definition{&eq, byIteration.range()};
   }
   isl::set elements(ctx_, paramTuple_ + " -> { " + dimTuple(array.rank(), false) + " : " + constraints + " }");
