@@ -1,0 +1,67 @@
+// Device-side pattern-parallel reductions (seed 001): a group of G threads computes one output; each
+// thread accumulates a strided share of the reduction's terms, then the group combines the partial
+// values with warp shuffles (G <= 32) or warp shuffles plus shared memory (a whole block).
+#pragma once
+
+#include <cuda/std/limits>
+
+namespace polyc::rt::cuda {
+
+// The reduction operators of the language. `identity` is the value of an empty reduction: 0 for
+// sum, the lowest finite value for max, the highest for min (docs/language.md).
+template <typename T> struct SumOp {
+  static __device__ __forceinline__ T identity() { return T(0); }
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+template <typename T> struct MaxOp {
+  static __device__ __forceinline__ T identity() { return ::cuda::std::numeric_limits<T>::lowest(); }
+  __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <typename T> struct MinOp {
+  static __device__ __forceinline__ T identity() { return ::cuda::std::numeric_limits<T>::max(); }
+  __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+
+constexpr unsigned WarpSize = 32;
+
+// The lanes of the calling thread's group of G consecutive lanes, as a shuffle mask.
+template <unsigned G> __device__ __forceinline__ unsigned groupMask() {
+  static_assert(G >= 1 && G <= WarpSize && (G & (G - 1)) == 0, "group size: a power of two <= 32");
+  if constexpr (G == WarpSize)
+    return 0xffffffffu;
+  else
+    return ((1u << G) - 1) << ((threadIdx.x % WarpSize) & ~(G - 1));
+}
+
+// Combines `value` over the G consecutive lanes of the caller's group (aligned to G inside a warp).
+// Every lane of the group must call it; every lane gets the result (butterfly). Groups of one warp
+// may call it independently of each other.
+template <unsigned G, typename Op, typename T> __device__ __forceinline__ T groupReduce(T value, Op op) {
+  const unsigned mask = groupMask<G>();
+#pragma unroll
+  for (unsigned offset = G / 2; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(mask, value, offset, G));
+  return value;
+}
+
+// Combines `value` over all Threads threads of the block (a multiple of 32, at most 1024); every
+// thread must call it and gets the result. `scratch` is shared memory of Threads / 32 elements; the
+// call begins with a barrier, so consecutive calls may reuse it.
+template <unsigned Threads, typename Op, typename T>
+__device__ __forceinline__ T blockReduce(T value, Op op, T *scratch) {
+  static_assert(Threads % WarpSize == 0 && Threads <= 1024, "block size: a multiple of 32, <= 1024");
+  constexpr unsigned Warps = Threads / WarpSize;
+  value = groupReduce<WarpSize>(value, op);
+  if constexpr (Warps == 1)
+    return value;
+  const unsigned warp = threadIdx.x / WarpSize, lane = threadIdx.x % WarpSize;
+  __syncthreads(); // the previous call's readers of scratch are done
+  if (lane == 0)
+    scratch[warp] = value;
+  __syncthreads();
+  value = lane < Warps ? scratch[lane] : Op::identity();
+  value = groupReduce<WarpSize>(value, op);
+  return value;
+}
+
+} // namespace polyc::rt::cuda

@@ -1,0 +1,43 @@
+// The Compute pattern of generated CUDA programs: one device buffer per program array (inputs,
+// outputs, inouts), uploaded before each timed run and downloaded once after the last; the compute
+// region is timed with device events around `run`, which the generated subclass implements.
+#pragma once
+
+#include "polyc/Runtime.h"
+#include "polyc/cuda/Device.h"
+
+#include <vector>
+
+namespace polyc::rt::cuda {
+
+class CudaCompute : public Compute {
+public:
+  // Copies inputs and inouts to the device (allocating on first use) and waits, so the timed
+  // region holds the computation only.
+  void upload(RunContext &context) override;
+  // Times `run` on the stream with device events and returns seconds.
+  double compute(RunContext &context) override;
+  // Copies outputs and inouts back to the host.
+  void download(RunContext &context) override;
+
+protected:
+  // Enqueues the whole computation on `stream`; the device arrays are `device<T>(index)` in
+  // ProgramInfo::arrays order.
+  virtual void run(const RunContext &context, cudaStream_t stream) = 0;
+  // Work that belongs outside the timed region (workspace allocation, capturing a graph); called at
+  // the end of every upload, with the device arrays in place.
+  virtual void prepare(const RunContext &context, cudaStream_t stream) {
+    (void)context;
+    (void)stream;
+  }
+
+  template <typename T> T *device(unsigned arrayIndex) const { return buffers_[arrayIndex].as<T>(); }
+  cudaStream_t stream() const { return stream_.get(); }
+
+private:
+  Stream stream_;
+  EventTimer timer_;
+  std::vector<DeviceBuffer> buffers_;
+};
+
+} // namespace polyc::rt::cuda

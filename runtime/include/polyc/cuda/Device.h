@@ -1,0 +1,142 @@
+// RAII wrappers over the CUDA runtime for generated programs: device buffers, host<->device
+// transfers, streams, events and event timers, captured graphs, and the POLYC_CUDA_* environment
+// settings. Every call is checked (Check.h).
+#pragma once
+
+#include "polyc/cuda/Check.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <optional>
+#include <utility>
+
+namespace polyc::rt::cuda {
+
+// A device allocation of `bytes` bytes, freed on destruction. Movable, not copyable.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer &&other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)),
+                                                bytes_(std::exchange(other.bytes_, 0)) {}
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  // Reallocates only when the size changes; the contents are then undefined.
+  void resize(size_t bytes);
+  size_t bytes() const { return bytes_; }
+  void *get() const { return ptr_; }
+  template <typename T> T *as() const { return static_cast<T *>(ptr_); }
+
+  void upload(const void *host, size_t bytes, cudaStream_t stream);  // host -> device, async
+  void download(void *host, size_t bytes, cudaStream_t stream) const; // device -> host, async
+  void fill(int byte, cudaStream_t stream);                           // cudaMemsetAsync
+
+private:
+  void *ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class Stream {
+public:
+  Stream();
+  ~Stream();
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  cudaStream_t get() const { return stream_; }
+  void synchronize() const;
+
+private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class Event {
+public:
+  Event();
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  cudaEvent_t get() const { return event_; }
+  void record(cudaStream_t stream);
+
+private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Times a region of a stream with two device events: start(), work, stop() returns seconds
+// (it synchronizes on the stop event).
+class EventTimer {
+public:
+  void start(cudaStream_t stream);
+  double stop(cudaStream_t stream);
+
+private:
+  Event begin_, end_;
+};
+
+// A CUDA graph captured from a stream once and replayed: the fixed wavefront's launches per
+// hyperplane become one graph launch. `key` identifies what was captured (sizes, pointers); a
+// different key recaptures.
+class CapturedGraph {
+public:
+  CapturedGraph() = default;
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph &) = delete;
+  CapturedGraph &operator=(const CapturedGraph &) = delete;
+
+  bool matches(uint64_t key) const { return exec_ != nullptr && key_ == key; }
+  void beginCapture(cudaStream_t stream);
+  void endCapture(cudaStream_t stream, uint64_t key);
+  void launch(cudaStream_t stream);
+
+private:
+  void reset();
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  uint64_t key_ = 0;
+};
+
+// Combines values into a key for CapturedGraph (FNV-1a over the bytes).
+uint64_t hashKey(std::initializer_list<uint64_t> values);
+
+// The device's properties, read once.
+const cudaDeviceProp &deviceProperties();
+
+// Run-time settings from the environment, documented in docs/performance.md (CUDA):
+//   POLYC_CUDA_GRAPH=0|1          fixed wavefront: plain launches (0) or a replayed CUDA graph (1, default)
+//   POLYC_CUDA_GRID=N             flexible wavefront: the persistent kernel's grid (default: resident blocks)
+//   POLYC_CUDA_WAVEFRONT=auto|fixed|flexible   override the allocation's run-time choice
+//   POLYC_CUDA_VERBOSE=0|1        print launch configurations and choices to stderr
+// A malformed value throws CudaError with a message naming the variable.
+bool useCudaGraph();
+std::optional<int64_t> gridOverride();
+enum class WavefrontOverride { Auto, Fixed, Flexible };
+WavefrontOverride wavefrontOverride();
+bool verbose();
+
+// Enqueues a sequence of launches on `stream`: directly when POLYC_CUDA_GRAPH=0, else by replaying
+// `graph`, captured from `enqueue` the first time and whenever `key` changes. `prepareOnly` captures
+// without launching (for Compute::prepare, outside the timed region).
+template <typename Enqueue>
+void enqueueOrReplay(CapturedGraph &graph, uint64_t key, cudaStream_t stream, bool prepareOnly,
+                     Enqueue &&enqueue) {
+  if (!useCudaGraph()) {
+    if (!prepareOnly)
+      enqueue(stream);
+    return;
+  }
+  if (!graph.matches(key)) {
+    graph.beginCapture(stream);
+    enqueue(stream);
+    graph.endCapture(stream, key);
+  }
+  if (!prepareOnly)
+    graph.launch(stream);
+}
+
+} // namespace polyc::rt::cuda

@@ -1,0 +1,468 @@
+// Device-side machinery of the flexible wavefront (seed 004) for generated CUDA programs: per-column
+// progress counters and column locks in global memory, the persistent kernel's column scheduler
+// (runFlexibleWavefront), and the shared-memory staging a strip of columns computes from
+// (StripWindow: rings of recent rows; StagedArray: small point-invariant arrays).
+//
+// Terms. The recurrence's points (row, col) are split into "columns" of the processor grid: strips of
+// S consecutive image columns. A block that owns a strip walks it in "steps": at step s the group of
+// lanes l (0 <= l < S) computes the point (s - l, c0 + l), a skew inside the strip, so the S points of
+// a step are independent and computed in parallel; each point's window sum is a group reduction over
+// G lanes. A strip has rows + S - 1 steps. Everything a step reads is in shared memory: the rings hold
+// the rows around the step, filled when the block takes the strip and then one row per step, loaded
+// two steps ahead so that the loads' latency hides behind the computation.
+//
+// Ordering. progress[c] is written with release semantics (cuda::atomic_ref, memory_order_release,
+// after a barrier that orders the block's stores before thread 0's) and read with acquire semantics
+// (a relaxed poll followed by an acquire fence, then a barrier before the block reads the data);
+// data of other strips is read with ld.global.cg (L2, the point of coherence), never from a
+// possibly stale L1 line. Column locks are taken with atomicCAS followed by an acquire fence and
+// released with a release fence followed by atomicExch.
+//
+// Deadlock freedom, whatever order the hardware starts blocks in and for any grid size >= 1:
+//  1. A block holds at most one lock, and only while it runs (a block that has not started holds
+//     nothing, so non-resident blocks cannot block resident ones).
+//  2. A block never waits unboundedly while holding a lock: when its column is not ready it polls
+//     the left neighbour for at most WaitBudgetNs and then publishes its progress, releases the lock
+//     and goes back to choosing a column.
+//  3. Columns finish in order (the last step of column c needs column c - 1 finished), so the
+//     unfinished columns are [frontier, columns). The frontier column's left neighbour is finished,
+//     so the frontier column is always ready: a block holding it never waits, and a block choosing a
+//     column scans from the frontier and takes it if it is unlocked.
+// Hence some block always makes progress on the frontier column within a bounded time, and every
+// column finishes. A block without a ready column holds no lock while it backs off and retries.
+#pragma once
+
+#include "polyc/cuda/BlockReduce.cuh"
+#include "polyc/cuda/Device.h"
+
+#include <cuda/atomic>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace polyc::rt::cuda {
+
+// ---- Memory-order helpers (device scope)
+
+__device__ __forceinline__ int loadRelaxed(const int *address) {
+  return ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*const_cast<int *>(address))
+      .load(::cuda::memory_order_relaxed);
+}
+__device__ __forceinline__ int loadAcquire(const int *address) {
+  return ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*const_cast<int *>(address))
+      .load(::cuda::memory_order_acquire);
+}
+__device__ __forceinline__ void storeRelease(int *address, int value) {
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value,
+                                                                       ::cuda::memory_order_release);
+}
+__device__ __forceinline__ void acquireFence() {
+  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
+}
+__device__ __forceinline__ void releaseFence() {
+  ::cuda::atomic_thread_fence(::cuda::memory_order_release, ::cuda::thread_scope_device);
+}
+__device__ __forceinline__ uint64_t globalNanoseconds() {
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// ---- The board: what the blocks of one flexible wavefront share
+
+struct FlexibleBoard {
+  int *progress = nullptr; // [columns]: the last step finished in each column, -1 before the first
+  int *locks = nullptr;    // [columns]: 1 while a block owns the column
+  int *frontier = nullptr; // [1]: the number of finished columns (they finish in order)
+  int columns = 0;
+  int steps = 0; // steps per column
+  int lag = 0;   // step s of column c > 0 needs progress[c - 1] >= min(s + lag, steps - 1)
+};
+
+// The last step of `column` that the left neighbour's progress allows (steps - 1 when it is done).
+__device__ __forceinline__ int stepLimit(const FlexibleBoard &board, int leftProgress) {
+  return leftProgress >= board.steps - 1 ? board.steps - 1 : leftProgress - board.lag;
+}
+
+// Host side: the board's storage, reset before every run (progress -1, locks and frontier 0).
+class FlexibleBoardStorage {
+public:
+  FlexibleBoard reset(int columns, int steps, int lag, cudaStream_t stream) {
+    const size_t count = 2 * size_t(columns) + 1;
+    buffer_.resize(count * sizeof(int));
+    FlexibleBoard board;
+    board.progress = buffer_.as<int>();
+    board.locks = board.progress + columns;
+    board.frontier = board.locks + columns;
+    board.columns = columns;
+    board.steps = steps;
+    board.lag = lag;
+    POLYC_CUDA_CHECK(cudaMemsetAsync(board.progress, 0xff, size_t(columns) * sizeof(int), stream));
+    POLYC_CUDA_CHECK(cudaMemsetAsync(board.locks, 0, (size_t(columns) + 1) * sizeof(int), stream));
+    return board;
+  }
+
+private:
+  DeviceBuffer buffer_;
+};
+
+// The persistent kernel's grid: POLYC_CUDA_GRID if set, else the blocks that fit on the device at
+// once (occupancy x multiprocessors), at most one per column (more would only poll). Prints the
+// choice to stderr when POLYC_CUDA_VERBOSE=1.
+template <typename Kernel>
+int flexibleGridSize(Kernel kernel, int threads, size_t sharedBytes, int columns, const char *name) {
+  int perMultiprocessor = 0;
+  POLYC_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, kernel, threads, sharedBytes));
+  if (perMultiprocessor == 0)
+    throw CudaError(std::string(name) + ": a block of " + std::to_string(threads) + " threads and " +
+                    std::to_string(sharedBytes) + " bytes of shared memory does not fit on the device");
+  const int resident = perMultiprocessor * deviceProperties().multiProcessorCount;
+  const std::optional<int64_t> forced = gridOverride();
+  const int grid = forced ? int(*forced) : std::max(1, std::min(resident, columns));
+  if (verbose())
+    std::fprintf(stderr, "polyc: %s: flexible wavefront grid %d (resident %d, columns %d)\n", name, grid,
+                 resident, columns);
+  return grid;
+}
+
+// ---- The column scheduler
+
+// Shared-memory state of the scheduler in one block.
+struct FlexibleShared {
+  int column; // the owned column, or one of the codes below
+  int step;   // the next step to compute in it
+  int limit;  // the last step the left neighbour allows, as last seen
+};
+constexpr int NoColumnReady = -1;
+constexpr int AllColumnsDone = -2;
+
+// How long a block owning a column polls its left neighbour before giving the column up, and the
+// back-off of a block that found no ready column. A bound (any bound) on the first is what makes the
+// scheme deadlock-free; its size only trades polling against column switches.
+constexpr uint64_t WaitBudgetNs = 20000;
+constexpr unsigned MinBackoffNs = 64, MaxBackoffNs = 4096;
+
+// Warp 0: the leftmost ready, unlocked, unfinished column at or after the frontier, locked (seed
+// 004's condition 10 with "nearest" meaning nearest to the frontier). Scans 32 columns per round:
+// each lane checks one, and the lanes try the candidates' locks from left to right.
+__device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &shared) {
+  const unsigned lane = threadIdx.x % WarpSize;
+  const int frontier = loadRelaxed(board.frontier);
+  if (frontier >= board.columns) {
+    if (lane == 0)
+      shared.column = AllColumnsDone;
+    return;
+  }
+  for (int base = frontier; base < board.columns; base += WarpSize) {
+    const int column = base + int(lane);
+    bool candidate = false;
+    if (column < board.columns) {
+      const int progress = loadRelaxed(&board.progress[column]);
+      if (progress < board.steps - 1 && loadRelaxed(&board.locks[column]) == 0) {
+        const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
+        candidate = progress + 1 <= stepLimit(board, left);
+      }
+    }
+    unsigned candidates = __ballot_sync(0xffffffffu, candidate);
+    while (candidates) {
+      const unsigned winner = __ffs(candidates) - 1;
+      int taken = 0;
+      if (lane == winner && atomicCAS(&board.locks[column], 0, 1) == 0) {
+        acquireFence(); // see everything the column's previous owner published before unlocking
+        const int progress = loadRelaxed(&board.progress[column]);
+        if (progress >= board.steps - 1) {
+          releaseFence();
+          atomicExch(&board.locks[column], 0); // finished meanwhile
+        } else {
+          const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
+          acquireFence(); // the left neighbour's data up to `left`
+          shared.column = column;
+          shared.step = progress + 1;
+          shared.limit = stepLimit(board, left);
+          taken = 1;
+        }
+      }
+      if (__shfl_sync(0xffffffffu, taken, winner))
+        return;
+      candidates &= candidates - 1;
+    }
+  }
+  if (lane == 0)
+    shared.column = NoColumnReady;
+}
+
+// Thread 0, owning `column`: polls the left neighbour until it allows `step` or the wait budget is
+// spent; returns the step limit seen last (acquire: the data behind it is visible after a barrier).
+__device__ inline int waitForLeft(const FlexibleBoard &board, int column, int step) {
+  const uint64_t start = globalNanoseconds();
+  unsigned backoff = MinBackoffNs;
+  for (;;) {
+    const int limit = stepLimit(board, loadRelaxed(&board.progress[column - 1]));
+    if (limit >= step || globalNanoseconds() - start > WaitBudgetNs) {
+      acquireFence();
+      return limit;
+    }
+    __nanosleep(backoff);
+    backoff = backoff < 1024 ? 2 * backoff : backoff;
+  }
+}
+
+// The persistent loop every block runs: choose a column, compute its steps while the left neighbour
+// is ahead, publish progress every `publishInterval` steps and when leaving the column, give the
+// column up when the left neighbour stalls, stop when every column is finished.
+//   body.start():             all threads, once; stages what every column reads.
+//   body.enter(column, step): all threads; prepares the block for computing `column` from `step`.
+//   body.step(column, step):  all threads; computes one step (the scheduler adds the barrier).
+template <typename Body>
+__device__ void runFlexibleWavefront(const FlexibleBoard &board, Body &body, FlexibleShared &shared,
+                                     int publishInterval) {
+  body.start();
+  unsigned backoff = MinBackoffNs;
+  for (;;) {
+    if (threadIdx.x < WarpSize)
+      chooseColumn(board, shared);
+    __syncthreads();
+    const int column = shared.column;
+    if (column == AllColumnsDone)
+      return;
+    if (column == NoColumnReady) {
+      if (threadIdx.x == 0)
+        __nanosleep(backoff);
+      backoff = backoff < MaxBackoffNs ? 2 * backoff : backoff;
+      __syncthreads(); // everyone has read shared.column before warp 0 writes it again
+      continue;
+    }
+    backoff = MinBackoffNs;
+    int step = shared.step;
+    int limit = shared.limit;
+    body.enter(column, step);
+    __syncthreads();
+    int published = step - 1;
+    while (step < board.steps) {
+      if (step > limit) {
+        if (threadIdx.x == 0) {
+          if (published < step - 1) { // let the right neighbour go on while we wait
+            storeRelease(&board.progress[column], step - 1);
+          }
+          shared.limit = waitForLeft(board, column, step);
+        }
+        published = step - 1;
+        __syncthreads();
+        limit = shared.limit;
+        if (step > limit)
+          break; // the left neighbour stalled: give the column up rather than wait holding it
+      }
+      body.step(column, step);
+      __syncthreads(); // the step's stores, before thread 0 publishes them
+      if (step - published >= publishInterval || step == board.steps - 1) {
+        if (threadIdx.x == 0)
+          storeRelease(&board.progress[column], step);
+        published = step;
+      }
+      ++step;
+    }
+    if (threadIdx.x == 0) {
+      if (published < step - 1)
+        storeRelease(&board.progress[column], step - 1);
+      if (step == board.steps)
+        atomicMax(board.frontier, column + 1); // after the release store above, in program order
+      releaseFence();
+      atomicExch(&board.locks[column], 0);
+    }
+    __syncthreads(); // everyone has read shared before warp 0 chooses again
+  }
+}
+
+
+// ---- Shared-memory staging for the steps of a strip
+
+enum class BoundaryRule { Zero, Clamp, Mirror };
+
+// The index a read at `index` of an extent-`extent` dimension takes under a clamp or mirror rule
+// (docs/language.md: mirror reflects without repeating the edge, then clamps).
+__device__ __forceinline__ int64_t boundaryIndex(int64_t index, int64_t extent, BoundaryRule rule) {
+  if (rule == BoundaryRule::Mirror) {
+    if (index < 0)
+      index = -index;
+    if (index >= extent)
+      index = 2 * (extent - 1) - index;
+  }
+  return index < 0 ? 0 : (index >= extent ? extent - 1 : index);
+}
+
+// A 2D window of an array, as the point (row, col) of a strip reads it: rows row - back .. row + ahead
+// and columns col - left .. col + right. Filled in by the host (polyc emits it).
+template <typename T> struct WindowGeometry {
+  const T *array = nullptr;
+  int64_t rows = 0, cols = 0;           // the array's extents along the strip's rows and columns
+  int64_t rowStride = 0, colStride = 0; // element (row, col) is array[row * rowStride + col * colStride]
+  int back = 0, ahead = 0, left = 0, right = 0;
+  BoundaryRule boundary = BoundaryRule::Zero;
+  int ringRows = 0;          // a power of two > S + back + ahead + 2 (see windowRingRows)
+  int ringCols = 0;          // left + S + right
+  unsigned sharedOffset = 0; // where the ring starts in the block's dynamic shared memory, in bytes
+};
+
+// Host: completes a window's ring sizes for strips of S columns and returns its bytes.
+template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWidth, size_t &sharedBytes) {
+  int rows = 1;
+  while (rows <= stripWidth + window.back + window.ahead + 2)
+    rows *= 2;
+  window.ringRows = rows;
+  window.ringCols = window.left + stripWidth + window.right;
+  sharedBytes = (sharedBytes + 15) / 16 * 16;
+  window.sharedOffset = unsigned(sharedBytes);
+  const size_t bytes = size_t(window.ringRows) * size_t(window.ringCols) * sizeof(T);
+  sharedBytes += bytes;
+  return bytes;
+}
+
+// The staged rows of one array. A read-only input ("Recurrence = false") stages every column of the
+// ring; the recurrence (the array the strip computes, "Recurrence = true", back/left only) stages the
+// `left` halo columns that other strips compute, while its own columns are written by the steps.
+// Rows and columns outside the array hold the boundary rule's value, so reads need no checks.
+template <typename T, int S, bool Recurrence> struct StripWindow {
+  WindowGeometry<T> geometry;
+  T *ring = nullptr;
+  int threads = 0;       // threads in the block
+  int64_t firstCol = 0;  // the strip's first column
+  // This thread's elements of the two rows in flight: the row loaded at a step of parity P waits in
+  // inFlight[P] until the next step stores it. The parity is a template argument of prefetch and
+  // commit (the strip compiles its step once per parity), so the indices are constants and the two
+  // stay in registers; moving one into the other, or selecting between them at run time, would wait
+  // for the load just issued and put its latency back on the step.
+  T inFlight[2] = {T(0), T(0)};
+
+  __device__ void bind(unsigned char *shared, int blockThreads) {
+    ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
+    threads = blockThreads;
+  }
+  __device__ __forceinline__ int perRow() const {
+    return Recurrence ? geometry.left : geometry.ringCols;
+  }
+  __device__ __forceinline__ T &cell(int64_t row, int64_t col) const {
+    return ring[(int(row) & (geometry.ringRows - 1)) * geometry.ringCols + int(col - firstCol) +
+                geometry.left];
+  }
+  // An element of the array with the boundary rule. The recurrence's elements come from other
+  // blocks, so they are read at L2 (ld.global.cg), never from a stale L1 line.
+  __device__ __forceinline__ T load(int64_t row, int64_t col) const {
+    if (Recurrence || geometry.boundary == BoundaryRule::Zero) {
+      if (row < 0 || col < 0 || row >= geometry.rows || col >= geometry.cols)
+        return T(0);
+    } else {
+      row = boundaryIndex(row, geometry.rows, geometry.boundary);
+      col = boundaryIndex(col, geometry.cols, geometry.boundary);
+    }
+    const T *element = geometry.array + row * geometry.rowStride + col * geometry.colStride;
+    return Recurrence ? __ldcg(element) : __ldg(element);
+  }
+  __device__ __forceinline__ int64_t stagedCol(int index) const { return firstCol - geometry.left + index; }
+
+  // Stages the rows step `firstStep` reads, and loads the row after them for commit(firstStep). For
+  // the recurrence, its own columns' rows that no lane has computed yet hold stale values that are
+  // overwritten before anyone reads them.
+  __device__ void fill(int column, int firstStep) {
+    firstCol = int64_t(column) * S;
+    const int64_t lowRow = int64_t(firstStep) - (S - 1) - geometry.back;
+    const int64_t count = (int64_t(firstStep) + geometry.ahead - lowRow + 1) * geometry.ringCols;
+    for (int64_t index = threadIdx.x; index < count; index += threads) {
+      const int64_t row = lowRow + index / geometry.ringCols;
+      const int64_t col = firstCol - geometry.left + index % geometry.ringCols;
+      cell(row, col) = load(row, col);
+    }
+    const int64_t nextRow = int64_t(firstStep) + geometry.ahead + 1;
+    if (int(threadIdx.x) < perRow()) {
+      if (firstStep & 1)
+        inFlight[0] = load(nextRow, stagedCol(int(threadIdx.x)));
+      else
+        inFlight[1] = load(nextRow, stagedCol(int(threadIdx.x)));
+    }
+    for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
+      cell(nextRow, stagedCol(index)) = load(nextRow, stagedCol(index));
+  }
+  // Issues the loads of row step + ahead + 2. Nobody reads that row before step + 2, and its ring
+  // slot holds a row older than any step `step` reads (ringRows > S + back + ahead + 2).
+  // `Parity` is step & 1.
+  template <int Parity> __device__ __forceinline__ void prefetch(int step) {
+    const int64_t row = int64_t(step) + geometry.ahead + 2;
+    if (int(threadIdx.x) < perRow())
+      inFlight[Parity] = load(row, stagedCol(int(threadIdx.x)));
+    for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
+      cell(row, stagedCol(index)) = load(row, stagedCol(index));
+  }
+  // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
+  template <int Parity> __device__ __forceinline__ void commit(int step) {
+    if (int(threadIdx.x) < perRow())
+      cell(int64_t(step) + geometry.ahead + 1, stagedCol(int(threadIdx.x))) = inFlight[1 - Parity];
+  }
+  // The recurrence's value of a point this block computed: into the ring and the array.
+  __device__ __forceinline__ void store(int64_t row, int64_t col, T value, T *array) const {
+    cell(row, col) = value;
+    array[row * geometry.rowStride + col * geometry.colStride] = value;
+  }
+  // What the point's code reads through: window(row, col).
+  struct View {
+    const T *ring;
+    int rowMask, ringCols;
+    int64_t base; // left - firstCol
+    __device__ __forceinline__ T operator()(int64_t row, int64_t col) const {
+      return ring[(int(row) & rowMask) * ringCols + int(col + base)];
+    }
+  };
+  __device__ __forceinline__ View view() const {
+    return View{ring, geometry.ringRows - 1, geometry.ringCols, geometry.left - firstCol};
+  }
+};
+
+// A small read-only array whose reads do not depend on the point (filter coefficients), copied to
+// shared memory once per block.
+template <typename T> struct StagedArray {
+  const T *array = nullptr;
+  int64_t count = 0;
+  unsigned sharedOffset = 0;
+};
+
+// Host: places a staged array in the block's dynamic shared memory.
+template <typename T> void layoutStaged(StagedArray<T> &staged, size_t &sharedBytes) {
+  sharedBytes = (sharedBytes + 15) / 16 * 16;
+  staged.sharedOffset = unsigned(sharedBytes);
+  sharedBytes += size_t(staged.count) * sizeof(T);
+}
+
+template <typename T> __device__ T *stageArray(const StagedArray<T> &staged, unsigned char *shared, int threads) {
+  T *copy = reinterpret_cast<T *>(shared + staged.sharedOffset);
+  for (int64_t index = threadIdx.x; index < staged.count; index += threads)
+    copy[index] = __ldg(staged.array + index);
+  return copy;
+}
+
+// The strip lanes of the calling thread: which of the S points of a step it helps compute, and its
+// lane in that point's group of G threads.
+template <int G> __device__ __forceinline__ int stripLane() { return int(threadIdx.x) / G; }
+template <int G> __device__ __forceinline__ unsigned groupLane() { return threadIdx.x % G; }
+
+// Host: the flexible wavefront's launch. `Kernel` is the generated persistent kernel
+// (FlexibleBoard, Args, int); `columns` strips of `stripWidth` columns with `steps` steps each.
+template <typename Kernel, typename Args>
+void launchFlexible(Kernel kernel, FlexibleBoardStorage &storage, const Args &args, int threads,
+                    size_t sharedBytes, int columns, int steps, int lag, int publishInterval,
+                    cudaStream_t stream, const char *name) {
+  if (columns <= 0 || steps <= 0)
+    return;
+  POLYC_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
+  const int grid = flexibleGridSize(kernel, threads, sharedBytes, columns, name);
+  const FlexibleBoard board = storage.reset(columns, steps, lag, stream);
+  kernel<<<grid, threads, sharedBytes, stream>>>(board, args, publishInterval);
+  POLYC_CUDA_CHECK_LAUNCH(name);
+}
+
+// Host: whether `sharedBytes` of dynamic shared memory fit in a block (else a program uses its fixed
+// wavefront).
+inline bool fitsInSharedMemory(size_t sharedBytes) {
+  return sharedBytes + sizeof(FlexibleShared) <= deviceProperties().sharedMemPerBlockOptin;
+}
+
+} // namespace polyc::rt::cuda
