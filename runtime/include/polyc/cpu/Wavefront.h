@@ -7,6 +7,12 @@
 // with row' <= row and column' <= column other than itself, i.e. earlier rows of the same column
 // and rows <= row of earlier columns.
 //
+// A worker walks down one column, row after row, so the body's `row` should be the array's
+// contiguous (last) index: for y[i, j] in C order, call body(row = j, column = i). The quarter-plane
+// is symmetric in its two indices, so this is always legal for it; measured on 1024 x 1024 with a
+// 5 x 5 window, one worker then runs as fast as the plain loop nest, and twice as slow with the
+// other mapping (strided accesses).
+//
 // The protocol, per column c: done[c] counts the rows of column c that are finished (rows are
 // computed in order), lock[c] is 1 while a worker owns the column. Row r of column c is *ready*
 // when done[c] == r and (c == 0 or done[c-1] > r) (seed 004, condition 7). A worker scans the
