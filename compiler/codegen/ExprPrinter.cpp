@@ -516,7 +516,7 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   const model::ArrayInfo *array = findArray(model_, eq.array->name);
   assert(array && "the model has every array of the program");
   const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
-  w.line(arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]" + op + rhs.text + ";");
+  printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
   scope_ = saved;
 }
 
@@ -801,7 +801,7 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
   }
   auto it = readStorage_.find(read.name);
   std::string storage = it != readStorage_.end() ? it->second : arrayRef(*array);
-  std::string element = storage + "[" + elementIndex(*array, indices) + "]";
+  std::string element = elementRef(*array, storage, indices);
   if (conditions.empty())
     return {element};
   return {"(" + llvm::join(conditions, " && ") + " ? " + element + " : " + literal(0, array->decl->elemType) + ")"};
@@ -880,6 +880,16 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
     return body.text;
   };
   return {printReduction(parts, w)};
+}
+
+std::string ExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
+                                    llvm::ArrayRef<std::string> indices) const {
+  return storage + "[" + elementIndex(array, indices) + "]";
+}
+
+void ExprPrinter::printStore(const model::ArrayInfo &, llvm::ArrayRef<std::string>, const std::string &target,
+                             const std::string &op, const std::string &rhs, CodeWriter &w) {
+  w.line(target + op + rhs + ";");
 }
 
 std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {

@@ -107,6 +107,17 @@ public:
   // accumulator, prints reductionLoopPragma (if not empty) and a loop nest calling parts.body.
   virtual std::string printReduction(const ReductionParts &parts, CodeWriter &w);
   virtual std::string reductionLoopPragma(const ReductionParts &) const { return ""; }
+  // The element of `array` (held in `storage`) at `indices`, as read by a statement. Default:
+  // storage[elementIndex(array, indices)]. A target may read from a cache instead (the OpenCL flexible
+  // wavefront reads the recurrence from a ring of recent rows in local memory).
+  virtual std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
+                                 llvm::ArrayRef<std::string> indices) const;
+  // Prints the store of one statement instance, `target op rhs;` by default (`op` is " = ", " += " or
+  // " -= "). A GPU target whose work-group computes one instance together can reduce the value across
+  // the group and store it from one work-item.
+  virtual void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
+                          const std::string &target, const std::string &op, const std::string &rhs,
+                          CodeWriter &w);
 
 protected:
   const model::Model &model_;
