@@ -48,6 +48,8 @@ struct RunContext {
 
 // What a generated program implements. For a GPU target upload/download move data to and from the
 // device; compute returns the seconds the compute region took (device timers on GPUs).
+// Before every upload runMain restores the host copies of inouts to their loaded values and zeroes
+// outputs, so a CPU program that computes in place on context.arrays sees the same state each run.
 class Compute {
 public:
   virtual ~Compute() = default;
