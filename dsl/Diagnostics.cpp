@@ -45,7 +45,13 @@ void DiagnosticEngine::print(SMRange range, SourceMgr::DiagKind kind, const Twin
   }
   SMDiagnostic windowed(sm_, loc, diag.getFilename(), diag.getLineNo(), static_cast<int>(col - begin),
                         kind, diag.getMessage(), shown, colRanges);
-  windowed.print(nullptr, os_, false);
+  if (begin == 0) {
+    windowed.print(nullptr, os_, false);
+    return;
+  }
+  // The caret's column is within the window, but the location must name the real column.
+  os_ << diag.getFilename() << ":" << diag.getLineNo() << ":" << col + 1 << ": ";
+  windowed.print(nullptr, os_, false, true, false);
 }
 
 bool DiagnosticEngine::error(SMRange range, const Twine &message) {
@@ -66,6 +72,12 @@ void DiagnosticEngine::note(SMRange range, const Twine &message) {
   if (dropping_)
     return;
   print(range, SourceMgr::DK_Note, message);
+}
+
+void DiagnosticEngine::finish() {
+  if (errors_ >= kMaxErrors && !capReported_)
+    os_ << "polyc: error: too many errors emitted, stopping now\n";
+  capReported_ = true;
 }
 
 void DiagnosticEngine::fatal(const Twine &message) {

@@ -28,6 +28,8 @@ public:
   // True once the cap is reached: passes may stop early.
   bool tooMany() const { return errors_ >= kMaxErrors; }
   llvm::SourceMgr &sourceMgr() { return sm_; }
+  // Says that errors were dropped if passes stopped at the cap before trying to report more.
+  void finish();
 
 private:
   void print(llvm::SMRange range, llvm::SourceMgr::DiagKind kind, const llvm::Twine &message);

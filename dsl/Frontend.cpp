@@ -49,11 +49,9 @@ std::unique_ptr<ast::Program> dsl::loadProgramFromBuffer(SourceMgr &sm, unsigned
     return nullptr;
   }
   std::unique_ptr<ast::Program> program = parseProgram(sm, bufferId, diags);
-  if (diags.hadError())
-    return nullptr;
-  if (!checkProgram(*program, diags) || diags.hadError())
-    return nullptr;
-  return program;
+  bool ok = !diags.hadError() && checkProgram(*program, diags) && !diags.hadError();
+  diags.finish();
+  return ok ? std::move(program) : nullptr;
 }
 
 std::unique_ptr<ast::Program> polyc::loadProgram(SourceMgr &sm, StringRef path) {

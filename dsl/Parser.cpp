@@ -186,7 +186,10 @@ bool Parser::parseItem() {
     return true;
   }
   case TokenKind::RBrace:
-    return errorHere("'}' without a matching 'repeat' block");
+    // Skipping to the next ';' would swallow the next statement: drop just the brace.
+    errorHere("'}' without a matching 'repeat' block");
+    advance();
+    return true;
   default:
     if (tok_.isKeyword())
       return errorHere(Twine("'") + tok_.text + "' is a keyword and cannot start a statement");
@@ -499,13 +502,15 @@ ExprPtr Parser::parseMul() {
   return lhs;
 }
 
+// Recursion depth is counted where the grammar recurses: parseExpr (parentheses, indices, arguments,
+// ranges), unary operators and reductions; one source nesting level is one count.
 ExprPtr Parser::parseUnary() {
-  DepthGuard guard(*this);
-  if (depth_ > kMaxNestingDepth) {
-    tooDeep(tok_.range());
-    return nullptr;
-  }
   if (tok_.is(TokenKind::Minus) || tok_.is(TokenKind::Bang)) {
+    DepthGuard guard(*this);
+    if (depth_ > kMaxNestingDepth) {
+      tooDeep(tok_.range());
+      return nullptr;
+    }
     UnaryOp op = tok_.is(TokenKind::Minus) ? UnaryOp::Neg : UnaryOp::Not;
     SMLoc start = tok_.loc();
     advance();
@@ -548,6 +553,11 @@ bool Parser::looksLikeReduction() {
 }
 
 ExprPtr Parser::parseReduction(ReductionOp op) {
+  DepthGuard guard(*this);
+  if (depth_ > kMaxNestingDepth) {
+    tooDeep(tok_.range());
+    return nullptr;
+  }
   SMLoc start = tok_.loc();
   advance(); // 'sum' / 'max' / 'min'
   auto red = std::make_unique<Reduction>(op, SMRange(start, start));
