@@ -30,6 +30,6 @@ int main(int argc, char **argv) {
     return runEmit();
   if (BuildCommand)
     return runBuild();
-  errs() << "polyc: no subcommand given; see 'polyc --help'\n";
+  errs() << "polyc: error: no subcommand given; see 'polyc --help'\n";
   return 1;
 }
