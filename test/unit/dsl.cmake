@@ -1,0 +1,5 @@
+# The front end's unit tests: lexer, parser and Sema pieces (tokens, locations, numbers, precedence,
+# reduction bodies, resolved members).
+polyc_add_unittest(LexerTests SOURCES LexerTests.cpp LIBS polyc_dsl)
+polyc_add_unittest(ParserTests SOURCES ParserTests.cpp LIBS polyc_dsl)
+polyc_add_unittest(SemaTests SOURCES SemaTests.cpp LIBS polyc_dsl)
