@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace polyc::rt::ocl {
@@ -509,6 +510,45 @@ void uploadArray(const Device &device, const Buffer &buffer, const HostArray &ar
 
 void downloadArray(const Device &device, const Buffer &buffer, HostArray &array) {
   buffer.read(device, array.bytes.data(), array.bytes.size());
+}
+
+static size_t elementBytes(DType dtype) { return dtype == DType::F64 ? 8 : 4; }
+
+void runOnce(const ProgramInfo &info, Compute &compute, const std::vector<int64_t> &params,
+             const std::vector<void *> &arrays) {
+  if (params.size() != info.params.size() || arrays.size() != info.arrays.size())
+    throw Error("runOnce: " + std::to_string(params.size()) + " params and " + std::to_string(arrays.size()) +
+                    " arrays given, the program has " + std::to_string(info.params.size()) + " and " +
+                    std::to_string(info.arrays.size()),
+                CL_INVALID_VALUE);
+  for (size_t p = 0; p < params.size(); ++p)
+    if (params[p] < 0)
+      throw Error("param " + info.params[p] + " = " + std::to_string(params[p]) + " is negative", CL_INVALID_VALUE);
+  RunContext context;
+  context.params = params;
+  for (size_t a = 0; a < info.arrays.size(); ++a) {
+    const ArraySpec &spec = info.arrays[a];
+    HostArray host;
+    host.spec = &spec;
+    int64_t count = 1;
+    for (const AffineExtent &extent : spec.shape) {
+      int64_t value = extent.constant;
+      for (auto [param, coefficient] : extent.terms)
+        value += coefficient * params[param];
+      host.shape.push_back(std::max<int64_t>(value, 0));
+      count *= host.shape.back();
+    }
+    host.bytes.resize(size_t(count) * elementBytes(spec.dtype));
+    if (spec.role != ArrayRole::Output && !host.bytes.empty())
+      std::memcpy(host.bytes.data(), arrays[a], host.bytes.size());
+    context.arrays.push_back(std::move(host));
+  }
+  compute.upload(context);
+  compute.compute(context);
+  compute.download(context);
+  for (size_t a = 0; a < info.arrays.size(); ++a)
+    if (info.arrays[a].role != ArrayRole::Input && !context.arrays[a].bytes.empty())
+      std::memcpy(arrays[a], context.arrays[a].bytes.data(), context.arrays[a].bytes.size());
 }
 
 } // namespace polyc::rt::ocl

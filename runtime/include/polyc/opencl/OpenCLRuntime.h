@@ -273,4 +273,10 @@ private:
 void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array);
 void downloadArray(const Device &device, const Buffer &buffer, HostArray &array);
 
+// Runs `compute` once for a library call (<prog>_run): `params` in ProgramInfo::params order, `arrays`
+// pointing to each array of ProgramInfo::arrays in order, dense row-major. Inputs are read, outputs and
+// inouts written back. Throws Error (or std::bad_alloc) on failure.
+void runOnce(const ProgramInfo &info, Compute &compute, const std::vector<int64_t> &params,
+             const std::vector<void *> &arrays);
+
 } // namespace polyc::rt::ocl

@@ -1,0 +1,1322 @@
+// The OpenCL target (see CodeGenOpenCL.h): prints the schedule's isl AST twice over, host loops into the
+// host program and each allocated band into a kernel of the .cl file, with the OpenCL C dialect of the
+// expression printer and the runtime's device library (reductions, flexible wavefront).
+#include "compiler/codegen/opencl/CodeGenOpenCL.h"
+
+#include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/ProgramInterface.h"
+
+#include "polyc/opencl/DeviceLibrary.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+
+#include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+
+using namespace polyc;
+using namespace polyc::codegen;
+using allocate::AllocationKind;
+
+namespace {
+
+// Who computes one statement instance in a kernel: one work-item; a whole work-group (its reductions
+// shared by all work-items); or a run of `lanes` work-items of a flexible wavefront's strip.
+enum class PointMode { Item, Group, Strip };
+
+// The recurrence array of a flexible wavefront, read from the ring of recent rows in local memory.
+struct RingView {
+  std::string array;
+  unsigned rowDim = 0, colDim = 1;
+};
+
+bool isWord(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Whether `name` occurs in `text` as a whole identifier.
+bool mentions(const std::string &text, const std::string &name) {
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    bool before = at > 0 && isWord(text[at - 1]);
+    bool after = at + name.size() < text.size() && isWord(text[at + name.size()]);
+    if (!before && !after)
+      return true;
+  }
+  return false;
+}
+
+// The C API calls the C++ bindings (isl 0.25) lack, wrapped once.
+isl::pw_aff setDimMin(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_min(set.copy(), pos)); }
+isl::pw_aff setDimMax(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_max(set.copy(), pos)); }
+isl::set projectOutDim(const isl::set &set, unsigned pos) {
+  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
+}
+isl::set anonymous(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
+isl::set flatProduct(const isl::set &a, const isl::set &b) {
+  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
+}
+
+std::string suffix(ast::ElemType type) {
+  switch (type) {
+  case ast::ElemType::F32: return "f32";
+  case ast::ElemType::F64: return "f64";
+  case ast::ElemType::I32: return "i32";
+  }
+  return "f32";
+}
+
+const char *clScalar(ast::ElemType type) {
+  return type == ast::ElemType::F32 ? "cl_float" : type == ast::ElemType::F64 ? "cl_double" : "cl_int";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The OpenCL C dialect
+
+class OpenCLExprPrinter : public ExprPrinter {
+public:
+  OpenCLExprPrinter(const model::Model &model, const schedule::Schedule &schedule) : ExprPrinter(model, schedule) {}
+
+  // How the statement about to be printed is computed (set by the kernel printer).
+  PointMode mode = PointMode::Item;
+  std::string lane = "polyc_lid", lanes = "polyc_group_size";
+  // The right-hand side is a sum of sum-reductions: every lane adds its share of all of them and one
+  // group reduction of the whole value follows (half the barriers of one reduction per sum).
+  bool deferSum = false;
+  std::string storeGuard; // the condition under which this work-item stores, empty: always
+  std::optional<RingView> ring;
+  std::set<ast::ElemType> scratchTypes; // the local scratch arrays the printed code uses
+
+  std::string typeName(ast::ElemType type) const override {
+    switch (type) {
+    case ast::ElemType::F32: return "float";
+    case ast::ElemType::F64: return "double";
+    case ast::ElemType::I32: return "int";
+    }
+    return "float";
+  }
+  // Kernels index with 32-bit integers (64-bit integer arithmetic is emulated on GPUs); the host
+  // checks that every array fits (polyc::rt::ocl::checkIndexable).
+  std::string indexType() const override { return "int"; }
+  std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
+    if (type == ast::ElemType::I32) {
+      switch (fn) {
+      case ast::Builtin::Abs: return "abs";
+      case ast::Builtin::Min: return "min";
+      case ast::Builtin::Max: return "max";
+      default: return "";
+      }
+    }
+    // OpenCL C's math functions are overloaded for float and double.
+    switch (fn) {
+    case ast::Builtin::Exp: return "exp";
+    case ast::Builtin::Log: return "log";
+    case ast::Builtin::Sqrt: return "sqrt";
+    case ast::Builtin::Abs: return "fabs";
+    case ast::Builtin::Tanh: return "tanh";
+    case ast::Builtin::Min: return "fmin";
+    case ast::Builtin::Max: return "fmax";
+    case ast::Builtin::Pow: return "pow";
+    case ast::Builtin::Select: return "";
+    }
+    return "";
+  }
+  std::string fmodFunction(ast::ElemType) const override { return "fmod"; }
+  std::string lowest(ast::ElemType type) const override {
+    return type == ast::ElemType::F32 ? "-FLT_MAX" : type == ast::ElemType::F64 ? "-DBL_MAX" : "INT_MIN";
+  }
+  std::string highest(ast::ElemType type) const override {
+    return type == ast::ElemType::F32 ? "FLT_MAX" : type == ast::ElemType::F64 ? "DBL_MAX" : "INT_MAX";
+  }
+  std::string convert(const std::string &expr, ast::ElemType to) const override {
+    return "(" + typeName(to) + ")(" + expr + ")";
+  }
+  std::string indexCast(const std::string &expr) const override { return "(int)(" + expr + ")"; }
+
+  std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
+  std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
+                         llvm::ArrayRef<std::string> indices) const override;
+  void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
+                  const std::string &op, const std::string &rhs, CodeWriter &w) override;
+
+  // The ring element of (row, col) of the recurrence array (array coordinates).
+  std::string ringElement(const std::string &row, const std::string &col) const {
+    return "polyc_ring[((" + row + ") & polyc_ring_mask) * polyc_ring_cols + (" + col +
+           ") - polyc_first_col + polyc_window_cols]";
+  }
+};
+
+std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  if (mode == PointMode::Item || parts.nested)
+    return ExprPrinter::printReduction(parts, w);
+  // The terms are shared by the lanes: lane l takes terms l, l + lanes, l + 2 * lanes, ... of the
+  // reduction's index space flattened in row-major order.
+  const std::string acc = parts.accumulator;
+  w.line(typeName(parts.type) + " " + acc + " = " + parts.identity + ";");
+  const size_t n = parts.loops.size();
+  // Flattening needs the ranges independent of each other's variables.
+  bool independent = true;
+  for (size_t k = 0; k < n; ++k)
+    for (size_t e = 0; e < k; ++e)
+      independent = independent && !mentions(parts.loops[k].lo, parts.loops[e].var) &&
+                    !mentions(parts.loops[k].hi, parts.loops[e].var);
+  w.comment(deferSum ? "This lane's share of the terms (the group adds the lanes' shares below)."
+                     : "This lane's share of the terms, then the lanes combine theirs.");
+  w.openBlock("");
+  auto body = [&]() {
+    if (!parts.condition.empty())
+      w.openBlock("if (" + parts.condition + ")");
+    std::string value = parts.body(w);
+    w.line(parts.update(value));
+    if (!parts.condition.empty())
+      w.closeBlock();
+  };
+  if (n == 1 || !independent) {
+    const ReductionLoop &outer = parts.loops[0];
+    w.openBlock("for (int " + outer.var + " = " + outer.lo + " + " + lane + "; " + outer.var + " < " + outer.hi +
+                "; " + outer.var + " += " + lanes + ")");
+    for (size_t k = 1; k < n; ++k)
+      w.openBlock("for (int " + parts.loops[k].var + " = " + parts.loops[k].lo + "; " + parts.loops[k].var + " < " +
+                  parts.loops[k].hi + "; ++" + parts.loops[k].var + ")");
+    body();
+    for (size_t k = 0; k < n; ++k)
+      w.closeBlock();
+  } else {
+    // Mixed-radix digits of the flat index, advanced by the digits of `lanes` (no division per term).
+    std::string count;
+    for (size_t k = 0; k < n; ++k) {
+      w.line("const int " + acc + "_n" + std::to_string(k) + " = max(" + parts.loops[k].hi + " - (" +
+             parts.loops[k].lo + "), 0);");
+      count += (k ? " * " : "") + acc + "_n" + std::to_string(k);
+    }
+    w.line("int " + acc + "_rest = " + lane + ", " + acc + "_stride = " + lanes + ";");
+    for (size_t k = n; k-- > 0;) {
+      std::string nk = acc + "_n" + std::to_string(k), d = acc + "_d" + std::to_string(k),
+                  s = acc + "_s" + std::to_string(k);
+      if (k == 0) {
+        w.line("int " + d + " = " + acc + "_rest;");
+        w.line("const int " + s + " = " + acc + "_stride;");
+      } else {
+        w.line("int " + d + " = " + nk + " ? " + acc + "_rest % " + nk + " : 0;");
+        w.line("const int " + s + " = " + nk + " ? " + acc + "_stride % " + nk + " : 0;");
+        w.line(acc + "_rest = " + nk + " ? " + acc + "_rest / " + nk + " : 0;");
+        w.line(acc + "_stride = " + nk + " ? " + acc + "_stride / " + nk + " : 0;");
+      }
+    }
+    w.openBlock("for (int " + acc + "_k = " + lane + "; " + acc + "_k < " + count + "; " + acc + "_k += " + lanes +
+                ")");
+    for (size_t k = 0; k < n; ++k)
+      w.line("const int " + parts.loops[k].var + " = " + parts.loops[k].lo + " + " + acc + "_d" + std::to_string(k) +
+             ";");
+    body();
+    for (size_t k = n; k-- > 1;) {
+      std::string d = acc + "_d" + std::to_string(k);
+      w.line(d + " += " + acc + "_s" + std::to_string(k) + ";");
+      w.openBlock("if (" + d + " >= " + acc + "_n" + std::to_string(k) + ")");
+      w.line(d + " -= " + acc + "_n" + std::to_string(k) + ";");
+      w.line("++" + acc + "_d" + std::to_string(k - 1) + ";");
+      w.closeBlock();
+    }
+    w.line(acc + "_d0 += " + acc + "_s0;");
+    w.closeBlock();
+  }
+  w.closeBlock();
+  if (deferSum)
+    return acc;
+  scratchTypes.insert(parts.type);
+  const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
+                   : parts.reduction->op == ast::ReductionOp::Max ? "max"
+                                                                  : "min";
+  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
+         suffix(parts.type) + ");");
+  return acc;
+}
+
+std::string OpenCLExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
+                                          llvm::ArrayRef<std::string> indices) const {
+  if (ring && array.name == ring->array && storage == arrayRef(array) && indices.size() == 2)
+    return ringElement(indices[ring->rowDim], indices[ring->colDim]);
+  return ExprPrinter::elementRef(array, storage, indices);
+}
+
+void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
+                                   const std::string &target, const std::string &op, const std::string &rhs,
+                                   CodeWriter &w) {
+  std::string value = rhs;
+  ast::ElemType type = array.decl->elemType;
+  if (mode != PointMode::Item && deferSum) {
+    scratchTypes.insert(type);
+    w.line("const " + typeName(type) + " polyc_value = polyc_group_sum_" + suffix(type) + "(" + rhs + ", " + lanes +
+           ", polyc_scratch_" + suffix(type) + ");");
+    value = "polyc_value";
+  }
+  if (!storeGuard.empty())
+    w.openBlock("if (" + storeGuard + ")");
+  bool toRing = ring && array.name == ring->array && indices.size() == 2;
+  if (toRing && op != " = ") {
+    // An update: the new value is the old one changed, and both copies get it.
+    w.line(target + op + value + ";");
+    w.line(ringElement(indices[ring->rowDim], indices[ring->colDim]) + " = " + target + ";");
+  } else {
+    if (toRing)
+      w.line(ringElement(indices[ring->rowDim], indices[ring->colDim]) + " = " + value + ";");
+    w.line(target + op + value + ";");
+  }
+  if (!storeGuard.empty())
+    w.closeBlock();
+}
+
+// Whether `e` is a sum of sum-reductions and nothing else (the IIR filter's right-hand side).
+bool isSumOfSums(const ast::Expr &e) {
+  if (auto *r = llvm::dyn_cast<ast::Reduction>(&e))
+    return r->op == ast::ReductionOp::Sum;
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
+    return b->op == ast::BinaryOp::Add && isSumOfSums(*b->lhs) && isSumOfSums(*b->rhs);
+  return false;
+}
+
+void collectReductions(const ast::Expr &e, std::vector<const ast::Reduction *> &out) {
+  if (auto *r = llvm::dyn_cast<ast::Reduction>(&e)) {
+    out.push_back(r);
+    return; // nested ones are computed inside, per term
+  }
+  if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
+    return collectReductions(*u->operand, out);
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&e)) {
+    collectReductions(*b->lhs, out);
+    return collectReductions(*b->rhs, out);
+  }
+  if (auto *c = llvm::dyn_cast<ast::Call>(&e))
+    for (auto &arg : c->args)
+      collectReductions(*arg, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels and the host program
+
+// One kernel argument: how the kernel declares it and what the host passes.
+struct KernelArg {
+  std::string declaration; // "const int H", "__global const float *x", "__local float *polyc_scratch_f32"
+  std::string hostValue;   // "cl_int(H)", "x_", or for a local: the byte count
+  bool isLocal = false;
+  bool perLaunch = false; // changes between launches of the same band (host loop iterators, bounds)
+};
+
+struct KernelInfo {
+  std::string name;    // in the .cl file
+  std::string member;  // the host's polyc::rt::ocl::Kernel member
+};
+
+class OpenCLPrinter : public IslAstPrinter {
+public:
+  OpenCLPrinter(const CodegenInput &input, CodeWriter &host, CodeWriter &kernels, OpenCLExprPrinter &exprs)
+      : IslAstPrinter(input, host), kernels_(kernels), exprs_(exprs) {
+    for (const model::Statement &s : input.model.statements)
+      for (const std::string &d : exprs.dimNames(s))
+        statementDims_.insert(d);
+  }
+
+  std::vector<KernelInfo> kernels;   // every kernel, for the host's members
+  std::vector<std::string> boards;   // WavefrontBoard members
+  std::string error;                 // the first mapping failure
+
+protected:
+  void printBand(const BandView &band, const isl::ast_node &body) override;
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
+    hostIterators_.push_back(loop.iterator);
+    IslAstPrinter::printFor(loop, node);
+    hostIterators_.pop_back();
+  }
+  void printStatementCall(const StatementCall &call) override;
+  std::string idName(const std::string &islName) const override {
+    auto it = localNames_.find(islName);
+    return it != localNames_.end() ? it->second : IslAstPrinter::idName(islName);
+  }
+
+private:
+  void fail(const std::string &message) {
+    if (error.empty())
+      error = message;
+  }
+  void printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind);
+  void printSingleKernel(const BandView &band, const isl::ast_node &body);
+  struct MappedKernel {
+    std::string name, member;
+    bool group = false;
+    std::vector<KernelArg> args;
+    std::vector<std::string> lows, counts;                 // host variables of the mapped members
+    std::vector<std::pair<std::string, std::string>> bounds; // host expressions: lowest, highest
+  };
+  MappedKernel buildMappedKernel(const BandView &band, const isl::ast_node &body, unsigned firstMapped,
+                                 PointMode mode, const std::string &kindName);
+  void printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements);
+  void printKernelLaunch(const MappedKernel &kernel);
+  void printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
+                         const std::string &kindName);
+  void printFixedWavefront(const BandView &band, const isl::ast_node &body);
+  void printFlexibleWavefront(const BandView &band);
+
+  // Kernel body printing: the AST under a band with the mapped members as guarded indices.
+  void printKernelNode(const isl::ast_node &node, CodeWriter &w);
+  void printKernelStatement(unsigned statement, const std::vector<std::string> &args, CodeWriter &w);
+
+  // Host expressions for the bounds of mapped band members, as functions of the host loops around.
+  std::vector<std::pair<std::string, std::string>> mappedBounds(const BandView &band, unsigned firstMapped);
+  std::string hostExpr(const isl::pw_aff &value, const isl::set &context);
+
+  std::vector<KernelArg> baseArgs(const std::vector<unsigned> &statements, bool perLaunchIterators);
+  void emitKernel(const std::string &name, const std::string &comment, const std::vector<KernelArg> &args,
+                  const std::string &body);
+  void printArgs(const std::string &member, const std::vector<KernelArg> &args, bool perLaunch);
+  std::string kernelName(const BandView &band, const std::string &kind);
+  std::string reductionLength(const std::vector<unsigned> &statements) const;
+  bool hasReductions(const std::vector<unsigned> &statements) const;
+
+  CodeWriter &kernels_;
+  OpenCLExprPrinter &exprs_;
+  std::vector<std::string> hostIterators_;       // C names of the host loops around, outermost first
+  std::map<std::string, std::string> localNames_; // isl iterator -> C name, for loops printed here
+  std::map<unsigned, std::string> mappedMembers_; // band member -> the kernel's index variable
+  const BandView *kernelBand_ = nullptr;
+  std::set<std::string> statementDims_;
+  std::set<std::string> kernelNames_;
+};
+
+std::string OpenCLPrinter::kernelName(const BandView &band, const std::string &kind) {
+  std::string stmts;
+  for (unsigned s : band.statements)
+    stmts += (stmts.empty() ? "" : "_") + input_.model.statements[s].name;
+  std::string base = stmts + "_" + kind;
+  std::string name = base;
+  for (unsigned k = 2; kernelNames_.count(name); ++k)
+    name = base + std::to_string(k);
+  kernelNames_.insert(name);
+  return name;
+}
+
+bool OpenCLPrinter::hasReductions(const std::vector<unsigned> &statements) const {
+  for (unsigned s : statements) {
+    std::vector<const ast::Reduction *> reductions;
+    collectReductions(*input_.model.statements[s].equation->rhs, reductions);
+    if (!reductions.empty())
+      return true;
+  }
+  return false;
+}
+
+// The number of terms of a point's reductions, on the host (sizes the work-groups); 64 when a range
+// depends on more than the params.
+std::string OpenCLPrinter::reductionLength(const std::vector<unsigned> &statements) const {
+  std::vector<std::string> perStatement;
+  const ast::Program &program = *input_.model.program;
+  auto affineText = [&](const ast::Expr &e) -> std::optional<std::string> {
+    std::optional<AffineForm> form = affineForm(e, program);
+    if (!form)
+      return std::nullopt;
+    std::string text = std::to_string(form->constant);
+    for (auto [param, coefficient] : form->terms)
+      text += " + " + std::to_string(coefficient) + " * " + cIdentifier(program.params[param]->name);
+    return "(" + text + ")";
+  };
+  for (unsigned s : statements) {
+    std::vector<const ast::Reduction *> reductions;
+    collectReductions(*input_.model.statements[s].equation->rhs, reductions);
+    std::string total;
+    for (const ast::Reduction *r : reductions) {
+      std::string product;
+      for (const ast::RangeBinding &binding : r->bindings) {
+        auto lo = affineText(*binding.lo), hi = affineText(*binding.hi);
+        std::string extent = lo && hi ? "std::max<int64_t>(" + *hi + " - " + *lo + ", 0)" : "int64_t(8)";
+        for (size_t v = 0; v < binding.vars.size(); ++v)
+          product += (product.empty() ? "" : " * ") + extent;
+      }
+      total += (total.empty() ? "" : " + ") + (product.empty() ? "1" : product);
+    }
+    if (!total.empty())
+      perStatement.push_back(total);
+  }
+  if (perStatement.empty())
+    return "int64_t(1)";
+  std::string text = perStatement[0];
+  for (size_t k = 1; k < perStatement.size(); ++k)
+    text = "std::max<int64_t>(" + text + ", " + perStatement[k] + ")";
+  return text;
+}
+
+std::vector<KernelArg> OpenCLPrinter::baseArgs(const std::vector<unsigned> &statements, bool perLaunchIterators) {
+  std::vector<KernelArg> args;
+  const model::Model &model = input_.model;
+  for (auto &p : model.program->params)
+    args.push_back({"const int " + cIdentifier(p->name), "cl_int(" + cIdentifier(p->name) + ")"});
+  std::set<std::string> written, used;
+  for (unsigned s : statements) {
+    const model::Statement &st = model.statements[s];
+    written.insert(st.write.array);
+    used.insert(st.write.array);
+    for (const model::Access &a : st.reads)
+      used.insert(a.array);
+  }
+  for (const model::ArrayInfo &array : model.arrays) {
+    if (!used.count(array.name))
+      continue;
+    std::string type = exprs_.typeName(array.decl->elemType);
+    args.push_back({"__global " + std::string(written.count(array.name) ? "" : "const ") + type + " *" +
+                        cIdentifier(array.name),
+                    cIdentifier(array.name) + "_"});
+  }
+  for (const std::string &iterator : hostIterators_)
+    args.push_back({"const int " + iterator, "cl_int(" + iterator + ")", false, perLaunchIterators});
+  return args;
+}
+
+void OpenCLPrinter::emitKernel(const std::string &name, const std::string &comment,
+                               const std::vector<KernelArg> &args, const std::string &body) {
+  std::string signature = "__kernel void " + name + "(";
+  for (size_t k = 0; k < args.size(); ++k)
+    signature += (k ? ", " : "") + args[k].declaration;
+  signature += ")";
+  kernels_.blank();
+  kernels_.comment(comment);
+  kernels_.openBlock(signature);
+  kernels_.verbatim(body);
+  kernels_.closeBlock();
+}
+
+// Sets the kernel's arguments on the host: all of them, or only those that change between launches.
+void OpenCLPrinter::printArgs(const std::string &member, const std::vector<KernelArg> &args, bool perLaunch) {
+  std::string text;
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (perLaunch && !args[k].perLaunch)
+      continue;
+    if (!perLaunch && args[k].perLaunch)
+      continue;
+    if (args[k].isLocal)
+      text += (text.empty() ? "" : ".") + std::string("localArg(") + std::to_string(k) + ", " + args[k].hostValue + ")";
+    else
+      text += (text.empty() ? "" : ".") + std::string("arg(") + std::to_string(k) + ", " + args[k].hostValue + ")";
+  }
+  if (!text.empty())
+    w_.line(member + "." + text + ";");
+}
+
+std::string OpenCLPrinter::hostExpr(const isl::pw_aff &value, const isl::set &context) {
+  isl::ast_build build = isl::ast_build::from_context(context);
+  return expr(build.expr_from(value));
+}
+
+// The set of the band's schedule points, with the first `firstMapped` members (host loops) as params
+// named like isl's iterators, and for each mapped member its lowest and highest value.
+std::vector<std::pair<std::string, std::string>> OpenCLPrinter::mappedBounds(const BandView &band,
+                                                                             unsigned firstMapped) {
+  std::vector<std::pair<std::string, std::string>> bounds;
+  isl::union_set domains = input_.model.domains();
+  if (!input_.model.context.is_null())
+    domains = domains.intersect_params(input_.model.context);
+  isl::union_set points = isl::union_map::from(band.partialSchedule).intersect_domain(domains).range();
+  isl::set set = isl::manage(isl_set_from_union_set(points.release()));
+  unsigned members = static_cast<unsigned>(band.partialSchedule.size());
+  isl_size params = isl_set_dim(set.get(), isl_dim_param);
+  set = isl::manage(isl_set_move_dims(set.release(), isl_dim_param, params, isl_dim_set, 0, firstMapped));
+  for (unsigned m = 0; m < firstMapped; ++m) {
+    isl::id id(set.ctx(), "c" + std::to_string(band.firstScheduleDim + m));
+    set = isl::manage(isl_set_set_dim_id(set.release(), isl_dim_param, params + m, id.release()));
+  }
+  isl::set context = set.params();
+  for (unsigned m = firstMapped; m < members; ++m) {
+    unsigned pos = m - firstMapped;
+    bounds.push_back({hostExpr(setDimMin(set, pos), context), hostExpr(setDimMax(set, pos), context)});
+  }
+  return bounds;
+}
+
+void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  const allocate::BandAllocation *allocation = band.allocation;
+  if (band.band && band.band->isSequentialRepeat)
+    return printNode(body); // the repeat loop runs on the host
+  if (!allocation) {
+    w_.comment("Band " + std::to_string(band.index) + ": no allocation, one work-item.");
+    return printSingleKernel(band, body);
+  }
+  w_.comment("Band " + std::to_string(band.index) + " (" + describeBand(input_, band.index) + "): " +
+             describeAllocation(input_, band.index) + ".");
+  if (!allocation->runtimeCondition.empty() && allocation->otherwise) {
+    w_.openBlock("if (" + allocation->runtimeCondition + ")");
+    printVariant(band, body, allocation->kind);
+    w_.elseBlock();
+    printVariant(band, body, *allocation->otherwise);
+    w_.closeBlock();
+    return;
+  }
+  printVariant(band, body, allocation->kind);
+}
+
+void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind) {
+  switch (kind) {
+  case AllocationKind::DataParallel:
+    w_.comment(std::string(allocate::spelling(kind)) + ": one work-item per point.");
+    return printMappedKernel(band, body, PointMode::Item, "parallel");
+  case AllocationKind::Reduction:
+    w_.comment("reduction: one work-group per point, its reductions shared by the work-group.");
+    return printMappedKernel(band, body, PointMode::Group, "reduce");
+  case AllocationKind::FixedWavefront:
+    return printFixedWavefront(band, body);
+  case AllocationKind::FlexibleWavefront:
+    return printFlexibleWavefront(band);
+  case AllocationKind::Sequential:
+    w_.comment("sequential: one work-item runs the band in order.");
+    return printSingleKernel(band, body);
+  }
+}
+
+void OpenCLPrinter::printSingleKernel(const BandView &band, const isl::ast_node &body) {
+  std::string name = kernelName(band, "serial");
+  std::string member = name + "_";
+  std::vector<KernelArg> args = baseArgs(band.statements, false);
+  CodeWriter w;
+  w.indent();
+  exprs_.mode = PointMode::Item;
+  exprs_.scratchTypes.clear();
+  mappedMembers_.clear();
+  kernelBand_ = &band;
+  printKernelNode(body, w);
+  kernelBand_ = nullptr;
+  emitKernel(name, "Band " + std::to_string(band.index) + " in order, by one work-item.", args, w.str());
+  kernels.push_back({name, member});
+  printArgs(member, args, false);
+  w_.line("timer.enqueue(device(), " + member + ", 1, 1);");
+}
+
+// Emits the kernel of a band whose members from `firstMapped` on are mapped to work-items (Item) or
+// work-groups (Group); the members before it are host loops around the launch.
+OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &band, const isl::ast_node &body,
+                                                             unsigned firstMapped, PointMode mode,
+                                                             const std::string &kindName) {
+  MappedKernel kernel;
+  kernel.name = kernelName(band, kindName);
+  kernel.member = kernel.name + "_";
+  kernel.group = mode == PointMode::Group;
+  unsigned members = static_cast<unsigned>(band.partialSchedule.size());
+  kernel.bounds = mappedBounds(band, firstMapped);
+  kernel.args = baseArgs(band.statements, true);
+  // The kernel's index variables, named after the band's dimensions but apart from statement dims.
+  NameScope scope = names();
+  for (const std::string &d : statementDims_)
+    scope.take(d);
+  for (const std::string &it : hostIterators_)
+    scope.take(it);
+  mappedMembers_.clear();
+  std::vector<std::string> vars;
+  for (unsigned m = firstMapped; m < members; ++m) {
+    std::string base = band.band && m < band.band->dimNames.size() ? band.band->dimNames[m] : "c" + std::to_string(m);
+    std::string var = scope.fresh(cIdentifier(base));
+    mappedMembers_[m] = var;
+    vars.push_back(var);
+    kernel.lows.push_back("polyc_lo_" + var);
+    kernel.counts.push_back("polyc_n_" + var);
+  }
+
+  // The body first: it tells which local scratch arrays the kernel needs.
+  CodeWriter w;
+  w.indent();
+  exprs_.mode = mode;
+  exprs_.lane = "polyc_lid";
+  exprs_.lanes = "polyc_group_size";
+  exprs_.ring.reset();
+  exprs_.scratchTypes.clear();
+  kernelBand_ = &band;
+  if (kernel.group) {
+    w.line("const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);");
+    w.comment("The whole work-group computes one point (all its work-items take the same branches).");
+    w.line("int polyc_rest = get_group_id(0);");
+  } else {
+    w.line("const int polyc_point = get_global_id(0);");
+    w.openBlock("if (polyc_point < polyc_points)");
+    w.line("int polyc_rest = polyc_point;");
+  }
+  for (size_t k = vars.size(); k-- > 0;) {
+    w.line("const int " + vars[k] + " = " + kernel.lows[k] + " + polyc_rest % " + kernel.counts[k] + ";");
+    if (k > 0)
+      w.line("polyc_rest /= " + kernel.counts[k] + ";");
+  }
+  if (vars.empty())
+    w.line("(void)polyc_rest;");
+  printKernelNode(body, w);
+  if (!kernel.group)
+    w.closeBlock();
+  kernelBand_ = nullptr;
+  mappedMembers_.clear();
+
+  for (size_t k = 0; k < vars.size(); ++k) {
+    kernel.args.push_back({"const int " + kernel.lows[k], "cl_int(" + kernel.lows[k] + ")", false, true});
+    kernel.args.push_back({"const int " + kernel.counts[k], "cl_int(" + kernel.counts[k] + ")", false, true});
+  }
+  if (!kernel.group)
+    kernel.args.push_back({"const int polyc_points", "cl_int(polyc_points)", false, true});
+  for (ast::ElemType t : exprs_.scratchTypes)
+    kernel.args.push_back({"__local " + exprs_.typeName(t) + " *polyc_scratch_" + suffix(t),
+                           "polyc_group * sizeof(" + std::string(clScalar(t)) + ")", true, false});
+  std::string what = kernel.group ? "one work-group per point" : "one work-item per point";
+  std::string dims;
+  for (unsigned m = firstMapped; m < members; ++m)
+    dims += (dims.empty() ? "" : ", ") + describeDimension(band, m);
+  emitKernel(kernel.name,
+             "Band " + std::to_string(band.index) + ", " + what + " over " + (dims.empty() ? "one point" : dims) +
+                 (firstMapped ? " (launched per " + describeDimension(band, 0) + ")" : "") + ".",
+             kernel.args, w.str());
+  kernels.push_back({kernel.name, kernel.member});
+  return kernel;
+}
+
+// The host side of a mapped kernel: its work-group size and the arguments that do not change between
+// launches (once, before any host loop of the band), then per launch the bounds and the enqueue.
+void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements) {
+  if (kernel.group)
+    w_.line("const size_t polyc_group = polyc::rt::ocl::pointGroupSize(device(), " + kernel.member + ", " +
+            reductionLength(statements) + ");");
+  else
+    w_.line("const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), " + kernel.member + ");");
+  printArgs(kernel.member, kernel.args, false);
+}
+
+void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
+  std::string points = "1";
+  for (size_t k = 0; k < kernel.lows.size(); ++k) {
+    w_.line("const int64_t " + kernel.lows[k] + " = " + kernel.bounds[k].first + ";");
+    w_.line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>(" + kernel.bounds[k].second + " - " +
+            kernel.lows[k] + " + 1, 0);");
+    points += " * " + kernel.counts[k];
+  }
+  w_.line("const int64_t polyc_points = " + points + ";");
+  w_.openBlock("if (polyc_points > 0)");
+  w_.line("polyc::rt::ocl::checkIndexable(\"" + kernel.name + "'s points\", polyc_points" +
+          std::string(kernel.group ? " * int64_t(polyc_group)" : "") + ");");
+  printArgs(kernel.member, kernel.args, true);
+  if (kernel.group)
+    w_.line("timer.enqueue(device(), " + kernel.member + ", size_t(polyc_points) * polyc_group, polyc_group);");
+  else
+    w_.line("timer.enqueue(device(), " + kernel.member +
+            ", (size_t(polyc_points) + polyc_group - 1) / polyc_group * polyc_group, polyc_group);");
+  w_.closeBlock();
+}
+
+void OpenCLPrinter::printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
+                                      const std::string &kindName) {
+  MappedKernel kernel = buildMappedKernel(band, body, 0, mode, kindName);
+  w_.openBlock("");
+  printKernelSetup(kernel, band.statements);
+  printKernelLaunch(kernel);
+  w_.closeBlock();
+}
+
+// A host loop over the band's first member (the hyperplane t), one launch of the rest per t.
+void OpenCLPrinter::printFixedWavefront(const BandView &band, const isl::ast_node &body) {
+  bool group = hasReductions(band.statements);
+  w_.comment(std::string("fixed wavefront: a host loop over ") + describeDimension(band, 0) + ", one launch per step, " +
+             (group ? "one work-group per point." : "one work-item per point."));
+  // The band's body is the loop of its first member, possibly under guards.
+  std::function<void(const isl::ast_node &)> walk = [&](const isl::ast_node &node) {
+    if (node.isa<isl::ast_node_if>()) {
+      auto i = node.as<isl::ast_node_if>();
+      w_.openBlock("if (" + expr(i.cond()) + ")");
+      walk(i.then_node());
+      if (i.has_else_node()) {
+        w_.elseBlock();
+        walk(i.else_node());
+      }
+      w_.closeBlock();
+      return;
+    }
+    if (node.isa<isl::ast_node_block>()) {
+      isl::ast_node_list children = node.as<isl::ast_node_block>().children();
+      for (unsigned c = 0; c < children.size(); ++c)
+        walk(children.at(c));
+      return;
+    }
+    if (node.isa<isl::ast_node_for>()) {
+      auto loop = node.as<isl::ast_node_for>();
+      std::string islName = loop.iterator().as<isl::ast_expr_id>().id().name();
+      std::string base = band.band && !band.band->dimNames.empty() ? band.band->dimNames[0] : "t";
+      NameScope scope = names();
+      for (const std::string &d : statementDims_)
+        scope.take(d);
+      std::string var = scope.fresh(cIdentifier(base));
+      localNames_[islName] = var;
+      LoopView view;
+      view.iterator = var;
+      view.init = expr(loop.init());
+      view.cond = expr(loop.cond());
+      view.inc = expr(loop.inc());
+      hostIterators_.push_back(var);
+      MappedKernel kernel =
+          buildMappedKernel(band, loop.body(), 1, group ? PointMode::Group : PointMode::Item, "fixed");
+      w_.openBlock("");
+      printKernelSetup(kernel, band.statements);
+      w_.comment(describeDimension(band, 0) + ": the hyperplanes in order, one launch each");
+      w_.openBlock(forHeader(view));
+      printKernelLaunch(kernel);
+      w_.closeBlock();
+      w_.closeBlock();
+      hostIterators_.pop_back();
+      localNames_.erase(islName);
+      return;
+    }
+    fail("fixed wavefront of band " + std::to_string(band.index) + ": the AST has no loop over its first dimension");
+  };
+  walk(body);
+}
+
+void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
+  if (node.isa<isl::ast_node_block>()) {
+    isl::ast_node_list children = node.as<isl::ast_node_block>().children();
+    for (unsigned c = 0; c < children.size(); ++c)
+      printKernelNode(children.at(c), w);
+    return;
+  }
+  if (node.isa<isl::ast_node_mark>())
+    return printKernelNode(node.as<isl::ast_node_mark>().node(), w);
+  if (node.isa<isl::ast_node_if>()) {
+    auto i = node.as<isl::ast_node_if>();
+    w.openBlock("if (" + expr(i.cond()) + ")");
+    printKernelNode(i.then_node(), w);
+    if (i.has_else_node()) {
+      w.elseBlock();
+      printKernelNode(i.else_node(), w);
+    }
+    w.closeBlock();
+    return;
+  }
+  if (node.isa<isl::ast_node_for>()) {
+    auto loop = node.as<isl::ast_node_for>();
+    std::string islName = loop.iterator().as<isl::ast_expr_id>().id().name();
+    std::optional<unsigned> member;
+    if (kernelBand_ && islName.size() > 1 && islName[0] == 'c' && llvm::all_of(islName.substr(1), llvm::isDigit)) {
+      unsigned dim = std::stoul(islName.substr(1));
+      if (dim >= kernelBand_->firstScheduleDim)
+        member = dim - kernelBand_->firstScheduleDim;
+    }
+    if (member && mappedMembers_.count(*member)) {
+      // A mapped dimension: this work-item's (or work-group's) index, if the loop would reach it.
+      std::string var = mappedMembers_[*member];
+      localNames_[islName] = var;
+      std::string inc = expr(loop.inc());
+      if (inc != "1")
+        fail("a mapped loop with step " + inc + " (only unit steps are mapped to work-items)");
+      w.openBlock("if (" + var + " >= " + expr(loop.init()) + " && " + expr(loop.cond()) + ")");
+      printKernelNode(loop.body(), w);
+      w.closeBlock();
+      localNames_.erase(islName);
+      return;
+    }
+    NameScope scope = names();
+    for (const std::string &d : statementDims_)
+      scope.take(d);
+    for (auto &[isl, c] : localNames_)
+      scope.take(c);
+    std::string base = "c" + std::to_string(localNames_.size());
+    if (member && kernelBand_->band && *member < kernelBand_->band->dimNames.size())
+      base = kernelBand_->band->dimNames[*member];
+    std::string var = scope.fresh(cIdentifier(base));
+    localNames_[islName] = var;
+    LoopView view;
+    view.iterator = var;
+    view.init = expr(loop.init());
+    view.cond = expr(loop.cond());
+    view.inc = expr(loop.inc());
+    w.openBlock(forHeader(view, "int"));
+    printKernelNode(loop.body(), w);
+    w.closeBlock();
+    localNames_.erase(islName);
+    return;
+  }
+  if (node.isa<isl::ast_node_user>()) {
+    isl::ast_expr_op call = node.as<isl::ast_node_user>().expr().as<isl::ast_expr_op>();
+    std::string stmt = call.arg(0).as<isl::ast_expr_id>().id().name();
+    unsigned s = ~0u;
+    for (unsigned k = 0; k < input_.model.statements.size(); ++k)
+      if (input_.model.statements[k].name == stmt)
+        s = k;
+    std::vector<std::string> args;
+    for (unsigned a = 1; a < call.n_arg(); ++a)
+      args.push_back(expr(call.arg(a)));
+    return printKernelStatement(s, args, w);
+  }
+}
+
+// One statement instance inside a kernel: its dimensions as named locals, then the statement.
+void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::string> &args, CodeWriter &w) {
+  const model::Statement &statement = input_.model.statements[s];
+  std::vector<std::string> dims = exprs_.dimNames(statement);
+  w.comment(statement.name + ": " + equationText(*statement.equation));
+  w.openBlock("");
+  bool same = args.size() == dims.size();
+  for (size_t k = 0; same && k < dims.size(); ++k)
+    same = args[k] == dims[k];
+  if (!same) {
+    // Through temporaries: an argument may mention a name the statement's dimensions shadow.
+    for (size_t k = 0; k < dims.size() && k < args.size(); ++k)
+      w.line("const int polyc_arg" + std::to_string(k) + " = " + args[k] + ";");
+    for (size_t k = 0; k < dims.size() && k < args.size(); ++k)
+      w.line("const int " + dims[k] + " = polyc_arg" + std::to_string(k) + ";");
+  }
+  std::vector<const ast::Reduction *> reductions;
+  collectReductions(*statement.equation->rhs, reductions);
+  exprs_.deferSum = exprs_.mode != PointMode::Item && isSumOfSums(*statement.equation->rhs);
+  exprs_.storeGuard = exprs_.mode == PointMode::Group ? "polyc_lid == 0" : "";
+  exprs_.printStatement(statement, w);
+  exprs_.deferSum = false;
+  exprs_.storeGuard.clear();
+  w.closeBlock();
+}
+
+// A statement instance outside every band: one work-item.
+void OpenCLPrinter::printStatementCall(const StatementCall &call) {
+  const model::Statement &statement = input_.model.statements[call.statement];
+  std::string base = statement.name + "_single";
+  std::string name = base;
+  for (unsigned k = 2; kernelNames_.count(name); ++k)
+    name = base + std::to_string(k);
+  kernelNames_.insert(name);
+  std::string member = name + "_";
+  std::vector<KernelArg> args = baseArgs({call.statement}, true);
+  std::vector<std::string> argNames;
+  for (size_t k = 0; k < call.args.size(); ++k) {
+    std::string arg = "polyc_point" + std::to_string(k);
+    args.push_back({"const int " + arg, "cl_int(" + call.args[k] + ")", false, true});
+    argNames.push_back(arg);
+  }
+  CodeWriter w;
+  w.indent();
+  exprs_.mode = PointMode::Item;
+  exprs_.ring.reset();
+  printKernelStatement(call.statement, argNames, w);
+  emitKernel(name, statement.name + " at one point, by one work-item.", args, w.str());
+  kernels.push_back({name, member});
+  printArgs(member, args, false);
+  printArgs(member, args, true);
+  w_.line("timer.enqueue(device(), " + member + ", 1, 1);");
+}
+
+// ---- The flexible wavefront
+
+void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
+  if (band.statements.size() != 1) {
+    fail("flexible wavefront of band " + std::to_string(band.index) + ": it needs exactly one statement");
+    return;
+  }
+  const model::Model &model = input_.model;
+  unsigned s = band.statements[0];
+  const model::Statement &statement = model.statements[s];
+  allocate::WavefrontMapping mapping;
+  if (band.allocation && band.allocation->wavefront)
+    mapping = *band.allocation->wavefront;
+  const unsigned rowDim = mapping.rowDim, colDim = mapping.columnDim;
+  const ast::Equation &eq = *statement.equation;
+  bool identityWrite = statement.repeatDims == 0 && statement.dimNames.size() == 2 && eq.lhsIndices.size() == 2 &&
+                       eq.indexVars.size() == 2 && eq.indexVars[0] && eq.indexVars[1] && rowDim != colDim &&
+                       rowDim < 2 && colDim < 2;
+  if (!identityWrite) {
+    fail("flexible wavefront of " + statement.name +
+         ": the OpenCL target needs a two-dimensional statement outside repeat blocks that writes A[i, j]");
+    return;
+  }
+  const model::ArrayInfo *array = model.findArray(statement.write.array);
+  isl::set domain = statement.domain;
+  if (!model.context.is_null())
+    domain = domain.intersect_params(model.context);
+  isl::set context = domain.params();
+  // The domain must be a box: the product of its two projections.
+  {
+    isl::set box = flatProduct(anonymous(projectOutDim(domain, 1)), anonymous(projectOutDim(domain, 0)));
+    isl::set plain = anonymous(domain);
+    if (!box.is_equal(plain)) {
+      fail("flexible wavefront of " + statement.name + ": its domain is not a rectangle");
+      return;
+    }
+  }
+  // The window: the largest flow distances along rows and columns; none may be negative.
+  isl::set distances;
+  for (const analysis::Dependence &d : input_.deps.edges) {
+    if (d.source != s || d.target != s || d.distances.is_null())
+      continue;
+    isl::set dist = anonymous(d.distances);
+    distances = distances.is_null() ? dist : distances.unite(dist);
+  }
+  std::string windowRows = "int64_t(0)", windowCols = "int64_t(0)";
+  if (!distances.is_null() && !distances.is_empty()) {
+    isl::set backRows(distances.ctx(), rowDim == 0 ? "{ [a, b] : a < 0 }" : "{ [a, b] : b < 0 }");
+    isl::set backCols(distances.ctx(), colDim == 0 ? "{ [a, b] : a < 0 }" : "{ [a, b] : b < 0 }");
+    if (!distances.intersect(backRows).is_empty() || !distances.intersect(backCols).is_empty()) {
+      fail("flexible wavefront of " + statement.name + ": a dependence goes back along the rows or the columns");
+      return;
+    }
+    windowRows = "std::max<int64_t>(" + hostExpr(setDimMax(distances, rowDim), context) + ", 0)";
+    windowCols = "std::max<int64_t>(" + hostExpr(setDimMax(distances, colDim), context) + ", 0)";
+  }
+  std::string rowLo = hostExpr(setDimMin(domain, rowDim), context);
+  std::string rowHi = hostExpr(setDimMax(domain, rowDim), context);
+  std::string colLo = hostExpr(setDimMin(domain, colDim), context);
+  std::string colHi = hostExpr(setDimMax(domain, colDim), context);
+
+  std::string name = kernelName(band, "flexible");
+  std::string member = name + "_";
+  std::string board = name + "_board_";
+  boards.push_back(board);
+  ast::ElemType type = array->decl->elemType;
+  std::string T = exprs_.typeName(type);
+  std::string A = cIdentifier(array->name);
+  std::vector<std::string> dims = exprs_.dimNames(statement);
+
+  // The kernel body.
+  CodeWriter w;
+  w.indent();
+  exprs_.mode = PointMode::Strip;
+  exprs_.lane = "polyc_lane";
+  exprs_.lanes = "polyc_lanes";
+  exprs_.ring = RingView{array->name, rowDim, colDim};
+  exprs_.scratchTypes.clear();
+  auto element = [&](const std::string &row, const std::string &col) {
+    std::vector<std::string> idx(2);
+    idx[rowDim] = row;
+    idx[colDim] = col;
+    return exprs_.elementIndex(*array, idx);
+  };
+  std::string arrayRows = exprs_.extent(*array, rowDim), arrayCols = exprs_.extent(*array, colDim);
+  w.line("const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);");
+  w.line("const int polyc_strip_lane = polyc_lid / polyc_lanes, polyc_lane = polyc_lid % polyc_lanes;");
+  w.line("const int polyc_columns = (polyc_cols + polyc_strip - 1) / polyc_strip;");
+  w.line("const int polyc_steps = polyc_rows + polyc_strip - 1;");
+  w.comment("Step s of a strip needs its left neighbour at step s + strip: strip - 1 for the skew inside the\n"
+            "strip, 1 because the next row of the halo is loaded during step s.");
+  w.line("const int polyc_lag = polyc_strip;");
+  w.line("const int polyc_ring_mask = polyc_ring_rows - 1;");
+  w.line("__local int polyc_shared[4];");
+  w.comment("What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.");
+  w.line("volatile __global const " + T + " *polyc_seen = " + A + ";");
+  w.line("polyc_wf_state polyc_state = polyc_wf_begin();");
+  w.openBlock("while (!polyc_state.done)");
+  w.openBlock("if (polyc_state.column < 0)");
+  w.line("polyc_wf_scan(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_columns, polyc_steps, "
+         "polyc_lag, polyc_scratch_i32, polyc_shared);");
+  w.openBlock("if (polyc_state.column >= 0)");
+  w.comment("A new column: fill the ring with the rows its first step reads (the strip's own columns and the\n"
+            "halo of window columns on its left). Rows not computed yet are overwritten before they are read.");
+  w.line("const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;");
+  w.line("const int polyc_low_row = polyc_row_lo + polyc_state.step - (polyc_strip - 1) - polyc_window_rows;");
+  w.line("const int polyc_count = (polyc_strip + polyc_window_rows) * polyc_ring_cols;");
+  w.openBlock("for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size)");
+  w.line("const int polyc_row = polyc_low_row + polyc_k / polyc_ring_cols, polyc_c = polyc_k % polyc_ring_cols;");
+  w.line("const int polyc_col = polyc_first_col - polyc_window_cols + polyc_c;");
+  w.openBlock("if (polyc_row >= 0 && polyc_row < " + arrayRows + " && polyc_col >= 0 && polyc_col < " + arrayCols + ")");
+  w.line("polyc_ring[(polyc_row & polyc_ring_mask) * polyc_ring_cols + polyc_c] = polyc_seen[" +
+         element("polyc_row", "polyc_col") + "];");
+  w.closeBlock();
+  w.closeBlock();
+  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+  w.closeBlock();
+  w.elseBlock();
+  w.line("const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;");
+  w.line("const int polyc_step = polyc_state.step;");
+  w.comment("Load the halo's next row now, store it after this step's reads: its latency hides behind them.");
+  w.line("const int polyc_halo_row = polyc_row_lo + polyc_step + 1;");
+  w.line("const int polyc_halo_col = polyc_first_col - polyc_window_cols + polyc_lid;");
+  w.line("const int polyc_halo_now = polyc_halo_row < " + arrayRows +
+         " && polyc_lid < polyc_window_cols && polyc_halo_col >= 0;");
+  w.line(T + " polyc_halo = " + exprs_.literal(0, type) + ";");
+  w.openBlock("if (polyc_halo_now)");
+  w.line("polyc_halo = polyc_seen[" + element("polyc_halo_row", "polyc_halo_col") + "];");
+  w.closeBlock();
+  w.openBlock("for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_window_cols && polyc_halo_row < " +
+              arrayRows + "; polyc_h += polyc_group_size)");
+  w.line("const int polyc_col = polyc_first_col - polyc_window_cols + polyc_h;");
+  w.openBlock("if (polyc_col >= 0)");
+  w.line("polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_h] = polyc_seen[" +
+         element("polyc_halo_row", "polyc_col") + "];");
+  w.closeBlock();
+  w.closeBlock();
+  w.comment("Lane group polyc_strip_lane computes the point (row step - lane, column first + lane). Lanes past\n"
+            "the domain compute a clamped point and store nothing, so every work-item meets every barrier.");
+  w.line("const int polyc_row = polyc_row_lo + polyc_step - polyc_strip_lane;");
+  w.line("const int polyc_col = polyc_first_col + polyc_strip_lane;");
+  w.line("const int polyc_active = polyc_row >= polyc_row_lo && polyc_row < polyc_row_lo + polyc_rows && "
+         "polyc_col < polyc_col_lo + polyc_cols;");
+  w.comment(statement.name + ": " + equationText(eq));
+  w.openBlock("");
+  w.line("const int " + dims[rowDim] + " = clamp(polyc_row, polyc_row_lo, polyc_row_lo + polyc_rows - 1);");
+  w.line("const int " + dims[colDim] + " = min(polyc_col, polyc_col_lo + polyc_cols - 1);");
+  exprs_.deferSum = isSumOfSums(*eq.rhs);
+  exprs_.storeGuard = "polyc_lane == 0 && polyc_active";
+  exprs_.printStatement(statement, w);
+  exprs_.deferSum = false;
+  exprs_.storeGuard.clear();
+  w.closeBlock();
+  w.openBlock("if (polyc_halo_now)");
+  w.line("polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_lid] = polyc_halo;");
+  w.closeBlock();
+  w.line("polyc_wf_publish(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_steps, polyc_lag, "
+         "polyc_polls, polyc_shared);");
+  w.closeBlock();
+  w.closeBlock();
+  exprs_.ring.reset();
+
+  std::vector<KernelArg> args = baseArgs({s}, false);
+  for (const char *counter : {"progress", "locks", "completed"})
+    args.push_back({std::string("__global int *polyc_") + counter, board + "." + counter + "()"});
+  for (const char *value : {"row_lo", "col_lo", "rows", "cols", "strip", "lanes", "ring_rows", "ring_cols",
+                            "window_rows", "window_cols", "polls"})
+    args.push_back({std::string("const int polyc_") + value, std::string("cl_int(polyc_") + value + ")"});
+  std::string cl = type == ast::ElemType::F32 ? "cl_float" : type == ast::ElemType::F64 ? "cl_double" : "cl_int";
+  args.push_back({"__local " + T + " *polyc_ring", "polyc_shape.ringBytes", true});
+  std::set<ast::ElemType> scratch = exprs_.scratchTypes;
+  scratch.insert(ast::ElemType::I32); // the column scan
+  for (ast::ElemType t : scratch) {
+    std::string clt = t == ast::ElemType::F32 ? "cl_float" : t == ast::ElemType::F64 ? "cl_double" : "cl_int";
+    args.push_back({"__local " + exprs_.typeName(t) + " *polyc_scratch_" + suffix(t),
+                    "polyc_shape.groupSize * sizeof(" + clt + ")", true});
+  }
+  emitKernel(name,
+             "Band " + std::to_string(band.index) + ", " + statement.name +
+                 ": flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of " +
+                 dims[colDim] + "; a strip is walked in steps over " + dims[rowDim] +
+                 ", skewed inside the strip; work-groups take strips under column locks and progress counters "
+                 "(see the device library above).",
+             args, w.str());
+  kernels.push_back({name, member});
+
+  // The launch.
+  w_.comment("flexible wavefront: one persistent kernel over strips of columns of " + dims[colDim] + ".");
+  w_.openBlock("");
+  w_.line("const int64_t polyc_row_lo = " + rowLo + ", polyc_rows = std::max<int64_t>(" + rowHi +
+          " - polyc_row_lo + 1, 0);");
+  w_.line("const int64_t polyc_col_lo = " + colLo + ", polyc_cols = std::max<int64_t>(" + colHi +
+          " - polyc_col_lo + 1, 0);");
+  w_.line("const int64_t polyc_window_rows = " + windowRows + ", polyc_window_cols = " + windowCols + ";");
+  w_.openBlock("if (polyc_rows > 0 && polyc_cols > 0)");
+  w_.line("const polyc::rt::ocl::StripShape polyc_shape = polyc::rt::ocl::chooseStripShape(device(), " + member +
+          ", polyc_rows, polyc_cols, polyc_window_rows, polyc_window_cols, " + reductionLength({s}) + ", sizeof(" + cl +
+          "));");
+  w_.line("const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;");
+  w_.line("const int polyc_ring_rows = polyc_shape.ringRows, polyc_ring_cols = polyc_shape.ringCols;");
+  w_.line("const int polyc_polls = polyc_shape.polls;");
+  w_.line(board + ".reset(device(), polyc_shape.columns);");
+  printArgs(member, args, false);
+  w_.line("timer.enqueue(device(), " + member + ", polyc_shape.groups * polyc_shape.groupSize, polyc_shape.groupSize);");
+  w_.closeBlock();
+  w_.closeBlock();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+bool usesDouble(const model::Model &model) {
+  for (const model::ArrayInfo &a : model.arrays)
+    if (a.decl->elemType == ast::ElemType::F64)
+      return true;
+  return false;
+}
+
+std::string className(const std::string &prog) {
+  std::string name = prog;
+  if (!name.empty() && std::islower(static_cast<unsigned char>(name[0])))
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  return name + "OpenCL";
+}
+
+} // namespace
+
+llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const CodegenInput &input) {
+  const model::Model &model = input.model;
+  const ast::Program &program = *model.program;
+  const std::string prog = programName(input);
+  const bool fp64 = usesDouble(model);
+
+  // ---- the kernels
+  CodeWriter cl;
+  printBanner(input, prog + ".cl", "OpenCL C 1.2 kernels (the host program " + prog + ".cpp embeds them)", cl);
+  cl.blank();
+  if (fp64) {
+    cl.line("#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+    cl.line("#define POLYC_USE_FP64 1");
+  }
+  cl.comment("Integer limits the printed code may name.");
+  cl.line("#ifndef INT32_MIN");
+  cl.line("#define INT32_MIN INT_MIN");
+  cl.line("#define INT32_MAX INT_MAX");
+  cl.line("#endif");
+  if (!program.consts.empty()) {
+    cl.blank();
+    cl.comment("Constants of the program.");
+    for (auto &c : program.consts) {
+      if (auto *i = std::get_if<int64_t>(&c->value))
+        cl.line("__constant long " + cIdentifier(c->name) + " = " + std::to_string(*i) + ";");
+      else if (auto *d = std::get_if<double>(&c->value)) {
+        char buffer[64];
+        snprintf(buffer, sizeof buffer, "%.17g", *d);
+        std::string text = buffer;
+        if (text.find_first_of(".eEn") == std::string::npos)
+          text += ".0";
+        cl.line(std::string("__constant ") + (fp64 ? "double " : "float ") + cIdentifier(c->name) + " = " + text +
+                (fp64 ? "" : "f") + ";");
+      }
+    }
+  }
+  OpenCLExprPrinter exprs(model, input.schedule);
+  cl.blank();
+  exprs.printHelpers(cl);
+  cl.blank();
+  exprs.printUserFunctions(cl);
+  cl.blank();
+  cl.verbatim(polyc::rt::ocl::kWorkGroupReductionSource);
+  cl.verbatim(polyc::rt::ocl::kFlexibleWavefrontSource);
+
+  // ---- the schedule: host code and kernels together
+  CodeWriter schedule;
+  schedule.indent();
+  schedule.indent();
+  OpenCLPrinter printer(input, schedule, cl, exprs);
+  if (llvm::Error error = printer.printSchedule())
+    return error;
+  if (!printer.error.empty())
+    return llvm::createStringError("OpenCL code generation: " + printer.error);
+
+  // ---- the host program
+  const std::string cls = className(prog);
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
+  CodeWriter h;
+  printBanner(input, prog + ".cpp", "host program (OpenCL C API through polyc's runtime)", h);
+  h.blank();
+  h.line("#include \"" + prog + ".h\"");
+  h.blank();
+  h.line("#include <polyc/Runtime.h>");
+  h.line("#include <polyc/opencl/OpenCLRuntime.h>");
+  h.blank();
+  h.line("#include <algorithm>");
+  h.line("#include <cstdint>");
+  h.line("#include <cstdio>");
+  h.line("#include <string>");
+  h.line("#include <vector>");
+  h.blank();
+  h.line("namespace {");
+  h.blank();
+  h.comment("The kernels of " + prog + ".cl, embedded so that the executable needs no file beside it.");
+  std::string clText = cl.str();
+  h.line("const char *const kKernelSource = R\"polyc_cl(");
+  // Raw text: CodeWriter must not re-indent or wrap it.
+  std::string hostText = h.str() + clText + ")polyc_cl\";\n";
+  CodeWriter h2;
+  h2.blank();
+  printConstants(program, h2);
+  h2.blank();
+  ExprPrinter hostExprs(model, input.schedule);
+  hostExprs.printHelpers(h2);
+  h2.blank();
+  h2.comment("Runs " + prog + " on the OpenCL device POLYC_OPENCL_DEVICE names (default: the first GPU).");
+  h2.openBlock("class " + cls + " final : public polyc::rt::ocl::OpenCLCompute");
+  h2.dedent();
+  h2.line("public:");
+  h2.indent();
+  h2.line(cls + "() : OpenCLCompute(kKernelSource, \"\") {}");
+  h2.blank();
+  auto paramLines = [&](CodeWriter &w) {
+    for (size_t p = 0; p < program.params.size(); ++p)
+      w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[p]->name) + " = context.params[" +
+             std::to_string(p) + "];");
+  };
+  // upload
+  h2.openBlock("void upload(polyc::rt::RunContext &context) override");
+  h2.line("prepare();");
+  paramLines(h2);
+  for (size_t a = 0; a < model.arrays.size(); ++a) {
+    const model::ArrayInfo &array = model.arrays[a];
+    std::string name = cIdentifier(array.name);
+    std::string size = hostExprs.storageSize(array);
+    h2.line("polyc::rt::ocl::checkIndexable(\"" + array.name + "\", " + size + ");");
+    h2.line(name + "_ = polyc::rt::ocl::Buffer(device(), size_t(" + size + ") * sizeof(" +
+            clScalar(array.decl->elemType) + "));");
+    auto it = std::find(interface.begin(), interface.end(), &array);
+    if (it != interface.end() && array.decl->kind != ast::ArrayKind::Output)
+      h2.line("polyc::rt::ocl::uploadArray(device(), " + name + "_, context.arrays[" +
+              std::to_string(it - interface.begin()) + "]);");
+  }
+  h2.openBlock("if (!" + (printer.kernels.empty() ? std::string("true") : printer.kernels.front().member) + ")");
+  for (const KernelInfo &k : printer.kernels)
+    h2.line(k.member + " = program().kernel(\"" + k.name + "\");");
+  h2.closeBlock();
+  h2.closeBlock();
+  h2.blank();
+  // compute
+  h2.openBlock("double compute(polyc::rt::RunContext &context) override");
+  paramLines(h2);
+  h2.line("polyc::rt::ocl::RegionTimer timer;");
+  h2.verbatim(schedule.str());
+  h2.line("return timer.finish(device());");
+  h2.closeBlock();
+  h2.blank();
+  // download
+  h2.openBlock("void download(polyc::rt::RunContext &context) override");
+  for (size_t k = 0; k < interface.size(); ++k)
+    if (interface[k]->decl->kind != ast::ArrayKind::Input)
+      h2.line("polyc::rt::ocl::downloadArray(device(), " + cIdentifier(interface[k]->name) + "_, context.arrays[" +
+              std::to_string(k) + "]);");
+  if (std::none_of(interface.begin(), interface.end(),
+                   [](const model::ArrayInfo *a) { return a->decl->kind != ast::ArrayKind::Input; }))
+    h2.line("(void)context;");
+  h2.closeBlock();
+  h2.blank();
+  h2.dedent();
+  h2.line("private:");
+  h2.indent();
+  for (const model::ArrayInfo &array : model.arrays)
+    h2.line("polyc::rt::ocl::Buffer " + cIdentifier(array.name) + "_; // " + ast::spelling(array.decl->kind) + " " +
+            array.name);
+  for (const KernelInfo &k : printer.kernels)
+    h2.line("polyc::rt::ocl::Kernel " + k.member + ";");
+  for (const std::string &b : printer.boards)
+    h2.line("polyc::rt::ocl::WavefrontBoard " + b + ";");
+  h2.closeBlock(";");
+  h2.blank();
+  h2.openBlock("polyc::rt::ProgramInfo programInfo()");
+  h2.line("polyc::rt::ProgramInfo info;");
+  if (llvm::Error error = printProgramInfo(input, "info", h2))
+    return error;
+  h2.line("return info;");
+  h2.closeBlock();
+  h2.blank();
+  h2.line("} // namespace");
+  h2.blank();
+  // the library function
+  h2.comment("The library entry point of " + prog + ".h. OpenCL failures throw polyc::rt::ocl::Error.");
+  h2.openBlock("extern \"C\" " + runFunctionSignature(input));
+  h2.line("const polyc::rt::ProgramInfo info = programInfo();");
+  std::string params;
+  for (auto &p : program.params)
+    params += (params.empty() ? "" : ", ") + std::string("p->") + cIdentifier(p->name);
+  h2.line("const std::vector<int64_t> params = {" + params + "};");
+  std::string arrays;
+  for (const model::ArrayInfo *a : interface)
+    arrays += (arrays.empty() ? "" : ", ") + std::string("const_cast<void *>(static_cast<const void *>(") +
+              cIdentifier(a->name) + "))";
+  h2.line("const std::vector<void *> arrays = {" + arrays + "};");
+  h2.line(cls + " compute;");
+  h2.line("polyc::rt::ocl::runOnce(info, compute, params, arrays);");
+  if (program.params.empty())
+    h2.line("(void)p;");
+  h2.closeBlock();
+  h2.blank();
+  h2.openBlock("int main(int argc, char **argv)");
+  h2.line("const polyc::rt::ProgramInfo info = programInfo();");
+  h2.line(cls + " compute;");
+  h2.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  h2.closeBlock();
+  hostText += h2.str();
+
+  std::vector<GeneratedFile> files;
+  files.push_back({prog + ".cl", clText});
+  files.push_back({prog + ".cpp", hostText});
+  files.push_back(emitLibraryHeader(input));
+  return files;
+}
