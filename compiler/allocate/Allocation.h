@@ -29,7 +29,11 @@ struct BandAllocation {
   std::string runtimeCondition;
   std::optional<AllocationKind> otherwise;
   std::optional<WavefrontMapping> wavefront;
-  int64_t reductionGroupSize = 0; // threads per output for a Reduction band
+  int64_t reductionGroupSize = 0; // threads per output for a Reduction band; 0 when chosen at run time
+  // The number of terms of the band's longest reduction, as an expression of params ("C", "4500"); when
+  // it is not a compile-time constant, the group size is computed at run time by the same rule
+  // (next power of two, clamped to [32, 1024]) and `runtimeCondition` is "C >= 32".
+  std::string reductionLength;
   std::string reason;             // the cost model's numbers, in words, for polyc explain
 };
 

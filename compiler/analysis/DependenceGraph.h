@@ -22,9 +22,13 @@ struct Dependence {
   DependenceClass depClass = DependenceClass::Affine;
   // When the distance set is finite for the given params: its elements, sorted.
   std::optional<std::vector<std::vector<int64_t>>> distanceVectors;
+  // How many leading dimensions `distances` covers: all of them for a self-dependence; for two
+  // statements, the repeat dimension of a shared repeat block and the leading dimensions of the same name.
+  unsigned sharedDims = 0;
 };
 
 struct DependenceGraph {
+  isl::ctx ctx{nullptr};
   std::vector<Dependence> edges;
   isl::union_map flow() const;     // union of the flow relations
   isl::union_map validity() const; // every dependence a schedule must respect

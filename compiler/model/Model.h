@@ -29,6 +29,8 @@ struct Access {
   isl::map relation;
   bool isMay = false;                  // a gather: may-read of the range the index can take
   const ast::ArrayRead *read = nullptr; // the read in the source; null for the write
+  const ast::VarRef *scalarRead = nullptr; // the read of a scalar (rank 0) array, when it is one
+  bool implicitUpdateRead = false;         // the old value read by `+=` / `-=` (same points as the write)
 };
 
 // A reduction inside a statement's right-hand side: its bound variables form extra dimensions.
@@ -49,7 +51,20 @@ struct Statement {
   Access write;            // S[x] -> A[...]; must-write
   std::vector<Access> reads;
   std::vector<ReductionInfo> reductions;
-  bool isUpdate() const { return equation->op != ast::AssignOp::Assign; }
+  // Set by buildModel from the equation; models built directly (unit tests) set them by hand.
+  ast::AssignOp op = ast::AssignOp::Assign;
+  llvm::SMRange range;         // the equation's source range, for diagnostics (invalid without source)
+  int repeatBlock = -1;        // index into Model::repeats, or -1 at top level
+  unsigned topPosition = 0;    // position of the statement (or its repeat block) among top-level items
+  unsigned blockPosition = 0;  // position inside its repeat block (textual)
+  bool isUpdate() const { return op != ast::AssignOp::Assign; }
+};
+
+// A repeat block: its statements share the leading (sequential) dimension.
+struct RepeatInfo {
+  const ast::RepeatBlock *block = nullptr;
+  std::string var;
+  std::vector<unsigned> statements;
 };
 
 struct Model {
@@ -57,8 +72,10 @@ struct Model {
   isl::ctx ctx{nullptr};
   std::vector<std::string> params; // in declaration order; the isl param space uses these names
   isl::set context;                // [params] -> { : params >= 0 and any fixed by --param }
+  std::map<std::string, int64_t> paramValues; // the params fixed by --param
   std::vector<ArrayInfo> arrays;   // in declaration order
   std::vector<Statement> statements;
+  std::vector<RepeatInfo> repeats;
   isl::union_set domains() const;
   isl::union_map writes() const;
   isl::union_map mustReads() const;

@@ -20,6 +20,7 @@ struct Band {
   // The band's first dimension is then t = pi . x and the rest enumerate points within a hyperplane.
   std::vector<int64_t> hyperplane;
   std::string hyperplaneCount; // the number of hyperplanes over the domain, as an expression of params
+  std::string hyperplaneExpr;  // t = pi . x over the statement's dimensions, e.g. "i + j"
 };
 
 // Statements computed in one loop nest, one kernel ("package execution", seed 000).
@@ -36,6 +37,8 @@ struct FoldedStorage {
   int64_t windowValue = -1; // when it is a compile-time constant
 };
 
+// `bands` lists the tree's band nodes in pre-order (a depth-first walk from the root, children in
+// order), so the k-th band node met while walking `tree` is bands[k].
 struct Schedule {
   isl::schedule tree;                 // over model.domains()
   isl::union_map scheduleMap;         // the same as a flat map, statement -> time vector
@@ -50,6 +53,9 @@ struct ScheduleOptions {
 
 llvm::Expected<Schedule> chooseSchedule(const model::Model &model, const analysis::DependenceGraph &deps,
                                         const ScheduleOptions &options);
+
+// The tree's schedule as one flat map, every statement's time vector padded with zeros to one length.
+isl::union_map flatScheduleMap(const isl::schedule &tree);
 
 // Independent check: every dependence's source runs strictly before its target under the schedule.
 // Returns an error naming the first violated dependence.

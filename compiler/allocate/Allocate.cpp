@@ -1,0 +1,296 @@
+// Processor allocation per schedule band: repeat loops and bands without a parallel dimension run in
+// order; parallel bands map their coincident dimensions to the grid, as block reductions when their
+// statements reduce over enough terms; hyperplane bands become fixed or flexible wavefronts, chosen by
+// the cost model (CostModel.cpp), statically or, when the window is a run-time param, at run time.
+#include "compiler/allocate/Allocation.h"
+
+#include "compiler/allocate/CostModel.h"
+#include "compiler/model/IslUtil.h"
+#include "compiler/support/SourceError.h"
+
+#include <isl/map.h>
+#include <isl/set.h>
+
+namespace polyc::allocate {
+
+using model::Model;
+using model::Statement;
+namespace iu = polyc::islutil;
+
+const char *spelling(AllocationKind kind) {
+  switch (kind) {
+  case AllocationKind::Sequential:
+    return "sequential";
+  case AllocationKind::DataParallel:
+    return "data-parallel";
+  case AllocationKind::Reduction:
+    return "reduction";
+  case AllocationKind::FixedWavefront:
+    return "fixed-wavefront";
+  case AllocationKind::FlexibleWavefront:
+    return "flexible-wavefront";
+  }
+  return "?";
+}
+
+namespace {
+
+// A length or window: its value when known at compile time (a constant or fixed by --param),
+// and its expression over the params.
+struct Extent {
+  std::optional<int64_t> value;
+  std::string text;
+};
+
+class Allocator {
+public:
+  Allocator(const Model &model, const analysis::DependenceGraph &deps, const schedule::Schedule &schedule,
+            const AllocationOptions &options)
+      : model_(model), deps_(deps), schedule_(schedule), options_(options) {}
+  Allocation run();
+
+private:
+  BandAllocation wavefront(unsigned index, const schedule::Band &band);
+  BandAllocation parallel(unsigned index, const schedule::Band &band);
+  std::optional<Extent> reductionLength(unsigned s);
+  isl::set assumeLargeDomain(const Statement &stmt) const;
+
+  const Model &model_;
+  const analysis::DependenceGraph &deps_;
+  const schedule::Schedule &schedule_;
+  const AllocationOptions &options_;
+};
+
+} // namespace
+
+// The params that bound a statement's domain (H, W) are assumed at least as large as the others
+// (M): the window of a filter is then its own size, not clipped by a tiny image. Only the text of
+// run-time conditions relies on this; values fixed by --param are exact.
+isl::set Allocator::assumeLargeDomain(const Statement &stmt) const {
+  isl::set context = model_.context;
+  isl::space space = context.space();
+  std::vector<bool> inDomain(model_.params.size());
+  isl::set domain = stmt.domain.gist_params(model_.context);
+  for (unsigned p = 0; p < model_.params.size(); ++p)
+    inDomain[p] = isl_set_involves_dims(domain.get(), isl_dim_param, p, 1) == isl_bool_true;
+  for (unsigned p = 0; p < model_.params.size(); ++p)
+    for (unsigned q = 0; q < model_.params.size(); ++q)
+      if (inDomain[p] && !inDomain[q]) {
+        isl::aff big = space.param_aff_on_domain(model_.params[p]);
+        isl::aff small = space.param_aff_on_domain(model_.params[q]);
+        context = context.intersect(big.ge_set(small));
+      }
+  // Params fixed to a small domain contradict the assumption: then only the context holds.
+  return context.is_empty() ? model_.context : context;
+}
+
+static std::optional<Extent> extentOf(const isl::pw_aff &value, const isl::set &context, const isl::set &assumed) {
+  Extent e;
+  (void)context;
+  e.value = iu::constantValue(value.gist_params(assumed).intersect_params(assumed));
+  if (e.value)
+    e.text = std::to_string(*e.value);
+  else
+    e.text = iu::pwAffToString(value, assumed);
+  return e;
+}
+
+BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) {
+  BandAllocation result;
+  result.band = index;
+  const Statement &stmt = model_.statements[band.statements.front()];
+  unsigned local = static_cast<unsigned>(stmt.dimNames.size()) - stmt.repeatDims;
+  std::string hyper = "t = " + band.hyperplaneExpr + ", " + band.hyperplaneCount + " hyperplanes";
+
+  // The flexible allocation walks rows within a column and needs every dependence to come from the
+  // same or an earlier row and column (a quarter-plane recurrence, seed 004).
+  std::string notApplicable;
+  std::optional<Extent> window;
+  if (local != 2) {
+    notApplicable = "the flexible allocation maps a 2D recurrence to rows and columns; this band has " +
+                    std::to_string(local) + " dimensions";
+  } else {
+    // A worker walks down a column row after row, so rows are the contiguous (last) dimension and
+    // columns the other (the runtime's wavefront drivers are written for that mapping).
+    unsigned column = stmt.repeatDims, row = stmt.repeatDims + 1;
+    isl::set distances;
+    for (const analysis::Dependence &dep : deps_.edges)
+      if (dep.source == band.statements.front() && dep.target == dep.source)
+        distances = distances.is_null() ? dep.distances : distances.unite(dep.distances);
+    isl::multi_aff id = distances.space().identity_multi_aff_on_domain();
+    isl::aff zero = distances.space().zero_aff_on_domain();
+    if (!distances.intersect(id.at(static_cast<int>(row)).lt_set(zero)).is_empty() ||
+        !distances.intersect(id.at(static_cast<int>(column)).lt_set(zero)).is_empty()) {
+      notApplicable = "a dependence comes from a later row or column (not a quarter-plane recurrence)";
+    } else {
+      isl::pw_aff extent = iu::dimMax(distances, column).sub(iu::dimMin(distances, column)).add_constant(1);
+      window = extentOf(extent, model_.context, assumeLargeDomain(stmt));
+      WavefrontMapping mapping;
+      mapping.rowDim = row;
+      mapping.columnDim = column;
+      mapping.window = window->text;
+      result.wavefront = mapping;
+    }
+  }
+
+  int64_t threshold = flexibleThreshold();
+  std::string rule = threshold < 0 ? std::string("the flexible allocation never wins under the cost constants")
+                                   : "flexible wins when m > " + std::to_string(threshold) + " (seed 004, eq. 12)";
+  std::string costs;
+  if (window) {
+    costs = "window m = " + window->text + " along columns " + stmt.dimNames[result.wavefront->columnDim];
+    if (window->value)
+      costs += "; " + describeWavefrontCost(static_cast<double>(*window->value));
+    costs += "; " + rule;
+  }
+
+  if (options_.choice == AllocationChoice::Fixed) {
+    result.kind = AllocationKind::FixedWavefront;
+    result.reason = "wavefront over " + hyper + "; fixed allocation forced by --allocation=fixed" +
+                    (costs.empty() ? "" : "; " + costs);
+    return result;
+  }
+  if (!notApplicable.empty()) {
+    result.kind = AllocationKind::FixedWavefront;
+    result.reason = "wavefront over " + hyper + "; fixed allocation: flexible is not applicable: " + notApplicable +
+                    (options_.choice == AllocationChoice::Flexible ? " (--allocation=flexible ignored)" : "");
+    return result;
+  }
+  if (options_.choice == AllocationChoice::Flexible) {
+    result.kind = AllocationKind::FlexibleWavefront;
+    result.reason = "wavefront over " + hyper + "; flexible allocation forced by --allocation=flexible; " + costs;
+    return result;
+  }
+  if (window->value) {
+    bool flexible = threshold >= 0 && *window->value > threshold;
+    result.kind = flexible ? AllocationKind::FlexibleWavefront : AllocationKind::FixedWavefront;
+    result.reason = "wavefront over " + hyper + "; " + costs + " -> " + (flexible ? "flexible" : "fixed");
+    return result;
+  }
+  if (threshold < 0) {
+    result.kind = AllocationKind::FixedWavefront;
+    result.reason = "wavefront over " + hyper + "; " + costs + " -> fixed";
+    return result;
+  }
+  result.kind = AllocationKind::FlexibleWavefront;
+  result.otherwise = AllocationKind::FixedWavefront;
+  result.runtimeCondition = window->text + " > " + std::to_string(threshold);
+  result.reason = "wavefront over " + hyper + "; " + costs + " -> decided at run time: flexible if " +
+                  result.runtimeCondition + ", fixed otherwise";
+  return result;
+}
+
+// The number of terms of a statement's longest reduction: the bounding box of its range.
+std::optional<Extent> Allocator::reductionLength(unsigned s) {
+  const Statement &stmt = model_.statements[s];
+  std::optional<Extent> longest;
+  for (const model::ReductionInfo &red : stmt.reductions) {
+    isl::set range = red.range.range();
+    unsigned n = range.tuple_dim();
+    Extent length{1, ""};
+    for (unsigned k = 0; k < n; ++k) {
+      isl::pw_aff size = iu::dimMax(range, k).sub(iu::dimMin(range, k)).add_constant(1);
+      auto e = extentOf(size, model_.context, assumeLargeDomain(stmt));
+      if (length.value && e->value)
+        length.value = *length.value * *e->value;
+      else
+        length.value.reset();
+      std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
+      length.text += (k ? " * " : "") + term;
+    }
+    if (length.value)
+      length.text = std::to_string(*length.value);
+    if (!longest || (length.value && longest->value && *length.value > *longest->value) ||
+        (!length.value && longest->value))
+      longest = length;
+  }
+  return longest;
+}
+
+BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
+  BandAllocation result;
+  result.band = index;
+  std::string parallelDims, sequentialDims;
+  for (unsigned m = 0; m < band.coincident.size(); ++m)
+    (band.coincident[m] ? parallelDims : sequentialDims) += (band.coincident[m] ? (parallelDims.empty() ? "" : ", ")
+                                                                               : (sequentialDims.empty() ? "" : ", ")) +
+                                                          band.dimNames[m];
+  if (parallelDims.empty()) {
+    result.kind = AllocationKind::Sequential;
+    result.reason = "every dimension (" + sequentialDims + ") carries a dependence: run in order";
+    return result;
+  }
+  std::string where = "parallel over " + parallelDims + (sequentialDims.empty() ? "" : ", in order over " + sequentialDims);
+
+  // Reductions of the statements whose innermost band this is become pattern-parallel.
+  std::optional<Extent> length;
+  for (unsigned s : band.statements) {
+    bool innermost = true;
+    for (unsigned later = index + 1; later < schedule_.bands.size(); ++later)
+      for (unsigned t : schedule_.bands[later].statements)
+        innermost &= t != s;
+    if (!innermost)
+      continue;
+    auto l = reductionLength(s);
+    if (l && (!length || (l->value && length->value && *l->value > *length->value) || (!l->value && length->value)))
+      length = l;
+  }
+  result.kind = AllocationKind::DataParallel;
+  if (!length) {
+    result.reason = where + ": one thread per point";
+    return result;
+  }
+  const CostConstants &c = costConstants();
+  std::string rule = "threads per output: the next power of two of the length, clamped to [" +
+                     std::to_string(c.minReductionGroup) + ", " + std::to_string(c.maxReductionGroup) +
+                     "], one thread per output below " + std::to_string(c.minReductionGroup) + " (seed 001)";
+  result.reductionLength = length->text;
+  if (length->value) {
+    int64_t group = reductionGroupSize(*length->value);
+    if (group == 0) {
+      result.reason = where + "; reductions of " + length->text + " terms: one thread per output (" + rule + ")";
+      return result;
+    }
+    result.kind = AllocationKind::Reduction;
+    result.reductionGroupSize = group;
+    result.reason = where + "; reductions of " + length->text + " terms: " + std::to_string(group) +
+                    " threads per output (" + rule + ")";
+    return result;
+  }
+  result.kind = AllocationKind::Reduction;
+  result.otherwise = AllocationKind::DataParallel;
+  result.runtimeCondition = length->text + " >= " + std::to_string(c.minReductionGroup);
+  result.reason = where + "; reductions of " + length->text + " terms: group size chosen at run time (" + rule + ")";
+  return result;
+}
+
+Allocation Allocator::run() {
+  Allocation allocation;
+  for (unsigned b = 0; b < schedule_.bands.size(); ++b) {
+    const schedule::Band &band = schedule_.bands[b];
+    if (band.isSequentialRepeat) {
+      BandAllocation a;
+      a.band = b;
+      a.kind = AllocationKind::Sequential;
+      a.reason = "repeat loop over " + band.dimNames.front() + ": iterations run in order";
+      allocation.bands.push_back(std::move(a));
+    } else if (!band.hyperplane.empty()) {
+      allocation.bands.push_back(wavefront(b, band));
+    } else {
+      allocation.bands.push_back(parallel(b, band));
+    }
+  }
+  return allocation;
+}
+
+llvm::Expected<Allocation> allocate(const Model &model, const analysis::DependenceGraph &deps,
+                                    const schedule::Schedule &schedule, const AllocationOptions &options) {
+  try {
+    Allocator allocator(model, deps, schedule, options);
+    return allocator.run();
+  } catch (const isl::exception &e) {
+    return makeError(std::string("internal error in allocation (isl): ") + e.what());
+  }
+}
+
+} // namespace polyc::allocate

@@ -1,0 +1,45 @@
+// The cost model behind the allocation choice, with its constants in one place so that they can be
+// recalibrated from measurements (docs/scheduling.md explains each one and where it comes from).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace polyc::allocate {
+
+struct CostConstants {
+  // Seed 004, eq. (12): global-memory operations per block and step of the flexible kernel when a
+  // block keeps its column (one image read, locks and progress counters).
+  double flexibleBaseOps = 5.0;
+  // p1: the probability that a block switches columns, and c1: the columns it then moves. The seed
+  // leaves both to measurement; with p1 = 0 the model reduces to the seed's "flexible wins for m > 5".
+  double switchProbability = 0.0;
+  double switchColumns = 1.0;
+  // Pattern-parallel reductions (seed 001): a group of threads per output, sized from the length.
+  int64_t minReductionGroup = 32;
+  int64_t maxReductionGroup = 1024;
+};
+
+const CostConstants &costConstants();
+
+// Seed 004's per-block, per-step global-memory operations for a window of m columns.
+struct WavefrontCost {
+  double fixedOps = 0;    // m: the window's rows are read by the block's threads in m operations
+  double flexibleOps = 0; // 5 (1 - p1) + p1 c1 m
+  bool flexibleWins = false;
+};
+WavefrontCost wavefrontCost(double window);
+
+// The largest window for which the fixed allocation still wins (flexible when m > threshold), or -1
+// when the flexible allocation never wins under the constants.
+int64_t flexibleThreshold();
+
+// Threads per output for a reduction of `length` terms: the next power of two, clamped to
+// [minReductionGroup, maxReductionGroup]; 0 when the reduction is shorter than the smallest group
+// (then one thread per output computes it alone).
+int64_t reductionGroupSize(int64_t length);
+
+// The formulas above as text, for polyc explain.
+std::string describeWavefrontCost(double window);
+
+} // namespace polyc::allocate

@@ -1,0 +1,165 @@
+// polyc explain --format=json: everything the text view shows, machine-readable; the schema is
+// documented in docs/explain-json.md.
+#include "ExplainPrinters.h"
+
+#include "compiler/model/IslUtil.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+namespace polyc::driver {
+
+using llvm::json::Array;
+using llvm::json::Object;
+using llvm::json::Value;
+
+static Value intArray(const std::vector<int64_t> &v) {
+  Array a;
+  for (int64_t x : v)
+    a.push_back(x);
+  return a;
+}
+
+static Value statementNames(const model::Model &model, const std::vector<unsigned> &stmts) {
+  Array a;
+  for (unsigned s : stmts)
+    a.push_back(model.statements[s].name);
+  return a;
+}
+
+Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
+  const model::Model &model = in.model;
+  Object root;
+  root["file"] = in.path;
+  Array params;
+  for (const std::string &p : model.params)
+    params.push_back(p);
+  root["params"] = std::move(params);
+  Object values;
+  for (const auto &[name, value] : model.paramValues)
+    values[name] = value;
+  root["paramValues"] = std::move(values);
+  root["context"] = islText(model.context);
+
+  Array statements;
+  for (const model::Statement &stmt : model.statements) {
+    Object s;
+    s["name"] = stmt.name;
+    s["array"] = stmt.write.array;
+    s["equation"] = equationText(stmt);
+    s["line"] = equationLine(stmt, sm);
+    Array dims;
+    for (const std::string &d : stmt.dimNames)
+      dims.push_back(d);
+    s["dims"] = std::move(dims);
+    s["repeatDims"] = stmt.repeatDims;
+    s["update"] = stmt.isUpdate();
+    s["domain"] = islText(stmt.domain);
+    s["write"] = islText(stmt.write.relation);
+    Array reads;
+    for (const model::Access &read : stmt.reads)
+      reads.push_back(Object{{"array", read.array},
+                             {"relation", islText(read.relation)},
+                             {"may", read.isMay},
+                             {"oldValue", read.implicitUpdateRead}});
+    s["reads"] = std::move(reads);
+    Array reductions;
+    for (const model::ReductionInfo &red : stmt.reductions)
+      reductions.push_back(Object{{"op", ast::spelling(red.reduction->op)}, {"range", islText(red.range)}});
+    s["reductions"] = std::move(reductions);
+    statements.push_back(std::move(s));
+  }
+  root["statements"] = std::move(statements);
+
+  Array deps;
+  for (const analysis::Dependence &dep : in.deps.edges) {
+    Object d;
+    d["kind"] = kindName(dep.kind);
+    d["source"] = model.statements[dep.source].name;
+    d["target"] = model.statements[dep.target].name;
+    d["array"] = dep.array;
+    d["class"] = className(dep.depClass);
+    d["relation"] = islText(dep.relation);
+    d["sharedDims"] = dep.sharedDims;
+    d["distances"] = islText(dep.distances);
+    if (dep.distanceVectors) {
+      Array vectors;
+      for (const auto &v : *dep.distanceVectors)
+        vectors.push_back(intArray(v));
+      d["distanceVectors"] = std::move(vectors);
+    } else {
+      d["distanceVectors"] = nullptr;
+    }
+    deps.push_back(std::move(d));
+  }
+  root["dependences"] = std::move(deps);
+
+  const schedule::Schedule &schedule = in.schedule;
+  Object sched;
+  sched["tree"] = islutil::scheduleToString(schedule.tree, false);
+  sched["map"] = islText(schedule.scheduleMap);
+  Array bands;
+  for (size_t b = 0; b < schedule.bands.size(); ++b) {
+    const schedule::Band &band = schedule.bands[b];
+    Object o;
+    o["index"] = static_cast<int64_t>(b);
+    o["statements"] = statementNames(model, band.statements);
+    Array dims, coincident;
+    for (const std::string &d : band.dimNames)
+      dims.push_back(d);
+    for (bool c : band.coincident)
+      coincident.push_back(c);
+    o["dims"] = std::move(dims);
+    o["coincident"] = std::move(coincident);
+    o["sequentialRepeat"] = band.isSequentialRepeat;
+    if (!band.hyperplane.empty()) {
+      o["hyperplane"] = intArray(band.hyperplane);
+      o["hyperplaneExpr"] = band.hyperplaneExpr;
+      o["hyperplaneCount"] = band.hyperplaneCount;
+    }
+    bands.push_back(std::move(o));
+  }
+  sched["bands"] = std::move(bands);
+  Array groups;
+  for (const schedule::FusionGroup &group : schedule.fusionGroups)
+    groups.push_back(Object{{"statements", statementNames(model, group.statements)}, {"reason", group.reason}});
+  sched["fusionGroups"] = std::move(groups);
+  Array folded;
+  for (const schedule::FoldedStorage &fold : schedule.folded) {
+    Object f{{"array", fold.array}, {"dim", fold.dim}, {"window", fold.window}};
+    if (fold.windowValue >= 0)
+      f["windowValue"] = fold.windowValue;
+    folded.push_back(std::move(f));
+  }
+  sched["folded"] = std::move(folded);
+  root["schedule"] = std::move(sched);
+
+  Array allocation;
+  for (const allocate::BandAllocation &a : in.allocation.bands) {
+    Object o;
+    o["band"] = a.band;
+    o["kind"] = allocate::spelling(a.kind);
+    if (!a.runtimeCondition.empty()) {
+      o["runtimeCondition"] = a.runtimeCondition;
+      o["otherwise"] = allocate::spelling(*a.otherwise);
+    }
+    if (a.wavefront) {
+      const model::Statement &stmt = model.statements[schedule.bands[a.band].statements.front()];
+      o["wavefront"] = Object{{"rowDim", a.wavefront->rowDim},
+                              {"columnDim", a.wavefront->columnDim},
+                              {"row", stmt.dimNames[a.wavefront->rowDim]},
+                              {"column", stmt.dimNames[a.wavefront->columnDim]},
+                              {"window", a.wavefront->window}};
+    }
+    if (!a.reductionLength.empty()) {
+      o["reductionLength"] = a.reductionLength;
+      o["reductionGroupSize"] = a.reductionGroupSize;
+    }
+    o["reason"] = a.reason;
+    allocation.push_back(std::move(o));
+  }
+  root["allocation"] = std::move(allocation);
+  root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
+  return root;
+}
+
+} // namespace polyc::driver

@@ -1,0 +1,126 @@
+// polyc explain's text view: params and context, each statement's domain and accesses in isl
+// notation, the dependences with their distances, the schedule (isl's tree and in words), fusion,
+// folded storage, and the allocation of each band with the cost model's reasons.
+#include "ExplainPrinters.h"
+
+#include "compiler/model/IslUtil.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+namespace polyc::driver {
+
+static std::string statementList(const model::Model &model, const std::vector<unsigned> &stmts) {
+  std::string text;
+  for (unsigned s : stmts)
+    text += (text.empty() ? "" : ", ") + model.statements[s].name;
+  return text;
+}
+
+void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::raw_ostream &os) {
+  const model::Model &model = in.model;
+  os << "program: " << in.path << "\n";
+  os << "params:";
+  if (model.params.empty())
+    os << " none";
+  for (const std::string &p : model.params) {
+    os << " " << p;
+    auto v = model.paramValues.find(p);
+    if (v != model.paramValues.end())
+      os << "=" << v->second;
+  }
+  os << "\ncontext: " << islText(model.context) << "\n";
+
+  os << "\nstatements:\n";
+  for (const model::Statement &stmt : model.statements) {
+    os << "  " << stmt.name << " (line " << equationLine(stmt, sm) << "): " << equationText(stmt) << "\n";
+    os << "    domain:    " << islText(stmt.domain) << "\n";
+    os << "    write:     " << islText(stmt.write.relation) << "\n";
+    for (const model::Access &read : stmt.reads) {
+      const char *label = read.isMay ? "may-read:  " : (read.implicitUpdateRead ? "old value: " : "read:      ");
+      os << "    " << label << islText(read.relation) << "\n";
+    }
+    for (const model::ReductionInfo &red : stmt.reductions)
+      os << "    reduction: " << ast::spelling(red.reduction->op) << " over " << islText(red.range) << "\n";
+  }
+
+  os << "\ndependences:";
+  if (in.deps.edges.empty())
+    os << " none";
+  os << "\n";
+  for (const analysis::Dependence &dep : in.deps.edges) {
+    const model::Statement &src = model.statements[dep.source], &tgt = model.statements[dep.target];
+    os << "  " << kindName(dep.kind) << " " << src.name << " -> " << tgt.name << " through " << dep.array << ": "
+       << className(dep.depClass) << "\n";
+    os << "    relation:  " << islText(dep.relation) << "\n";
+    os << "    distances: " << islText(dep.distances) << "\n";
+    if (dep.distanceVectors) {
+      os << "    distance vectors (" << dep.distanceVectors->size() << "):\n";
+      for (const auto &v : *dep.distanceVectors)
+        os << "      " << vectorText(v) << "\n";
+    }
+  }
+
+  const schedule::Schedule &schedule = in.schedule;
+  os << "\nschedule:\n";
+  std::string tree = islutil::scheduleToString(schedule.tree, true);
+  size_t start = 0;
+  while (start < tree.size()) {
+    size_t end = tree.find('\n', start);
+    if (end == std::string::npos)
+      end = tree.size();
+    os << "  | " << tree.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
+  for (size_t b = 0; b < schedule.bands.size(); ++b) {
+    const schedule::Band &band = schedule.bands[b];
+    os << "  band " << b << " over " << statementList(model, band.statements) << ": (";
+    for (size_t m = 0; m < band.dimNames.size(); ++m)
+      os << (m ? ", " : "") << band.dimNames[m];
+    os << ")";
+    std::string parallel, sequential;
+    for (size_t m = 0; m < band.coincident.size(); ++m)
+      (band.coincident[m] ? parallel : sequential) +=
+          ((band.coincident[m] ? parallel : sequential).empty() ? "" : ", ") + band.dimNames[m];
+    os << " parallel: " << (parallel.empty() ? "none" : parallel) << "; sequential: "
+       << (sequential.empty() ? "none" : sequential);
+    if (band.isSequentialRepeat)
+      os << " (repeat loop)";
+    os << "\n";
+    if (!band.hyperplane.empty())
+      os << "    t = " << band.hyperplaneExpr << ", hyperplane " << vectorText(band.hyperplane)
+         << ", hyperplanes: " << band.hyperplaneCount << "\n";
+  }
+
+  os << "\nfusion groups:";
+  if (schedule.fusionGroups.empty())
+    os << " none";
+  os << "\n";
+  for (const schedule::FusionGroup &group : schedule.fusionGroups)
+    os << "  " << statementList(model, group.statements) << ": " << group.reason << "\n";
+
+  os << "\nfolded storage:";
+  if (schedule.folded.empty())
+    os << " none";
+  os << "\n";
+  for (const schedule::FoldedStorage &fold : schedule.folded)
+    os << "  " << fold.array << " dimension " << fold.dim << ": window " << fold.window << "\n";
+
+  os << "\nallocation:\n";
+  for (const allocate::BandAllocation &a : in.allocation.bands) {
+    os << "  band " << a.band << ": " << allocate::spelling(a.kind);
+    if (!a.runtimeCondition.empty())
+      os << " if " << a.runtimeCondition << ", else " << allocate::spelling(*a.otherwise);
+    if (a.reductionGroupSize > 0)
+      os << ", " << a.reductionGroupSize << " threads per output";
+    os << "\n    why: " << a.reason << "\n";
+    if (a.wavefront) {
+      const model::Statement &stmt = model.statements[in.schedule.bands[a.band].statements.front()];
+      os << "    mapping: columns " << stmt.dimNames[a.wavefront->columnDim] << ", rows "
+         << stmt.dimNames[a.wavefront->rowDim] << ", window " << a.wavefront->window << "\n";
+    }
+  }
+  os << "\nlegality: verified, every dependence's source runs before its target (" << in.deps.edges.size()
+     << (in.deps.edges.size() == 1 ? " dependence)" : " dependences)") << "\n";
+}
+
+} // namespace polyc::driver

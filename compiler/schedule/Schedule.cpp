@@ -1,0 +1,604 @@
+// Schedule choice: repeat loops outermost and sequential; inside a region, a shared outer dimension
+// streamed when that lets storage be folded or orders a cycle of statements; otherwise statements in
+// dependence order, each with its identity loop nest, a Lamport hyperplane for a uniform recurrence
+// that would have no parallel loop, or isl's scheduler; then fusion and storage folding.
+#include "compiler/schedule/Schedule.h"
+
+#include "compiler/model/IslUtil.h"
+#include "compiler/schedule/Fusion.h"
+#include "compiler/schedule/StorageFolding.h"
+#include "compiler/support/SourceError.h"
+
+#include <isl/map.h>
+#include <isl/schedule.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace polyc::schedule {
+
+using analysis::Dependence;
+using analysis::DependenceClass;
+using analysis::DependenceGraph;
+using model::Model;
+using model::Statement;
+namespace iu = polyc::islutil;
+
+namespace {
+
+struct Hyperplane {
+  std::vector<int64_t> pi;
+  std::string count;
+};
+
+class Scheduler {
+public:
+  Scheduler(const Model &model, const DependenceGraph &deps, const ScheduleOptions &options)
+      : model_(model), deps_(deps), options_(options) {}
+  llvm::Expected<Schedule> run();
+
+private:
+  llvm::Expected<isl::schedule> scheduleRegion(const std::vector<unsigned> &stmts, unsigned fixed,
+                                               const isl::union_map &deps);
+  llvm::Expected<isl::schedule> scheduleStatement(unsigned s, unsigned fixed, const isl::union_map &deps);
+  llvm::Expected<isl::schedule> scheduleWithIsl(const std::vector<unsigned> &stmts, const isl::union_map &deps);
+  std::optional<Hyperplane> findHyperplane(unsigned s, unsigned fixed, const isl::set &distances);
+  bool shouldStream(const std::vector<unsigned> &stmts, unsigned fixed, const isl::union_map &deps,
+                    bool hasCycle);
+  isl::multi_union_pw_aff identityPartial(unsigned s, unsigned from, unsigned to) const;
+  void collectBands(Schedule &result) const;
+
+  const Model &model_;
+  const DependenceGraph &deps_;
+  const ScheduleOptions &options_;
+  std::map<unsigned, Hyperplane> hyperplanes_; // per statement scheduled by a hyperplane
+  std::vector<FusionGroup> fusion_;
+};
+
+} // namespace
+
+// --- Small isl helpers -------------------------------------------------------------------------------
+
+// R restricted to pairs that agree on the first `fixed` dimensions (those of the enclosing bands).
+static isl::map sameLeading(const isl::map &relation, unsigned fixed) {
+  if (fixed == 0)
+    return relation;
+  isl::space space = relation.space();
+  isl::set pairs = isl::set::universe(space.wrap());
+  isl::multi_aff toX = space.domain_map_multi_aff(), toY = space.range_map_multi_aff();
+  for (unsigned k = 0; k < fixed; ++k)
+    pairs = pairs.intersect(toX.at(static_cast<int>(k)).eq_set(toY.at(static_cast<int>(k))));
+  return relation.intersect(pairs.unwrap());
+}
+
+static isl::union_map sameLeading(const isl::union_map &relations, unsigned fixed) {
+  isl::union_map result = isl::union_map::empty(relations.ctx());
+  relations.foreach_map([&](isl::map m) { result = result.unite(isl::union_map(sameLeading(m, fixed))); });
+  return result;
+}
+
+static isl::map relationBetween(const Model &model, const isl::union_map &deps, unsigned a, unsigned b) {
+  return deps.extract_map(
+      iu::mapSpace(model.statements[a].domain.space(), model.statements[b].domain.space()));
+}
+
+// The distances of a statement's self-dependences over its dimensions from `fixed` on.
+static isl::set localDistances(const Model &model, const isl::union_map &deps, unsigned s, unsigned fixed) {
+  isl::map self = relationBetween(model, deps, s, s);
+  isl::map plain = isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(self.copy(), isl_dim_in), isl_dim_out));
+  isl::set d = plain.deltas();
+  return iu::projectOutDims(d, 0, fixed).coalesce();
+}
+
+isl::multi_union_pw_aff Scheduler::identityPartial(unsigned s, unsigned from, unsigned to) const {
+  const Statement &stmt = model_.statements[s];
+  isl::space space = stmt.domain.space();
+  isl::multi_aff id = space.identity_multi_aff_on_domain();
+  isl::aff_list list(model_.ctx, static_cast<int>(to - from));
+  for (unsigned i = from; i < to; ++i)
+    list = list.add(id.at(static_cast<int>(i)));
+  return iu::mapSpace(space, iu::anonymousSetSpace(space, to - from)).multi_aff(list).to_multi_union_pw_aff();
+}
+
+// --- Statements ----------------------------------------------------------------------------------------
+
+// The Lamport hyperplane pi (pi . d >= 1 for every distance d) with the fewest hyperplanes over the
+// domain, among small integer vectors. Counts are compared at the given --param values, with 100
+// for a param left free.
+std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, const isl::set &distances) {
+  const Statement &stmt = model_.statements[s];
+  unsigned n = static_cast<unsigned>(stmt.dimNames.size()) - fixed;
+  int lo = n <= 3 ? -2 : (n == 4 ? -1 : 0), hi = n <= 3 ? 3 : (n == 4 ? 2 : 1);
+  isl::set local = iu::projectOutDims(stmt.domain, 0, fixed);
+  isl::set reference = model_.context;
+  auto fixedValues = iu::fixedParams(model_.context);
+  for (unsigned p = 0; p < model_.params.size(); ++p)
+    if (!fixedValues[p]) {
+      isl::aff v = reference.space().param_aff_on_domain(model_.params[p]);
+      reference = reference.intersect(v.eq_set(v.zero_on_domain(reference.space()).add_constant(100)));
+    }
+  isl::multi_aff dId = distances.space().identity_multi_aff_on_domain();
+  isl::multi_aff xId = local.space().identity_multi_aff_on_domain();
+
+  std::optional<Hyperplane> best;
+  int64_t bestCount = 0, bestNorm = 0;
+  std::vector<int64_t> pi(n, lo);
+  while (true) {
+    int64_t norm = 0;
+    bool any = false;
+    for (int64_t c : pi) {
+      norm += c < 0 ? -c : c;
+      any |= c != 0;
+    }
+    if (any) {
+      isl::aff dot = distances.space().zero_aff_on_domain();
+      for (unsigned k = 0; k < n; ++k)
+        dot = dot.add(dId.at(static_cast<int>(k)).scale(pi[k]));
+      isl::set bad = distances.intersect(dot.le_set(distances.space().zero_aff_on_domain())).intersect_params(model_.context);
+      if (bad.is_empty()) {
+        isl::aff time = local.space().zero_aff_on_domain();
+        for (unsigned k = 0; k < n; ++k)
+          time = time.add(xId.at(static_cast<int>(k)).scale(pi[k]));
+        isl::map toTime = time.as_map();
+        isl::set image = local.apply(toTime);
+        isl::pw_aff count = iu::dimMax(image, 0).sub(iu::dimMin(image, 0)).add(
+            isl::pw_aff(image.params().space().zero_aff_on_domain()).add_constant(1));
+        auto value = iu::constantValue(count.intersect_params(reference));
+        int64_t c = value ? *value : INT64_MAX;
+        if (!best || c < bestCount || (c == bestCount && norm < bestNorm)) {
+          best = Hyperplane{pi, iu::pwAffToString(count, model_.context)};
+          bestCount = c;
+          bestNorm = norm;
+        }
+      }
+    }
+    unsigned k = 0;
+    while (k < n && pi[k] == hi)
+      pi[k++] = lo;
+    if (k == n)
+      break;
+    ++pi[k];
+  }
+  return best;
+}
+
+llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned fixed, const isl::union_map &deps) {
+  const Statement &stmt = model_.statements[s];
+  unsigned n = static_cast<unsigned>(stmt.dimNames.size());
+  isl::schedule leaf = isl::schedule::from_domain(stmt.domain);
+  if (n <= fixed)
+    return leaf;
+  unsigned local = n - fixed;
+  isl::set delta = localDistances(model_, deps, s, fixed);
+  if (delta.is_empty())
+    return iu::insertBand(leaf, identityPartial(s, fixed, n), std::vector<bool>(local, true), true);
+
+  // The identity order: dimension k carries the distances whose first non-zero component is k.
+  isl::multi_aff id = delta.space().identity_multi_aff_on_domain();
+  isl::aff zero = delta.space().zero_aff_on_domain();
+  auto component = [&](unsigned k) { return id.at(static_cast<int>(k)); };
+  bool legal = true;
+  std::vector<bool> coincident(local);
+  std::vector<unsigned> bandStarts{0};
+  isl::set remaining = delta, bandRemaining = delta;
+  for (unsigned k = 0; k < local; ++k) {
+    if (!remaining.intersect(component(k).lt_set(zero)).is_empty())
+      legal = false;
+    if (k > 0 && !bandRemaining.intersect(component(k).lt_set(zero)).is_empty()) {
+      bandStarts.push_back(k);
+      bandRemaining = remaining;
+    }
+    coincident[k] = remaining.intersect(component(k).ne_set(zero)).is_empty();
+    remaining = remaining.intersect(component(k).eq_set(zero));
+  }
+  if (!remaining.is_empty())
+    legal = false; // a zero distance: the analysis reports those, but stay safe
+  bool anyParallel = std::find(coincident.begin(), coincident.end(), true) != coincident.end();
+  bool uniform = true;
+  for (const Dependence &dep : deps_.edges)
+    if (dep.source == s && dep.target == s && dep.depClass != DependenceClass::Uniform)
+      uniform = false;
+
+  if (legal && (anyParallel || !uniform)) {
+    isl::schedule result = leaf;
+    for (size_t b = bandStarts.size(); b-- > 0;) {
+      unsigned from = bandStarts[b], to = b + 1 < bandStarts.size() ? bandStarts[b + 1] : local;
+      std::vector<bool> flags(coincident.begin() + from, coincident.begin() + to);
+      result = iu::insertBand(result, identityPartial(s, fixed + from, fixed + to), flags, true);
+    }
+    return result;
+  }
+  if (uniform) {
+    if (auto h = findHyperplane(s, fixed, delta)) {
+      // t = pi . x, then every dimension but one whose coefficient is +-1, so (t, rest) is unimodular.
+      unsigned dropped = 0;
+      while (dropped < local && h->pi[dropped] != 1 && h->pi[dropped] != -1)
+        ++dropped;
+      isl::space space = stmt.domain.space();
+      isl::multi_aff xId = space.identity_multi_aff_on_domain();
+      isl::aff time = space.zero_aff_on_domain();
+      for (unsigned k = 0; k < local; ++k)
+        time = time.add(xId.at(static_cast<int>(fixed + k)).scale(h->pi[k]));
+      isl::aff_list list(model_.ctx, static_cast<int>(local));
+      list = list.add(time);
+      for (unsigned k = 0; k < local; ++k)
+        if (k != dropped || dropped == local)
+          list = list.add(xId.at(static_cast<int>(fixed + k)));
+      unsigned members = static_cast<unsigned>(list.size());
+      isl::multi_union_pw_aff partial =
+          iu::mapSpace(space, iu::anonymousSetSpace(space, members)).multi_aff(list).to_multi_union_pw_aff();
+      std::vector<bool> flags(members, true);
+      flags[0] = false;
+      // Permutable when no distance is negative in any member of the band.
+      bool permutable = true;
+      for (unsigned k = 0; k < local; ++k)
+        if (k != dropped && !delta.intersect(component(k).lt_set(zero)).is_empty())
+          permutable = false;
+      hyperplanes_[s] = *h;
+      return iu::insertBand(leaf, partial, flags, permutable);
+    }
+  }
+  return scheduleWithIsl({s}, deps);
+}
+
+llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsigned> &stmts,
+                                                         const isl::union_map &deps) {
+  isl::union_set domain = isl::union_set::empty(model_.ctx);
+  for (unsigned s : stmts)
+    domain = domain.unite(isl::union_set(model_.statements[s].domain));
+  isl::union_map validity = deps.intersect_domain(domain).intersect_range(domain);
+  isl::union_map proximity = deps_.flow().intersect_domain(domain).intersect_range(domain);
+  isl::schedule result = isl::schedule_constraints::on_domain(domain)
+                             .set_context(model_.context)
+                             .set_validity(validity)
+                             .set_proximity(proximity)
+                             .set_coincidence(validity)
+                             .compute_schedule();
+  if (result.is_null()) {
+    std::string names;
+    for (unsigned s : stmts)
+      names += (names.empty() ? "" : ", ") + model_.statements[s].write.array;
+    return makeSourceError(model_.statements[stmts.front()].range,
+                           "no legal schedule found for the equations of " + names);
+  }
+  return result;
+}
+
+// --- Regions ------------------------------------------------------------------------------------------
+
+// Stream a region along its first free dimension (one outer sequential loop over it for all its
+// statements) when every statement has that dimension with the same extent, no dependence goes
+// backwards along it, and doing so either orders a cycle of statements or lets a local array
+// written in the region be kept only over a bounded window of it.
+bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed, const isl::union_map &deps,
+                             bool hasCycle) {
+  if (stmts.size() < 2)
+    return false;
+  const Statement &first = model_.statements[stmts.front()];
+  if (first.dimNames.size() <= fixed)
+    return false;
+  auto extentOf = [&](const Statement &stmt) {
+    isl::set d = iu::projectOutDims(stmt.domain, fixed + 1, static_cast<unsigned>(stmt.dimNames.size()) - fixed - 1);
+    d = iu::projectOutDims(d, 0, fixed);
+    return isl::manage(isl_set_reset_tuple_id(d.release()));
+  };
+  isl::set extent = extentOf(first);
+  for (unsigned s : stmts) {
+    const Statement &stmt = model_.statements[s];
+    if (stmt.dimNames.size() <= fixed || stmt.dimNames[fixed] != first.dimNames[fixed] ||
+        !extentOf(stmt).is_equal(extent))
+      return false;
+  }
+  bool pays = hasCycle;
+  for (unsigned a : stmts)
+    for (unsigned b : stmts) {
+      isl::map rel = relationBetween(model_, deps, a, b);
+      if (rel.is_empty())
+        continue;
+      isl::space space = rel.space();
+      isl::aff xa = space.domain_map_multi_aff().at(static_cast<int>(fixed));
+      isl::aff yb = space.range_map_multi_aff().at(static_cast<int>(fixed));
+      isl::map backwards = rel.intersect(isl::set::universe(space.wrap()).intersect(yb.lt_set(xa)).unwrap());
+      if (!backwards.is_empty())
+        return false;
+      if (a == b || pays)
+        continue;
+      const model::ArrayInfo *array = model_.findArray(model_.statements[a].write.array);
+      if (!array || array->decl->kind != ast::ArrayKind::Local)
+        continue;
+      isl::map forward = rel.intersect(isl::set::universe(space.wrap()).intersect(yb.gt_set(xa)).unwrap());
+      if (forward.is_empty())
+        continue;
+      // A bounded look-back: the largest distance along the dimension does not grow with the params.
+      isl::set distances = forward.wrap().apply(yb.sub(xa).as_map());
+      if (iu::constantValue(iu::dimMax(distances, 0)))
+        pays = true;
+    }
+  return pays;
+}
+
+// Tarjan's strongly connected components over the statement graph of a region, returned in a
+// topological order that keeps textual order wherever dependences allow.
+static std::vector<std::vector<unsigned>> orderedComponents(const std::vector<unsigned> &stmts,
+                                                            const std::function<bool(unsigned, unsigned)> &edge) {
+  unsigned n = static_cast<unsigned>(stmts.size());
+  std::vector<int> index(n, -1), low(n, 0), comp(n, -1);
+  std::vector<bool> onStack(n, false);
+  std::vector<unsigned> stack;
+  int counter = 0, components = 0;
+  std::function<void(unsigned)> visit = [&](unsigned v) {
+    index[v] = low[v] = counter++;
+    stack.push_back(v);
+    onStack[v] = true;
+    for (unsigned w = 0; w < n; ++w) {
+      if (w == v || !edge(stmts[v], stmts[w]))
+        continue;
+      if (index[w] < 0) {
+        visit(w);
+        low[v] = std::min(low[v], low[w]);
+      } else if (onStack[w]) {
+        low[v] = std::min(low[v], index[w]);
+      }
+    }
+    if (low[v] == index[v]) {
+      while (true) {
+        unsigned w = stack.back();
+        stack.pop_back();
+        onStack[w] = false;
+        comp[w] = components;
+        if (w == v)
+          break;
+      }
+      ++components;
+    }
+  };
+  for (unsigned v = 0; v < n; ++v)
+    if (index[v] < 0)
+      visit(v);
+  std::vector<std::vector<unsigned>> members(components);
+  for (unsigned v = 0; v < n; ++v)
+    members[comp[v]].push_back(v);
+  // Kahn's algorithm over components, taking the ready component with the earliest statement first.
+  std::vector<std::set<int>> succ(components);
+  std::vector<int> preds(components, 0);
+  for (unsigned v = 0; v < n; ++v)
+    for (unsigned w = 0; w < n; ++w)
+      if (comp[v] != comp[w] && edge(stmts[v], stmts[w]) && succ[comp[v]].insert(comp[w]).second)
+        ++preds[comp[w]];
+  std::vector<std::vector<unsigned>> order;
+  std::vector<bool> done(components, false);
+  for (int step = 0; step < components; ++step) {
+    int next = -1;
+    for (int c = 0; c < components; ++c)
+      if (!done[c] && preds[c] == 0 && (next < 0 || members[c].front() < members[next].front()))
+        next = c;
+    done[next] = true;
+    for (int c : succ[next])
+      --preds[c];
+    std::vector<unsigned> group;
+    for (unsigned v : members[next])
+      group.push_back(stmts[v]);
+    order.push_back(group);
+  }
+  return order;
+}
+
+llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsigned> &stmts, unsigned fixed,
+                                                        const isl::union_map &deps) {
+  auto edge = [&](unsigned a, unsigned b) { return !relationBetween(model_, deps, a, b).is_empty(); };
+  std::vector<std::vector<unsigned>> components = orderedComponents(stmts, edge);
+  bool hasCycle = false;
+  for (const auto &c : components)
+    hasCycle |= c.size() > 1;
+
+  if (shouldStream(stmts, fixed, deps, hasCycle)) {
+    auto inner = scheduleRegion(stmts, fixed + 1, sameLeading(deps, fixed + 1));
+    if (!inner)
+      return inner.takeError();
+    isl::multi_union_pw_aff partial = identityPartial(stmts.front(), fixed, fixed + 1);
+    bool carries = false;
+    for (unsigned s : stmts) {
+      if (s != stmts.front())
+        partial = partial.union_add(identityPartial(s, fixed, fixed + 1));
+      for (unsigned t : stmts)
+        if (!relationBetween(model_, deps, s, t).subtract(sameLeading(relationBetween(model_, deps, s, t), fixed + 1)).is_empty())
+          carries = true;
+    }
+    return iu::insertBand(*inner, partial, {!carries}, true);
+  }
+
+  std::vector<unsigned> order;
+  for (const auto &c : components)
+    order.insert(order.end(), c.begin(), c.end());
+  std::vector<FusionGroup> groups;
+  if (options_.fuse)
+    groups = findFusionGroups(model_, order, fixed, deps);
+
+  std::vector<isl::schedule> parts;
+  for (size_t i = 0; i < components.size(); ++i) {
+    const auto &component = components[i];
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const FusionGroup &g) { return g.statements.front() == component.front(); });
+    if (group != groups.end()) {
+      // One loop nest for the whole group: a band over all of them, the statements in order inside.
+      isl::schedule body = isl::schedule::from_domain(model_.statements[group->statements.front()].domain);
+      isl::multi_union_pw_aff partial = identityPartial(group->statements.front(), fixed,
+                                                        static_cast<unsigned>(model_.statements[group->statements.front()].dimNames.size()));
+      for (size_t m = 1; m < group->statements.size(); ++m) {
+        unsigned s = group->statements[m];
+        body = iu::sequence(body, isl::schedule::from_domain(model_.statements[s].domain));
+        partial = partial.union_add(identityPartial(s, fixed, static_cast<unsigned>(model_.statements[s].dimNames.size())));
+      }
+      unsigned members = static_cast<unsigned>(model_.statements[group->statements.front()].dimNames.size()) - fixed;
+      if (members > 0)
+        body = iu::insertBand(body, partial, std::vector<bool>(members, true), true);
+      parts.push_back(body);
+      fusion_.push_back(*group);
+      i += group->statements.size() - 1;
+      continue;
+    }
+    llvm::Expected<isl::schedule> part =
+        component.size() == 1 ? scheduleStatement(component.front(), fixed, deps) : scheduleWithIsl(component, deps);
+    if (!part)
+      return part.takeError();
+    parts.push_back(*part);
+  }
+  isl::schedule result = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i)
+    result = iu::sequence(result, parts[i]);
+  return result;
+}
+
+// --- The program ----------------------------------------------------------------------------------------
+
+void Scheduler::collectBands(Schedule &result) const {
+  std::function<void(isl::schedule_node, unsigned)> walk = [&](isl::schedule_node node, unsigned outerBands) {
+    unsigned nested = outerBands;
+    if (node.isa<isl::schedule_node_band>()) {
+      auto band = node.as<isl::schedule_node_band>();
+      Band info;
+      isl::multi_union_pw_aff partial = band.partial_schedule();
+      isl::union_set domain = partial.domain();
+      for (unsigned s = 0; s < model_.statements.size(); ++s)
+        if (!domain.extract_set(model_.statements[s].domain.space()).is_empty() ||
+            !isl::union_set(model_.statements[s].domain).intersect(domain).is_empty())
+          info.statements.push_back(s);
+      unsigned members = band.n_member();
+      for (unsigned m = 0; m < members; ++m) {
+        info.coincident.push_back(band.member_get_coincident(static_cast<int>(m)));
+        // A member reads as the expression it is for every statement (e.g. "i"), when that agrees.
+        std::string name;
+        bool agree = true;
+        isl::pw_multi_aff_list pieces = partial.at(static_cast<int>(m)).pw_multi_aff_list();
+        for (unsigned p = 0; p < pieces.size(); ++p) {
+          std::string text;
+          pieces.at(static_cast<int>(p)).foreach_piece(
+              [&](isl::set, isl::multi_aff piece) { text = iu::affToString(piece.at(0)); });
+          if (name.empty())
+            name = text;
+          else if (name != text)
+            agree = false;
+        }
+        info.dimNames.push_back(agree ? name : "c" + std::to_string(m));
+      }
+      if (info.statements.size() == 1) {
+        auto h = hyperplanes_.find(info.statements.front());
+        if (h != hyperplanes_.end() && members >= 1) {
+          info.hyperplane = h->second.pi;
+          info.hyperplaneCount = h->second.count;
+          info.hyperplaneExpr = info.dimNames[0];
+          info.dimNames[0] = "t";
+        }
+      }
+      // A repeat loop: the outermost band, one member, each statement's repeat dimension.
+      if (outerBands == 0 && members == 1) {
+        bool repeat = !info.statements.empty();
+        for (unsigned s : info.statements) {
+          const Statement &stmt = model_.statements[s];
+          if (stmt.repeatDims == 0 || info.dimNames[0] != stmt.dimNames[0])
+            repeat = false;
+        }
+        info.isSequentialRepeat = repeat;
+      }
+      result.bands.push_back(std::move(info));
+      ++nested;
+    }
+    for (unsigned c = 0; c < node.n_children(); ++c)
+      walk(node.child(static_cast<int>(c)), nested);
+  };
+  walk(result.tree.root(), 0);
+}
+
+llvm::Expected<Schedule> Scheduler::run() {
+  isl::union_map deps = deps_.validity();
+  // Top-level items in dependence order: runs of top-level equations and repeat blocks.
+  std::vector<std::vector<unsigned>> items;
+  std::vector<int> itemBlock;
+  for (unsigned s = 0; s < model_.statements.size(); ++s) {
+    const Statement &stmt = model_.statements[s];
+    if (!items.empty() && itemBlock.back() == stmt.repeatBlock && stmt.repeatBlock >= 0) {
+      items.back().push_back(s);
+      continue;
+    }
+    items.push_back({s});
+    itemBlock.push_back(stmt.repeatBlock);
+  }
+  std::vector<isl::schedule> parts;
+  std::vector<unsigned> run;
+  auto flushRun = [&]() -> llvm::Error {
+    if (run.empty())
+      return llvm::Error::success();
+    auto part = scheduleRegion(run, 0, deps);
+    if (!part)
+      return part.takeError();
+    parts.push_back(*part);
+    run.clear();
+    return llvm::Error::success();
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (itemBlock[i] < 0) {
+      run.push_back(items[i].front());
+      continue;
+    }
+    if (auto err = flushRun())
+      return err;
+    auto body = scheduleRegion(items[i], 1, sameLeading(deps, 1));
+    if (!body)
+      return body.takeError();
+    isl::multi_union_pw_aff partial = identityPartial(items[i].front(), 0, 1);
+    for (size_t m = 1; m < items[i].size(); ++m)
+      partial = partial.union_add(identityPartial(items[i][m], 0, 1));
+    parts.push_back(iu::insertBand(*body, partial, {false}, true));
+  }
+  if (auto err = flushRun())
+    return err;
+
+  Schedule result;
+  if (parts.empty()) {
+    result.tree = isl::schedule::from_domain(model_.domains());
+  } else {
+    result.tree = parts.front();
+    for (size_t i = 1; i < parts.size(); ++i)
+      result.tree = iu::sequence(result.tree, parts[i]);
+  }
+  result.scheduleMap = flatScheduleMap(result.tree);
+  collectBands(result);
+  result.fusionGroups = fusion_;
+  result.folded = foldStorage(model_, result.scheduleMap);
+  return result;
+}
+
+isl::union_map flatScheduleMap(const isl::schedule &tree) {
+  isl::union_map map = tree.map();
+  unsigned depth = 0;
+  map.foreach_map([&](isl::map m) { depth = std::max(depth, m.range_tuple_dim()); });
+  isl::union_map padded = isl::union_map::empty(map.ctx());
+  map.foreach_map([&](isl::map m) {
+    padded = padded.unite(isl::union_map(iu::padOutputs(m, depth - m.range_tuple_dim())));
+  });
+  return padded;
+}
+
+llvm::Expected<Schedule> chooseSchedule(const Model &model, const DependenceGraph &deps,
+                                        const ScheduleOptions &options) {
+  try {
+    Scheduler scheduler(model, deps, options);
+    auto result = scheduler.run();
+    if (!result)
+      return result.takeError();
+#ifndef NDEBUG
+    // The scheduler's reasoning is checked by an independent test of every dependence.
+    if (auto err = verifySchedule(model, deps, *result))
+      return std::move(err);
+#endif
+    return result;
+  } catch (const isl::exception &e) {
+    return makeError(std::string("internal error in scheduling (isl): ") + e.what());
+  }
+}
+
+} // namespace polyc::schedule

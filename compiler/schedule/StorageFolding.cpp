@@ -1,0 +1,83 @@
+// Storage folding: for each local array and dimension, the largest spread along that dimension of the
+// elements live at once (written, and still to be read) under the schedule. When that window is a
+// constant smaller than the extent, the dimension is stored modulo the window: two buffers for r[t - 1],
+// L frames for a convolution over the last L frames.
+#include "compiler/schedule/StorageFolding.h"
+
+#include "compiler/model/IslUtil.h"
+
+#include <isl/map.h>
+#include <isl/set.h>
+
+namespace polyc::schedule {
+
+using model::Model;
+namespace iu = polyc::islutil;
+
+// The window of dimension d: the largest max - min + 1 of a_d over the elements a that are live when
+// some element b is written and that agree with b in every other dimension.
+static std::optional<int64_t> windowOf(const isl::map &writtenWithLive, unsigned d, unsigned rank) {
+  isl::space space = writtenWithLive.space();
+  isl::set pairs = writtenWithLive.wrap();
+  isl::multi_aff toB = space.domain_map_multi_aff(), toA = space.range_map_multi_aff();
+  for (unsigned k = 0; k < rank; ++k)
+    if (k != d)
+      pairs = pairs.intersect(toB.at(static_cast<int>(k)).eq_set(toA.at(static_cast<int>(k))));
+  if (pairs.is_empty())
+    return 1;
+  // { b -> [a_d] }, then the spread of a_d per b.
+  isl::aff_list list(space.ctx(), 1);
+  list = list.add(toA.at(static_cast<int>(d)));
+  isl::map offsets = pairs.unwrap().apply_range(
+      iu::mapSpace(space.range(), iu::anonymousSetSpace(space.range(), 1))
+          .multi_aff(isl::aff_list(space.ctx(), 1).add(space.range().identity_multi_aff_on_domain().at(static_cast<int>(d))))
+          .as_map());
+  isl::pw_aff hi = offsets.lexmax_pw_multi_aff().at(0), lo = offsets.lexmin_pw_multi_aff().at(0);
+  isl::pw_aff span = hi.sub(lo).add_constant(1);
+  isl::set spans = isl::set(span.as_map().range());
+  return iu::constantValue(iu::dimMax(spans, 0));
+}
+
+std::vector<FoldedStorage> foldStorage(const Model &model, const isl::union_map &scheduleMap) {
+  std::vector<FoldedStorage> result;
+  for (const model::ArrayInfo &array : model.arrays) {
+    if (!array.decl || array.decl->kind != ast::ArrayKind::Local || array.decl->rank() == 0)
+      continue;
+    isl::union_map writes = isl::union_map::empty(model.ctx), reads = writes;
+    for (const model::Statement &stmt : model.statements) {
+      if (stmt.write.array == array.name)
+        writes = writes.unite(isl::union_map(stmt.write.relation));
+      for (const model::Access &read : stmt.reads)
+        if (read.array == array.name)
+          reads = reads.unite(isl::union_map(read.relation));
+    }
+    if (writes.is_empty() || reads.is_empty())
+      continue;
+    isl::map writeTime = writes.reverse().apply_range(scheduleMap).as_map(); // A[a] -> time of its writes
+    isl::map readTime = reads.reverse().apply_range(scheduleMap).as_map();   // A[a] -> time of its reads
+    isl::map notAfter = iu::lexGe(writeTime.range().space()); // { t -> t' : t >=lex t' }
+    isl::map writtenBy = notAfter.apply_range(writeTime.reverse());          // t -> a written at or before t
+    isl::map readFrom = notAfter.reverse().apply_range(readTime.reverse());  // t -> a read at or after t
+    isl::map liveAt = writtenBy.intersect(readFrom);
+    isl::map writtenWithLive = writeTime.apply_range(liveAt).coalesce(); // b -> a live when b is written
+    unsigned rank = array.decl->rank();
+    for (unsigned d = 0; d < rank; ++d) {
+      std::optional<int64_t> window = windowOf(writtenWithLive, d, rank);
+      if (!window || *window < 1)
+        continue;
+      std::optional<int64_t> extent = iu::constantValue(iu::dimMax(array.extent, d).add_constant(1));
+      if (extent && *window >= *extent)
+        continue;
+      FoldedStorage fold;
+      fold.array = array.name;
+      fold.dim = d;
+      fold.window = std::to_string(*window);
+      fold.windowValue = *window;
+      result.push_back(std::move(fold));
+      break; // folding two dimensions at once would need a joint check; one is enough here
+    }
+  }
+  return result;
+}
+
+} // namespace polyc::schedule
