@@ -16,6 +16,7 @@
 #include <isl/set.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 using namespace llvm;
@@ -23,7 +24,8 @@ using namespace polyc;
 using namespace polyc::ast;
 using namespace polyc::dsl;
 
-// Enough for every realistic program; bounds the time isl may spend on adversarial input.
+// Enough for every realistic program (about 1000 per equation; the examples need far fewer); bounds
+// the time isl may spend on adversarial input to a few seconds.
 static constexpr unsigned long kMaxIslOperations = 20'000'000;
 
 namespace {
@@ -270,6 +272,7 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
     return;
   }
   std::vector<Definition> defs;
+  std::optional<isl::set> defined; // the union of defs
   bool arrayOk = true;
   for (const Equation *eq : eqs) {
     std::optional<Definition> def = definitionOf(*eq);
@@ -282,15 +285,20 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
       arrayOk = ok_ = false;
       continue;
     }
-    for (const Definition &prev : defs) {
-      isl::set both = prev.elements.intersect(def->elements);
-      if (both.is_empty())
-        continue;
-      diags_.error(eq->lhsRange, "array '" + array.name + "' is defined twice at " + describe(array, both));
-      diags_.note(prev.eq->lhsRange, "previous definition is here");
+    // One test against the union of the earlier definitions keeps this linear in the number of
+    // equations; the culprit is looked for only when there is an overlap.
+    if (defined && !defined->intersect(def->elements).is_empty()) {
+      for (const Definition &prev : defs) {
+        isl::set both = prev.elements.intersect(def->elements);
+        if (both.is_empty())
+          continue;
+        diags_.error(eq->lhsRange, "array '" + array.name + "' is defined twice at " + describe(array, both));
+        diags_.note(prev.eq->lhsRange, "previous definition is here");
+        break;
+      }
       arrayOk = ok_ = false;
-      break;
     }
+    defined = defined ? defined->unite(def->elements).coalesce() : def->elements;
     defs.push_back(std::move(*def));
   }
   if (!arrayOk)
@@ -298,9 +306,7 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
   isl::set shape(ctx_, paramTuple_ + " -> { " + dimTuple(array.rank(), false) + " : " +
                            shapeConstraints(array, "d") + " }");
   shape = shape.intersect_params(paramContext_);
-  isl::set missing = shape;
-  for (const Definition &def : defs)
-    missing = missing.subtract(def.elements);
+  isl::set missing = defined ? shape.subtract(*defined) : shape;
   if (!missing.is_empty()) {
     diags_.error(array.range, "array '" + array.name + "' is not defined at " + describe(array, missing));
     size_t notes = 0;
@@ -390,17 +396,34 @@ bool Checker::run() {
   return ok_;
 }
 
+// Whether isl ran out of its operation budget. isl's parser turns the quota error into a syntax error,
+// so the error code alone does not tell; once the budget is spent, every further operation fails.
+static bool quotaExceeded(isl_ctx *ctx) {
+  if (isl_ctx_last_error(ctx) == isl_error_quota)
+    return true;
+  isl_set *probe = isl_set_read_from_str(ctx, "{ [0] }");
+  if (!probe)
+    return true;
+  isl_set_free(probe);
+  return false;
+}
+
+// Where to report a failure of the whole check: the first array, the most likely culprit's neighbour.
+static SMRange firstArray(const Program &program) {
+  return program.arrays.empty() ? SMRange() : program.arrays.front()->range;
+}
+
 bool polyc::dsl::checkDefinitions(const Program &program, DiagnosticEngine &diags) {
   IslContext context;
   isl_ctx_set_max_operations(context.get(), kMaxIslOperations);
   try {
     return Checker(program, diags, context.get()).run();
   } catch (const isl::exception &e) {
-    SMRange where = program.arrays.empty() ? SMRange() : program.arrays.front()->range;
-    if (isl_ctx_last_error(context.get()) == isl_error_quota)
-      diags.error(where, "the program is too complex to check that every array element is defined once");
+    if (quotaExceeded(context.get()))
+      diags.error(firstArray(program), "the program is too complex to check that every array element is defined "
+                                       "exactly once (too many equations or too large coefficients)");
     else
-      diags.error(where, Twine("internal error while checking array definitions: ") + e.what());
+      diags.error(firstArray(program), Twine("internal error while checking array definitions: ") + e.what());
     return false;
   }
 }

@@ -55,6 +55,10 @@ def main() -> None:
         # 16 MiB of comment and then one byte more: over the limit.
         line = b"// " + b"x" * 1020 + b"\n"
         out.write(line * (16 * 1024) + b"\n")
+    elif kind == "many-equations":
+        # 30000 one-element equations exceed the isl operation budget of the exactly-once check.
+        n = 30000
+        out.write(b"output f32 y[%d];\n" % n + b"".join(b"y[%d] = 1;\n" % i for i in range(n)))
     elif kind == "empty":
         pass
     elif kind == "only-comments":
