@@ -153,6 +153,7 @@ ExprPrinter::ExprPrinter(const model::Model &model, const schedule::Schedule &sc
     globalNames_.take(cIdentifier(c->name));
   for (auto &f : program.funcs)
     globalNames_.take(cIdentifier(f->name));
+  computeFuncParams();
 }
 
 std::vector<std::string> ExprPrinter::dimNames(const model::Statement &statement) const {
@@ -447,7 +448,6 @@ std::string ExprPrinter::funcName(const ast::FuncDecl &func, ast::ElemType type)
 
 void ExprPrinter::printUserFunctions(CodeWriter &w) {
   funcUses_.clear();
-  computeFuncParams();
   for (const model::Statement &s : model_.statements) {
     ast::ElemType type = s.equation->array->elemType;
     collectFuncUses(*s.equation->rhs, type);

@@ -65,6 +65,14 @@ IslAstPrinter::IslAstPrinter(const CodegenInput &input, CodeWriter &w) : input_(
     names_.take(s.name);
 }
 
+IslAstPrinter::IslAstPrinter(const IslAstPrinter &outer, CodeWriter &w)
+    : input_(outer.input_), w_(w), names_(outer.names_), bandViews_(outer.bandViews_),
+      iteratorNames_(outer.iteratorNames_), bandMember_(outer.bandMember_), depth_(outer.depth_),
+      parallelDepth_(outer.parallelDepth_) {
+  if (outer.currentBand_)
+    currentBand_ = &bandViews_[outer.currentBand_ - outer.bandViews_.data()];
+}
+
 std::string IslAstPrinter::statementFunction(unsigned statement) const {
   return input_.model.statements[statement].name;
 }
@@ -434,6 +442,14 @@ std::string IslAstPrinter::expr(const isl::ast_expr &e, int &prec) const {
     prec = Unary;
     return "-" + arg(0, Atom);
   case isl_ast_expr_op_add:
+    // isl writes -H + t: print t - H.
+    if (op.arg(0).isa<isl::ast_expr_op>() && opType(op.arg(0)) == isl_ast_expr_op_minus) {
+      prec = Additive;
+      isl::ast_expr negated = op.arg(0).as<isl::ast_expr_op>().arg(0);
+      int p;
+      std::string rhs = expr(negated, p);
+      return arg(1, Additive) + " - " + (p <= Additive ? "(" + rhs + ")" : rhs);
+    }
     return binary("+", Additive);
   case isl_ast_expr_op_sub:
     return binary("-", Additive);

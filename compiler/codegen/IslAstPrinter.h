@@ -93,6 +93,14 @@ protected:
   virtual std::string idName(const std::string &islName) const;
   // Called by a printLoopPragma that made its loop parallel, so nested loops see insideParallel.
   void markParallel() { markParallel_ = true; }
+  // Whether the code being printed runs inside a loop printed parallel (for printStatementCall).
+  bool insideParallel() const { return parallelDepth_ > 0; }
+  // The innermost marked band around the code being printed, or null.
+  const BandView *currentBand() const { return currentBand_; }
+  // A printer that goes on from where `outer` is (its loop names, the band being printed, the names
+  // in use) but writes to `w`: a GPU target prints a band's loops into a kernel with it. `outer`
+  // must outlive it.
+  IslAstPrinter(const IslAstPrinter &outer, CodeWriter &w);
   // The default `for` header text: "for (int64_t t = 0; t <= H + W - 2; ++t)".
   std::string forHeader(const LoopView &loop, const std::string &indexType = "int64_t") const;
   // A comment line for a loop: its statements and schedule dimension.

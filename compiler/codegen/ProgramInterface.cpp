@@ -159,9 +159,8 @@ static int polyPrec(const ast::Expr &e) {
   }
   if (llvm::isa<ast::Unary>(e))
     return 6;
-  if (llvm::isa<ast::Reduction>(e))
-    return 4; // its body extends to the right: parenthesise it inside products
-  return 7;
+  return 7; // a reduction too: see exprText's Binary case
+
 }
 
 static std::string polyOperand(const ast::Expr &e, int needed) {
@@ -220,7 +219,11 @@ std::string polyc::codegen::exprText(const ast::Expr &expr) {
   case ast::Expr::Kind::Binary: {
     auto &b = cast<ast::Binary>(expr);
     int prec = polyPrec(expr);
-    return polyOperand(*b.lhs, prec) + " " + polySpelling(b.op) + " " + polyOperand(*b.rhs, prec + 1);
+    // A reduction's body extends to the right over a product: on the left of * / % it needs parentheses.
+    std::string lhs = polyOperand(*b.lhs, prec);
+    if (llvm::isa<ast::Reduction>(*b.lhs) && prec == 5)
+      lhs = "(" + lhs + ")";
+    return lhs + " " + polySpelling(b.op) + " " + polyOperand(*b.rhs, prec + 1);
   }
   case ast::Expr::Kind::Call: {
     auto &c = cast<ast::Call>(expr);

@@ -1,9 +1,101 @@
-// polyc emit: not built yet (placeholder until its issue lands).
+// polyc emit: runs the pipeline and a target's code generator and writes the sources (for the CPU,
+// <prog>.cpp and the library header <prog>.h) into a folder. Also defines the options that emit and
+// build share (see Targets.h).
 #include "Commands.h"
+#include "Targets.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+using namespace llvm;
+using namespace polyc;
+using namespace polyc::driver;
+
+// Options of both emit and build.
+static cl::opt<std::string> sharedInput(cl::Positional, cl::Required, cl::desc("<file.poly>"), cl::sub(EmitCommand),
+                                        cl::sub(BuildCommand));
+static cl::opt<std::string> sharedTarget("target", cl::desc("The target: cpu, cuda or opencl (default cpu)"),
+                                         cl::value_desc("name"), cl::init("cpu"), cl::sub(EmitCommand),
+                                         cl::sub(BuildCommand));
+static cl::opt<allocate::AllocationChoice> sharedAllocation(
+    "allocation", cl::desc("Wavefront allocation"), cl::init(allocate::AllocationChoice::Auto),
+    cl::values(clEnumValN(allocate::AllocationChoice::Auto, "auto", "chosen by the cost model (default)"),
+               clEnumValN(allocate::AllocationChoice::Fixed, "fixed", "one parallel step per hyperplane"),
+               clEnumValN(allocate::AllocationChoice::Flexible, "flexible", "columns taken under locks")),
+    cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool> sharedNoFuse("no-fuse", cl::desc("Do not fuse statements into shared loop nests"),
+                                  cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
+                                    cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at compile time: NAME=VALUE"),
+                                          cl::value_desc("NAME=VALUE"), cl::sub(EmitCommand),
+                                          cl::sub(BuildCommand));
+
+// emit's own.
+static cl::opt<std::string> emitOutput("o", cl::desc("Output folder (default: the current folder)"),
+                                       cl::value_desc("dir"), cl::init("."), cl::sub(EmitCommand));
+
+static const char *allocationName(allocate::AllocationChoice choice) {
+  switch (choice) {
+  case allocate::AllocationChoice::Auto: return "auto";
+  case allocate::AllocationChoice::Fixed: return "fixed";
+  case allocate::AllocationChoice::Flexible: return "flexible";
+  }
+  return "auto";
+}
+
+bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &settings) {
+  settings.input = sharedInput;
+  settings.target = findTarget(sharedTarget);
+  if (!settings.target) {
+    std::string names;
+    for (const TargetInfo &t : targets())
+      names += (names.empty() ? "" : ", ") + std::string(t.name);
+    errs() << "polyc: error: unknown target '" << sharedTarget << "' (expected one of: " << names << ")\n";
+    return false;
+  }
+  if (!settings.target->emit) {
+    errs() << "polyc: error: target '" << sharedTarget << "' is not available in this build\n";
+    return false;
+  }
+  if (sharedBlock < 0) {
+    errs() << "polyc: error: --block must be positive, got " << sharedBlock << "\n";
+    return false;
+  }
+  auto params = parseParamAssignments(sharedParams);
+  if (!params) {
+    errs() << "polyc: error: " << toString(params.takeError()) << "\n";
+    return false;
+  }
+  settings.pipeline.params = *params;
+  settings.pipeline.allocation = sharedAllocation;
+  settings.pipeline.fuse = !sharedNoFuse;
+  settings.pipeline.blockSize = sharedBlock;
+
+  // The command line as it matters for the output: options in a fixed order, no output path, so
+  // that emitting the same program twice gives the same files wherever they go.
+  std::string line = "polyc " + subcommand.str() + " " + sharedInput + " --target=" + sharedTarget;
+  if (sharedAllocation != allocate::AllocationChoice::Auto)
+    line += std::string(" --allocation=") + allocationName(sharedAllocation);
+  if (sharedNoFuse)
+    line += " --no-fuse";
+  if (sharedBlock > 0)
+    line += " --block=" + std::to_string(sharedBlock);
+  for (const std::string &p : sharedParams)
+    line += " --param " + p;
+  settings.commandLine = line;
+  return true;
+}
+
 int polyc::driver::runEmit() {
-  llvm::errs() << "polyc: 'emit' is not implemented yet\n";
-  return 1;
+  EmitSettings settings;
+  if (!readEmitSettings("emit", settings))
+    return 1;
+  SourceMgr sm;
+  std::string programName;
+  std::vector<codegen::GeneratedFile> files;
+  if (!generateSources(settings, sm, programName, files))
+    return 1;
+  if (Error err = writeFiles(emitOutput, files))
+    return reportError(std::move(err), sm);
+  return 0;
 }

@@ -314,8 +314,8 @@ bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed,
       if (forward.is_empty())
         continue;
       // A bounded look-back: the largest distance along the dimension does not grow with the params.
-      isl::set distances = forward.wrap().apply(yb.sub(xa).as_map());
-      if (iu::constantValue(iu::dimMax(distances, 0)))
+      isl::set distances = forward.wrap().apply(yb.sub(xa).as_map()).project_out_all_params();
+      if (iu::isBounded(distances))
         pays = true;
     }
   return pays;

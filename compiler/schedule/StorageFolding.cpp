@@ -34,7 +34,10 @@ static std::optional<int64_t> windowOf(const isl::map &writtenWithLive, unsigned
           .as_map());
   isl::pw_aff hi = offsets.lexmax_pw_multi_aff().at(0), lo = offsets.lexmin_pw_multi_aff().at(0);
   isl::pw_aff span = hi.sub(lo).add_constant(1);
-  isl::set spans = isl::set(span.as_map().range());
+  // The window must hold for every value of the params, so take the largest span over all of them.
+  isl::set spans = isl::set(span.as_map().range()).project_out_all_params();
+  if (!iu::isBounded(spans))
+    return std::nullopt;
   return iu::constantValue(iu::dimMax(spans, 0));
 }
 
