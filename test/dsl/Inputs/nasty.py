@@ -59,6 +59,11 @@ def main() -> None:
         # 30000 one-element equations exceed the isl operation budget of the exactly-once check.
         n = 30000
         out.write(b"output f32 y[%d];\n" % n + b"".join(b"y[%d] = 1;\n" % i for i in range(n)))
+    elif kind == "crlf":
+        # Windows line ends, tabs and form feeds are white space: a valid program.
+        out.write(b"param N;\r\n\toutput f32 y[N];\r\n\x0cy[i] =\t1; // done\r\n")
+    elif kind == "control":
+        out.write(b"param N;\noutput f32 y[N];\ny[i] = 1\x01\x02;\n")
     elif kind == "empty":
         pass
     elif kind == "only-comments":
