@@ -9,6 +9,8 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <isl/aff.h>
+#include <isl/local_space.h>
 #include <isl/set.h>
 
 #include <cassert>
@@ -35,6 +37,14 @@ struct ExprPrinter::Scope {
   std::map<const ast::IndexVar *, std::string> vars;
   std::vector<std::string> funcArgs; // by position
   NameScope names;
+  // The statement's dimensions and the variables of the reductions around the code being printed,
+  // with their ranges: the space in which boundsChecks asks isl whether an index can leave its array.
+  std::vector<const ast::IndexVar *> dimVars;
+  struct ReductionVar {
+    const ast::IndexVar *var;
+    const ast::Expr *lo, *hi;
+  };
+  std::vector<ReductionVar> reductionVars;
   unsigned reductionDepth = 0;
   unsigned counter = 0;
 };
@@ -495,12 +505,16 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   for (const std::string &d : dims)
     scope.names.take(d);
   unsigned next = 0;
-  if (statement.repeatDims && eq.enclosingRepeat)
+  if (statement.repeatDims && eq.enclosingRepeat) {
     scope.vars[eq.enclosingRepeat->var.get()] = dims[next];
+    scope.dimVars.push_back(eq.enclosingRepeat->var.get());
+  }
   next = statement.repeatDims;
   for (auto &var : eq.indexVars)
-    if (var && next < dims.size())
+    if (var && next < dims.size()) {
       scope.vars[var.get()] = dims[next++];
+      scope.dimVars.push_back(var.get());
+    }
 
   Scope *saved = scope_;
   scope_ = &scope;
@@ -727,37 +741,105 @@ ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
   return {indexCast(value(expr, ast::ElemType::F64, w).text)};
 }
 
+// The isl form of an affine index expression over `space` (the statement's dimensions, then the
+// enclosing reduction variables, at `positions`); null when it is not affine (a gather, a call).
+static isl::aff toAff(const ast::Expr &e, const isl::space &space,
+                      const std::map<const ast::IndexVar *, unsigned> &positions, const ast::Program &program) {
+  isl::ctx ctx = space.ctx();
+  auto constant = [&](int64_t v) { return isl::aff::zero_on_domain(space).add_constant(isl::val(ctx, v)); };
+  switch (e.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return constant(llvm::cast<ast::IntLit>(e).value);
+  case ast::Expr::Kind::VarRef: {
+    auto &ref = llvm::cast<ast::VarRef>(e);
+    if (auto *p = std::get_if<const ast::ParamDecl *>(&ref.binding))
+      return isl::manage(isl_aff_param_on_domain_space_id(space.copy(), isl::id(ctx, (*p)->name).release()));
+    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
+      if (auto *v = std::get_if<int64_t>(&(*c)->value))
+        return constant(*v);
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding)) {
+      auto it = positions.find(v->var);
+      if (it != positions.end())
+        return isl::manage(
+            isl_aff_var_on_domain(isl_local_space_from_space(space.copy()), isl_dim_set, it->second));
+    }
+    return isl::aff();
+  }
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(e);
+    isl::aff operand = u.op == ast::UnaryOp::Neg ? toAff(*u.operand, space, positions, program) : isl::aff();
+    return operand.is_null() ? operand : operand.neg();
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(e);
+    isl::aff lhs = toAff(*b.lhs, space, positions, program);
+    isl::aff rhs = toAff(*b.rhs, space, positions, program);
+    if (lhs.is_null() || rhs.is_null())
+      return isl::aff();
+    switch (b.op) {
+    case ast::BinaryOp::Add: return lhs.add(rhs);
+    case ast::BinaryOp::Sub: return lhs.sub(rhs);
+    case ast::BinaryOp::Mul:
+      return lhs.is_cst() || rhs.is_cst() ? lhs.mul(rhs) : isl::aff();
+    case ast::BinaryOp::Div:
+      return rhs.is_cst() && rhs.constant_val().is_pos() ? lhs.div(rhs).floor() : isl::aff();
+    case ast::BinaryOp::Mod:
+      return rhs.is_cst() && rhs.constant_val().is_pos() ? lhs.mod(rhs.constant_val()) : isl::aff();
+    default: return isl::aff();
+    }
+  }
+  default:
+    return isl::aff();
+  }
+}
+
+// Which ends of each index of `read` can be crossed, as isl decides over the statement's domain and
+// the ranges of the enclosing reductions. (The model's access relations cannot tell: they describe
+// the elements actually read, after the boundary rule.) When in doubt, both ends are checked.
 std::vector<std::pair<bool, bool>> ExprPrinter::boundsChecks(const ast::ArrayRead &read) const {
   unsigned rank = static_cast<unsigned>(read.indices.size());
   std::vector<std::pair<bool, bool>> checks(rank, {true, true});
-  if (!scope_ || !scope_->statement)
+  if (!scope_ || !scope_->statement || scope_->statement->domain.is_null())
     return checks;
   const model::Statement &s = *scope_->statement;
-  const model::Access *access = nullptr;
-  for (const model::Access &a : s.reads)
-    if (a.read == &read)
-      access = &a;
   const model::ArrayInfo *array = findArray(model_, read.name);
-  if (!access || !array || access->relation.is_null())
+  if (!array || !array->decl)
     return checks;
   try {
-    isl::set range = access->relation.intersect_domain(s.domain).range();
+    isl::set wide = s.domain;
     if (!model_.context.is_null())
-      range = range.intersect_params(model_.context);
-    std::string params = "[" + llvm::join(model_.params, ", ") + "]";
-    isl::ctx ctx = range.ctx();
+      wide = wide.intersect_params(model_.context);
+    isl_size dims = isl_set_dim(wide.get(), isl_dim_set);
+    if (dims < 0 || static_cast<size_t>(dims) != scope_->dimVars.size())
+      return checks;
+    std::map<const ast::IndexVar *, unsigned> positions;
+    for (unsigned k = 0; k < scope_->dimVars.size(); ++k)
+      positions[scope_->dimVars[k]] = k;
+    unsigned extra = static_cast<unsigned>(scope_->reductionVars.size());
+    wide = isl::manage(isl_set_add_dims(wide.release(), isl_dim_set, extra));
+    for (unsigned q = 0; q < extra; ++q)
+      positions[scope_->reductionVars[q].var] = static_cast<unsigned>(dims) + q;
+    isl::space space = wide.space();
+    for (unsigned q = 0; q < extra; ++q) {
+      const Scope::ReductionVar &r = scope_->reductionVars[q];
+      isl::aff var = isl::manage(isl_aff_var_on_domain(isl_local_space_from_space(space.copy()), isl_dim_set,
+                                              static_cast<unsigned>(dims) + q));
+      isl::aff lo = toAff(*r.lo, space, positions, *model_.program);
+      isl::aff hi = toAff(*r.hi, space, positions, *model_.program);
+      if (!lo.is_null())
+        wide = wide.intersect(var.ge_set(lo));
+      if (!hi.is_null())
+        wide = wide.intersect(var.lt_set(hi));
+    }
     for (unsigned d = 0; d < rank; ++d) {
       if (d < read.isGather.size() && read.isGather[d])
         continue; // a gathered index can be anything: check both ends
-      std::optional<AffineForm> ext = affineForm(*array->decl->shape[d], *model_.program);
-      if (!ext)
+      isl::aff index = toAff(*read.indices[d], space, positions, *model_.program);
+      isl::aff extent = toAff(*array->decl->shape[d], space, positions, *model_.program);
+      if (index.is_null() || extent.is_null())
         continue;
-      isl::pw_aff lo = isl::manage(isl_set_dim_min(range.copy(), d));
-      isl::pw_aff hi = isl::manage(isl_set_dim_max(range.copy(), d));
-      isl::pw_aff zero(ctx, params + " -> { [(0)] }");
-      isl::pw_aff bound(ctx, params + " -> { [(" + ext->toIsl(model_.params) + ")] }");
-      checks[d].first = !lo.lt_set(zero).is_empty();
-      checks[d].second = !hi.ge_set(bound).is_empty();
+      checks[d].first = !wide.intersect(index.lt_set(isl::aff::zero_on_domain(space))).is_empty();
+      checks[d].second = !wide.intersect(index.ge_set(extent)).is_empty();
     }
   } catch (const isl::exception &) {
     return std::vector<std::pair<bool, bool>>(rank, {true, true}); // cannot prove: check every end
@@ -856,6 +938,7 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
     for (auto &var : binding.vars) {
       std::string name = scope_->names.fresh(cIdentifier(var->name));
       scope_->vars[var.get()] = name;
+      scope_->reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
       parts.loops.push_back({name, lo, hi});
     }
   }
@@ -879,7 +962,9 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
     --scope_->reductionDepth;
     return body.text;
   };
-  return {printReduction(parts, w)};
+  std::string result = printReduction(parts, w);
+  scope_->reductionVars.resize(scope_->reductionVars.size() - parts.loops.size());
+  return {result};
 }
 
 std::string ExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,

@@ -1,0 +1,518 @@
+// The CPU target (see CodeGenCpu.h): prints the schedule's loops with OpenMP pragmas chosen from the
+// allocation, the flexible wavefront as a runtime call, each statement as a member function of a
+// struct that holds the params and arrays, the C interface function and a main() for runMain.
+#include "compiler/codegen/cpu/CodeGenCpu.h"
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/Names.h"
+#include "compiler/codegen/ProgramInterface.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <isl/aff.h>
+#include <isl/set.h>
+
+#include <optional>
+#include <set>
+
+using namespace polyc;
+using namespace polyc::codegen;
+
+namespace {
+
+// Statement bodies for the CPU: OpenMP reductions on statements that run outside any parallel loop
+// and whose band the allocation made a reduction (a scalar `loss[e] = sum(...)`).
+class CpuExprPrinter : public ExprPrinter {
+public:
+  using ExprPrinter::ExprPrinter;
+  bool parallelReductions = false;
+
+  std::string reductionLoopPragma(const ReductionParts &parts) const override {
+    if (!parallelReductions || parts.nested)
+      return "";
+    const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "+"
+                     : parts.reduction->op == ast::ReductionOp::Max ? "max"
+                                                                    : "min";
+    return "#pragma omp parallel for reduction(" + std::string(op) + " : " + parts.accumulator + ")";
+  }
+};
+
+// What the loop printer learned about each statement, for printing the statement functions after.
+struct StatementUse {
+  bool called = false;
+  bool calledInParallel = false; // inside a parallel loop or a wavefront worker
+  std::optional<allocate::AllocationKind> kind; // the allocation of the band around its calls
+};
+
+// A read copy of an array that an update reads at other points than it writes (W[i] += W[i - 1]):
+// taken right before the update's loop nest, so every read sees the old values.
+struct Snapshot {
+  std::string array;   // the updated array
+  std::string storage; // the member that points at the copy
+};
+
+class CpuAstPrinter : public IslAstPrinter {
+public:
+  CpuAstPrinter(const CodegenInput &input, CodeWriter &w, const ExprPrinter &exprs,
+                std::vector<StatementUse> &uses, const std::map<unsigned, Snapshot> &snapshots)
+      : IslAstPrinter(input, w), exprs_(exprs), uses_(uses), snapshots_(snapshots) {}
+
+  std::optional<std::string> error; // the first band this target could not print
+
+protected:
+  void printBand(const BandView &band, const isl::ast_node &body) override;
+  void printLoopPragma(const LoopView &loop) override;
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
+  void printStatementCall(const StatementCall &call) override;
+
+private:
+  void printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body);
+  void printFlexible(const BandView &band);
+  void recordCall(unsigned statement, bool parallel);
+  void printSnapshot(unsigned statement);
+
+  const ExprPrinter &exprs_;
+  std::vector<StatementUse> &uses_;
+  const std::map<unsigned, Snapshot> &snapshots_;
+  std::set<unsigned> snapshotTaken_;             // statements whose snapshot the enclosing code took
+  std::optional<allocate::AllocationKind> kind_; // the allocation of the branch being printed
+};
+
+} // namespace
+
+// The C API calls the C++ bindings lack, wrapped once.
+static isl::pw_aff dimMin(const isl::set &set, unsigned pos) {
+  return isl::manage(isl_set_dim_min(set.copy(), pos));
+}
+static isl::pw_aff dimMax(const isl::set &set, unsigned pos) {
+  return isl::manage(isl_set_dim_max(set.copy(), pos));
+}
+static isl::set projectOutDim(const isl::set &set, unsigned pos) {
+  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
+}
+static isl::set flatProduct(const isl::set &a, const isl::set &b) {
+  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
+}
+static isl::set resetTupleId(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
+
+void CpuAstPrinter::recordCall(unsigned statement, bool parallel) {
+  StatementUse &use = uses_[statement];
+  use.called = true;
+  use.calledInParallel = use.calledInParallel || parallel;
+  if (kind_ && (!use.kind || *use.kind != allocate::AllocationKind::Reduction))
+    use.kind = kind_;
+}
+
+void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  std::optional<allocate::AllocationKind> saved = kind_;
+  const allocate::BandAllocation *a = band.allocation;
+  if (!a) {
+    kind_.reset();
+    printNode(body);
+  } else if (!a->runtimeCondition.empty() && a->otherwise) {
+    w_.comment("Band " + std::to_string(band.index) + ": the allocation is chosen at run time, " +
+               describeKind(a->kind) + " if " + a->runtimeCondition + ", else " + describeKind(*a->otherwise) +
+               ".");
+    w_.openBlock("if (" + a->runtimeCondition + ")");
+    printVariant(a->kind, band, body);
+    w_.elseBlock();
+    printVariant(*a->otherwise, band, body);
+    w_.closeBlock();
+  } else {
+    printVariant(a->kind, band, body);
+  }
+  kind_ = saved;
+}
+
+void CpuAstPrinter::printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body) {
+  kind_ = kind;
+  if (kind == allocate::AllocationKind::FlexibleWavefront)
+    return printFlexible(band);
+  if (kind == allocate::AllocationKind::FixedWavefront)
+    w_.comment("Band " + std::to_string(band.index) +
+               ": fixed wavefront, one parallel loop per hyperplane (a barrier between hyperplanes).");
+  printNode(body);
+}
+
+void CpuAstPrinter::printFlexible(const BandView &band) {
+  auto fail = [&](const std::string &why) {
+    if (!error)
+      error = "band " + std::to_string(band.index) + ": the CPU target cannot print a flexible wavefront " + why;
+  };
+  if (band.statements.size() != 1)
+    return fail("over more than one statement (use --allocation=fixed)");
+  unsigned s = band.statements.front();
+  const model::Statement &statement = input_.model.statements[s];
+  if (statement.dimNames.size() != 2)
+    return fail("over a statement that is not two-dimensional (use --allocation=fixed)");
+  allocate::WavefrontMapping mapping;
+  if (band.allocation && band.allocation->wavefront)
+    mapping = *band.allocation->wavefront;
+  unsigned r = mapping.rowDim, c = mapping.columnDim;
+  if (r > 1 || c > 1 || r == c)
+    return fail("with a row/column mapping outside the statement's two dimensions");
+
+  isl::set domain = statement.domain;
+  if (!input_.model.context.is_null())
+    domain = domain.intersect_params(input_.model.context);
+  isl::set flat = resetTupleId(domain);
+  isl::set rows = projectOutDim(flat, c), columns = projectOutDim(flat, r);
+  if (!(r < c ? flatProduct(rows, columns) : flatProduct(columns, rows)).is_equal(flat))
+    return fail("over a domain that is not a rectangle");
+
+  isl::set context = input_.model.context.is_null() ? isl::set(domain.ctx(), "{ : }") : input_.model.context;
+  isl::ast_build build = isl::ast_build::from_context(context);
+  isl::pw_aff rowLo = dimMin(domain, r), colLo = dimMin(domain, c);
+  std::string rowCount = expr(build.expr_from(dimMax(domain, r).sub(rowLo).add_constant(1)));
+  std::string colCount = expr(build.expr_from(dimMax(domain, c).sub(colLo).add_constant(1)));
+  std::string rowFirst = expr(build.expr_from(rowLo)), colFirst = expr(build.expr_from(colLo));
+
+  NameScope saved = names();
+  std::string row = names().fresh("row"), column = names().fresh("column");
+  std::vector<std::string> args(2);
+  args[r] = rowFirst == "0" ? row : rowFirst + " + " + row;
+  args[c] = colFirst == "0" ? column : colFirst + " + " + column;
+  const std::vector<std::string> &dims = statement.dimNames;
+  w_.comment("Band " + std::to_string(band.index) + ": flexible wavefront (seed 004) over " + statement.name +
+             ". Rows are " + dims[r] + ", columns are " + dims[c] +
+             "; instead of one barrier per hyperplane, each worker takes the lowest column whose next row is "
+             "ready (the column to its left is ahead) under that column's lock, and computes rows while it "
+             "stays ready (polyc/cpu/Wavefront.h). Threads: OpenMP's default.");
+  w_.openBlock("polyc::rt::cpu::runFlexibleWavefront(" + rowCount + ", " + colCount + ", 0, [this](" +
+               exprs_.indexType() + " " + row + ", " + exprs_.indexType() + " " + column + ")");
+  recordCall(s, true);
+  w_.line(statementFunction(s) + "(" + llvm::join(args, ", ") + ");");
+  w_.closeBlock(");");
+  names() = saved;
+}
+
+void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
+  if (loop.insideParallel || !loop.coincident || !loop.band || !loop.band->band ||
+      loop.band->band->isSequentialRepeat)
+    return;
+  if (kind_ && *kind_ == allocate::AllocationKind::Sequential)
+    return;
+  w_.line("#pragma omp parallel for");
+  markParallel();
+}
+
+void CpuAstPrinter::printSnapshot(unsigned statement) {
+  const Snapshot &snapshot = snapshots_.at(statement);
+  const model::ArrayInfo *array = nullptr;
+  for (const model::ArrayInfo &a : input_.model.arrays)
+    if (a.name == snapshot.array)
+      array = &a;
+  w_.comment(input_.model.statements[statement].name + " updates " + snapshot.array +
+             " reading it at other points: its reads see this copy of the old values.");
+  std::string name = exprs_.arrayRef(*array);
+  w_.line("std::copy(" + name + ", " + name + " + " + exprs_.storageSize(*array) + ", " + snapshot.storage + ");");
+  snapshotTaken_.insert(statement);
+}
+
+void CpuAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
+  // The outermost loop that runs only one snapshot-needing update takes its snapshot.
+  std::vector<unsigned> taken;
+  if (loop.statements.size() == 1) {
+    unsigned s = loop.statements.front();
+    if (snapshots_.count(s) && !snapshotTaken_.count(s)) {
+      printSnapshot(s);
+      taken.push_back(s);
+    }
+  }
+  IslAstPrinter::printFor(loop, node);
+  for (unsigned s : taken)
+    snapshotTaken_.erase(s);
+}
+
+void CpuAstPrinter::printStatementCall(const StatementCall &call) {
+  bool single = snapshots_.count(call.statement) && !snapshotTaken_.count(call.statement);
+  if (single) {
+    // No loop of its own: a copy is still needed when a loop-free update reads other points.
+    if (!error && !input_.model.statements[call.statement].dimNames.empty())
+      error = input_.model.statements[call.statement].name +
+              ": the CPU target cannot place the copy an update reading its own array at other points "
+              "needs when the update shares its loops with other statements (try --no-fuse)";
+  }
+  recordCall(call.statement, insideParallel());
+  IslAstPrinter::printStatementCall(call);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file
+
+static std::string structName(const std::string &prog) {
+  std::string name;
+  bool upper = true;
+  for (char ch : prog) {
+    if (ch == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(toupper(static_cast<unsigned char>(ch))) : ch;
+    upper = false;
+  }
+  if (name.empty() || isdigit(static_cast<unsigned char>(name[0])))
+    name = "P" + name;
+  return name;
+}
+
+static const model::ArrayInfo *findArray(const model::Model &model, const std::string &name) {
+  for (const model::ArrayInfo &a : model.arrays)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+static const char *roleWord(ast::ArrayKind kind) {
+  switch (kind) {
+  case ast::ArrayKind::Input: return "input";
+  case ast::ArrayKind::Output: return "output";
+  case ast::ArrayKind::InOut: return "inout, updated in place";
+  case ast::ArrayKind::Local: return "local";
+  }
+  return "";
+}
+
+static std::string shapeComment(const ast::ArrayDecl &decl, const ExprPrinter &exprs, const model::ArrayInfo &a) {
+  if (decl.shape.empty())
+    return "scalar";
+  std::vector<std::string> extents;
+  for (auto &e : decl.shape)
+    extents.push_back(exprText(*e));
+  std::string text = "[" + llvm::join(extents, ", ") + "]";
+  for (unsigned d = 0; d < decl.rank(); ++d)
+    if (auto *f = exprs.folding(a.name, d))
+      text += ", dimension " + std::to_string(d) + " folded modulo " +
+              (f->windowValue > 0 ? std::to_string(f->windowValue) : f->window);
+  return text;
+}
+
+// Statements that update an array reading it at other points than the one they write.
+static std::map<unsigned, Snapshot> findSnapshots(const model::Model &model, NameScope &names) {
+  std::map<unsigned, Snapshot> snapshots;
+  for (unsigned s = 0; s < model.statements.size(); ++s) {
+    const model::Statement &statement = model.statements[s];
+    if (!statement.isUpdate())
+      continue;
+    for (const model::Access &read : statement.reads) {
+      if (read.array != statement.write.array || !read.read)
+        continue;
+      bool samePoint = false;
+      try {
+        samePoint = read.relation.is_equal(statement.write.relation);
+      } catch (const isl::exception &) {
+      }
+      if (!samePoint) {
+        snapshots[s] = {statement.write.array, names.fresh(cIdentifier(statement.write.array) + "Old")};
+        break;
+      }
+    }
+  }
+  return snapshots;
+}
+
+llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const CodegenInput &input) {
+  const model::Model &model = input.model;
+  const ast::Program &program = *model.program;
+  std::string prog = programName(input);
+  CpuExprPrinter exprs(model, input.schedule);
+  std::vector<StatementUse> uses(model.statements.size());
+
+  // The loops first: they tell which statements run in parallel, which the statement bodies need.
+  CodeWriter loops;
+  NameScope memberNames;
+  for (auto &p : program.params)
+    memberNames.take(cIdentifier(p->name));
+  for (auto &a : program.arrays)
+    memberNames.take(cIdentifier(a->name));
+  std::map<unsigned, Snapshot> snapshots = findSnapshots(model, memberNames);
+  CpuAstPrinter printer(input, loops, exprs, uses, snapshots);
+  for (auto &[s, snapshot] : snapshots)
+    printer.names().take(snapshot.storage);
+  if (llvm::Error e = printer.printSchedule())
+    return e;
+  if (printer.error)
+    return llvm::createStringError(*printer.error);
+
+  std::string type = structName(prog);
+  CodeWriter w;
+  printBanner(input, prog + ".cpp", "C++17 + OpenMP code for the CPU", w);
+  w.blank();
+  w.line("#include \"" + prog + ".h\"");
+  w.blank();
+  w.line("#include <polyc/Runtime.h>");
+  w.line("#include <polyc/Timer.h>");
+  w.line("#include <polyc/cpu/Wavefront.h>");
+  w.blank();
+  for (const char *header : {"algorithm", "cfloat", "chrono", "cmath", "cstdint", "cstdio", "cstdlib", "cstring",
+                             "string", "vector"})
+    w.line(std::string("#include <") + header + ">");
+  w.blank();
+  w.line("namespace {");
+  w.blank();
+  printConstants(program, w);
+  w.blank();
+  exprs.printHelpers(w);
+  w.blank();
+  exprs.printUserFunctions(w);
+  w.blank();
+
+  // The struct: params, arrays, statements, run().
+  w.comment("The params and arrays of one call of " + prog + "_run, and one member function per statement.");
+  w.openBlock("struct " + type);
+  w.comment("Params.");
+  for (auto &p : program.params)
+    w.line("int64_t " + cIdentifier(p->name) + " = 0;");
+  w.comment("Arrays, dense and row-major; locals are allocated by run().");
+  for (const model::ArrayInfo &a : model.arrays) {
+    bool readOnly = a.decl->kind == ast::ArrayKind::Input;
+    w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
+           " = nullptr; // " + roleWord(a.decl->kind) + " " + shapeComment(*a.decl, exprs, a));
+  }
+  for (auto &[s, snapshot] : snapshots) {
+    const model::ArrayInfo *a = findArray(model, snapshot.array);
+    w.line(exprs.typeName(a->decl->elemType) + " *" + snapshot.storage + " = nullptr; // old values of " +
+           snapshot.array + " while " + model.statements[s].name + " updates it");
+  }
+  for (unsigned s = 0; s < model.statements.size(); ++s) {
+    const model::Statement &statement = model.statements[s];
+    w.blank();
+    w.comment(statement.name + ": " + equationText(*statement.equation) + "  (" +
+              equationLocation(input, *statement.equation) + ")");
+    std::vector<std::string> dims = exprs.dimNames(statement);
+    std::string params;
+    for (const std::string &d : dims)
+      params += (params.empty() ? "" : ", ") + exprs.indexType() + " " + d;
+    w.openBlock("void " + statement.name + "(" + params + ") const");
+    exprs.parallelReductions = !uses[s].calledInParallel && uses[s].kind &&
+                               *uses[s].kind == allocate::AllocationKind::Reduction;
+    if (snapshots.count(s))
+      exprs.setReadStorage(snapshots[s].array, snapshots[s].storage);
+    exprs.printStatement(statement, w);
+    exprs.clearReadStorage();
+    w.closeBlock();
+  }
+  w.blank();
+  w.comment("Runs every statement instance in the order of the schedule.");
+  w.openBlock("void run()");
+  bool anyLocal = false;
+  for (const model::ArrayInfo &a : model.arrays)
+    if (a.decl->kind == ast::ArrayKind::Local) {
+      if (!anyLocal)
+        w.comment("Local arrays (a folded dimension holds only its window).");
+      anyLocal = true;
+      std::string storage = exprs.arrayRef(a) + "Storage";
+      w.line("std::vector<" + exprs.typeName(a.decl->elemType) + "> " + storage + "(size_t(" +
+             exprs.storageSize(a) + "));");
+      w.line(exprs.arrayRef(a) + " = " + storage + ".data();");
+    }
+  for (auto &[s, snapshot] : snapshots) {
+    const model::ArrayInfo *a = findArray(model, snapshot.array);
+    w.line("std::vector<" + exprs.typeName(a->decl->elemType) + "> " + snapshot.storage + "Storage(size_t(" +
+           exprs.storageSize(*a) + "));");
+    w.line(snapshot.storage + " = " + snapshot.storage + "Storage.data();");
+  }
+  if (anyLocal || !snapshots.empty())
+    w.blank();
+  w.verbatim(loops.str());
+  w.closeBlock();
+  w.closeBlock(";");
+  w.blank();
+
+  // What each band does with the given params, for POLYC_VERBOSE.
+  w.comment("The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.");
+  w.openBlock("std::string describeAllocation([[maybe_unused]] const " + prog + "_params &p)");
+  for (auto &p : program.params)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p." + cIdentifier(p->name) + ";");
+  w.line("std::string text;");
+  for (unsigned b = 0; b < input.allocation.bands.size(); ++b) {
+    const allocate::BandAllocation &a = input.allocation.bands[b];
+    std::string stmts;
+    if (a.band < input.schedule.bands.size())
+      for (unsigned s : input.schedule.bands[a.band].statements)
+        stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
+    std::string head = "\"band " + std::to_string(a.band) + " (" + stmts + "): ";
+    if (!a.runtimeCondition.empty() && a.otherwise)
+      w.line("text += std::string(" + head + "\") + (" + a.runtimeCondition + " ? \"" + describeKind(a.kind) +
+             " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) + " (not " + a.runtimeCondition +
+             ")\") + \"\\n\";");
+    else
+      w.line("text += " + head + describeKind(a.kind) + "\\n\";");
+  }
+  w.line("return text;");
+  w.closeBlock();
+  w.blank();
+  w.line("} // namespace");
+  w.blank();
+
+  // The C interface.
+  w.openBlock("extern \"C\" " + runFunctionSignature(input));
+  w.line(type + " program;");
+  for (auto &p : program.params)
+    w.line("program." + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
+  for (const model::ArrayInfo *a : interfaceArrays(model))
+    w.line("program." + exprs.arrayRef(*a) + " = " + cIdentifier(a->name) + ";");
+  w.line("program.run();");
+  w.closeBlock();
+  w.blank();
+
+  // main(): the executable's command line, through the runtime.
+  w.comment("The executable: polyc::rt::runMain parses the command line, loads and checks the .npy inputs, "
+            "times compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.");
+  w.line("#ifndef POLYC_NO_MAIN");
+  w.line("namespace {");
+  w.blank();
+  std::string computeType = type + "Compute";
+  w.openBlock("class " + computeType + " final : public polyc::rt::Compute");
+  w.dedent();
+  w.line("public:");
+  w.indent();
+  w.comment("The runtime resets inouts and outputs between timed runs; the data stays in its host arrays.");
+  w.line("void upload(polyc::rt::RunContext &) override {}");
+  w.line("void download(polyc::rt::RunContext &) override {}");
+  w.blank();
+  w.openBlock("double compute(polyc::rt::RunContext &context) override");
+  w.line(prog + "_params p;");
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line("p." + cIdentifier(program.params[k]->name) + " = context.params[" + std::to_string(k) + "];");
+  if (program.params.empty())
+    w.line("p.unused = 0;");
+  w.line("const char *verbose = std::getenv(\"POLYC_VERBOSE\");");
+  w.openBlock("if (verbose && *verbose && std::strcmp(verbose, \"0\") != 0 && !reported_)");
+  w.line("std::fprintf(stderr, \"%s\", describeAllocation(p).c_str());");
+  w.line("reported_ = true;");
+  w.closeBlock();
+  w.line("polyc::rt::Timer timer;");
+  std::vector<std::string> args = {"&p"};
+  std::vector<const model::ArrayInfo *> arrays = interfaceArrays(model);
+  for (unsigned k = 0; k < arrays.size(); ++k)
+    args.push_back("context.arrays[" + std::to_string(k) + "].data<" + exprs.typeName(arrays[k]->decl->elemType) +
+                   ">()");
+  w.line(prog + "_run(" + llvm::join(args, ", ") + ");");
+  w.line("return timer.seconds();");
+  w.closeBlock();
+  w.blank();
+  w.dedent();
+  w.line("private:");
+  w.indent();
+  w.line("bool reported_ = false;");
+  w.closeBlock(";");
+  w.blank();
+  w.line("} // namespace");
+  w.blank();
+  w.openBlock("int main(int argc, char **argv)");
+  w.line("polyc::rt::ProgramInfo info;");
+  if (llvm::Error e = printProgramInfo(input, "info", w))
+    return e;
+  w.line(computeType + " compute;");
+  w.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  w.closeBlock();
+  w.line("#endif");
+
+  std::vector<GeneratedFile> files;
+  files.push_back({prog + ".cpp", w.str()});
+  files.push_back(emitLibraryHeader(input));
+  return files;
+}

@@ -1,0 +1,85 @@
+// The compilation pipeline shared by the subcommands (see Pipeline.h).
+#include "Pipeline.h"
+
+#include "compiler/support/SourceError.h"
+#include "dsl/Diagnostics.h"
+#include "dsl/Frontend.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace polyc;
+using namespace polyc::driver;
+
+int polyc::driver::reportError(llvm::Error error, llvm::SourceMgr &sm) {
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const SourceError &e) {
+        if (e.range.isValid()) {
+          dsl::DiagnosticEngine diags(sm, llvm::errs());
+          diags.error(e.range, e.message);
+        } else {
+          llvm::errs() << "polyc: error: " << e.message << "\n";
+        }
+      },
+      [&](const llvm::ErrorInfoBase &e) { llvm::errs() << "polyc: error: " << e.message() << "\n"; });
+  return 1;
+}
+
+llvm::Expected<std::map<std::string, int64_t>>
+polyc::driver::parseParamAssignments(const std::vector<std::string> &texts) {
+  std::map<std::string, int64_t> values;
+  for (const std::string &text : texts) {
+    size_t eq = text.find('=');
+    llvm::StringRef name = llvm::StringRef(text).substr(0, eq);
+    llvm::StringRef value = eq == std::string::npos ? "" : llvm::StringRef(text).substr(eq + 1);
+    int64_t v = 0;
+    if (eq == std::string::npos || name.empty() || value.getAsInteger(10, v))
+      return makeError("--param expects NAME=VALUE with an integer VALUE, got '" + text + "'");
+    auto it = values.find(name.str());
+    if (it != values.end() && it->second != v)
+      return makeError("--param " + name + " is given twice with different values");
+    values[name.str()] = v;
+  }
+  return values;
+}
+
+std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &sm, llvm::StringRef path,
+                                                               const PipelineOptions &options) {
+  auto compiled = std::make_unique<CompiledProgram>();
+  compiled->program = loadProgram(sm, path);
+  if (!compiled->program)
+    return nullptr;
+  try {
+    isl::ctx ctx(compiled->isl.get());
+    model::ModelOptions modelOptions;
+    modelOptions.paramValues = options.params;
+    auto model = model::buildModel(*compiled->program, ctx, modelOptions);
+    if (!model)
+      return reportError(model.takeError(), sm), nullptr;
+    compiled->model = std::move(*model);
+    auto deps = analysis::computeDependences(compiled->model);
+    if (!deps)
+      return reportError(deps.takeError(), sm), nullptr;
+    compiled->deps = std::move(*deps);
+    schedule::ScheduleOptions scheduleOptions;
+    scheduleOptions.fuse = options.fuse;
+    auto schedule = schedule::chooseSchedule(compiled->model, compiled->deps, scheduleOptions);
+    if (!schedule)
+      return reportError(schedule.takeError(), sm), nullptr;
+    compiled->schedule = std::move(*schedule);
+    // The independent legality check: code is never generated from a schedule it rejects.
+    if (llvm::Error err = schedule::verifySchedule(compiled->model, compiled->deps, compiled->schedule))
+      return reportError(std::move(err), sm), nullptr;
+    allocate::AllocationOptions allocationOptions;
+    allocationOptions.choice = options.allocation;
+    allocationOptions.blockSize = options.blockSize;
+    auto allocation = allocate::allocate(compiled->model, compiled->deps, compiled->schedule, allocationOptions);
+    if (!allocation)
+      return reportError(allocation.takeError(), sm), nullptr;
+    compiled->allocation = std::move(*allocation);
+  } catch (const isl::exception &e) {
+    reportError(makeError(std::string("internal error in the middle end (isl): ") + e.what()), sm);
+    return nullptr;
+  }
+  return compiled;
+}

@@ -1,0 +1,454 @@
+// Unit tests of code generation's shared printers and the CPU target, on models built by hand from
+// isl strings (so they do not depend on the middle end). Expected texts are written out by hand.
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/Names.h"
+#include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/cpu/CodeGenCpu.h"
+#include "compiler/support/IslContext.h"
+#include "dsl/Frontend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace polyc;
+using namespace polyc::codegen;
+
+namespace {
+
+// A parsed program and a model of it assembled by hand.
+struct Fixture {
+  IslContext islContext;
+  llvm::SourceMgr sm;
+  std::unique_ptr<ast::Program> program;
+  model::Model model;
+  analysis::DependenceGraph deps;
+  schedule::Schedule schedule;
+  allocate::Allocation allocation;
+
+  explicit Fixture(const std::string &source) {
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(source, "test.poly");
+    unsigned id = sm.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    program = dsl::loadProgramFromBuffer(sm, id, os);
+    EXPECT_TRUE(program) << diagnostics;
+    model.program = program.get();
+    model.ctx = isl::ctx(islContext.get());
+    for (auto &p : program->params)
+      model.params.push_back(p->name);
+    for (auto &a : program->arrays) {
+      model::ArrayInfo info;
+      info.decl = a.get();
+      info.name = a->name;
+      info.extent = isl::set(ctx(), "{ : }"); // not read by code generation; copies need a set
+      model.arrays.push_back(info);
+    }
+  }
+  isl::ctx ctx() { return model.ctx; }
+  std::string params() {
+    std::string text = "[";
+    for (size_t k = 0; k < model.params.size(); ++k)
+      text += (k ? ", " : "") + model.params[k];
+    return text + "]";
+  }
+  void setContext(const std::string &constraints) {
+    model.context = isl::set(ctx(), params() + " -> { : " + constraints + " }");
+  }
+  // Adds statement `name` for the equation at `index`, with its domain and its reads, each given as
+  // (array read in source order, relation).
+  model::Statement &addStatement(unsigned index, const std::vector<std::string> &dims, const std::string &domain,
+                                 const std::string &write, const std::vector<std::string> &reads) {
+    model::Statement s;
+    s.name = "S" + std::to_string(model.statements.size());
+    s.equation = program->equations[index].get();
+    s.op = s.equation->op;
+    s.dimNames = dims;
+    s.domain = isl::set(ctx(), params() + " -> " + domain);
+    s.write.array = s.equation->array->name;
+    s.write.relation = isl::map(ctx(), params() + " -> " + write);
+    std::vector<const ast::ArrayRead *> sourceReads;
+    std::function<void(const ast::Expr &)> visit = [&](const ast::Expr &e) {
+      if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&e)) {
+        sourceReads.push_back(r);
+        for (auto &i : r->indices)
+          visit(*i);
+      } else if (auto *b = llvm::dyn_cast<ast::Binary>(&e)) {
+        visit(*b->lhs);
+        visit(*b->rhs);
+      } else if (auto *u = llvm::dyn_cast<ast::Unary>(&e)) {
+        visit(*u->operand);
+      } else if (auto *red = llvm::dyn_cast<ast::Reduction>(&e)) {
+        visit(*red->body);
+      } else if (auto *c = llvm::dyn_cast<ast::Call>(&e)) {
+        for (auto &a : c->args)
+          visit(*a);
+      }
+    };
+    visit(*s.equation->rhs);
+    for (size_t k = 0; k < reads.size() && k < sourceReads.size(); ++k) {
+      model::Access a;
+      a.array = sourceReads[k]->name;
+      a.read = sourceReads[k];
+      a.relation = isl::map(ctx(), params() + " -> " + reads[k]);
+      s.reads.push_back(a);
+    }
+    model.statements.push_back(s);
+    return model.statements.back();
+  }
+  CodegenInput input() {
+    return CodegenInput{model, deps, schedule, allocation, "test.poly", "polyc emit test.poly --target=cpu", &sm};
+  }
+};
+
+const char *const IirSource = R"(param H, W, M;
+boundary zero;
+input  f32 x[H, W];
+input  f32 a[M, M];
+input  f32 b[M, M];
+output f32 y[H, W];
+y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2]
+        + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+)";
+
+void addIirStatement(Fixture &f) {
+  f.setContext("H >= 0 and W >= 0 and M >= 0");
+  f.addStatement(0, {"i", "j"}, "{ S0[i, j] : 0 <= i < H and 0 <= j < W }", "{ S0[i, j] -> y[i, j] }",
+                 {"{ S0[i, j] -> a[r1, r2] : 0 <= i < H and 0 <= j < W and 0 <= r1 < M and 0 <= r2 < M }",
+                  "{ S0[i, j] -> x[p, q] : 0 <= i < H and 0 <= j < W and 0 <= i - p < M and 0 <= j - q < M }",
+                  "{ S0[i, j] -> b[k1, k2] : 0 <= i < H and 0 <= j < W and 0 <= k1 < M and 0 <= k2 < M and "
+                  "(k1 > 0 or k2 > 0) }",
+                  "{ S0[i, j] -> y[p, q] : 0 <= i < H and 0 <= j < W and 0 <= i - p < M and 0 <= j - q < M "
+                  "and (p < i or q < j) }"});
+}
+
+// The IIR's hyperplane schedule: band (t = i + j, j), j coincident.
+void addWavefrontSchedule(Fixture &f) {
+  isl::union_set domain(f.model.statements[0].domain);
+  isl::multi_union_pw_aff partial(f.ctx(), f.params() + " -> [{ S0[i, j] -> [(i + j)] }, { S0[i, j] -> [(j)] }]");
+  isl::schedule_node node = isl::schedule_node::from_domain(domain).child(0).insert_partial_schedule(partial);
+  node = node.as<isl::schedule_node_band>().member_set_coincident(1, 1);
+  f.schedule.tree = node.schedule();
+  schedule::Band band;
+  band.statements = {0};
+  band.dimNames = {"t", "j"};
+  band.coincident = {false, true};
+  band.hyperplane = {1, 1};
+  band.hyperplaneCount = "H + W - 1";
+  f.schedule.bands.push_back(band);
+}
+
+std::string printStatement(Fixture &f, unsigned s) {
+  ExprPrinter printer(f.model, f.schedule);
+  CodeWriter w;
+  printer.printStatement(f.model.statements[s], w);
+  return w.str();
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// CodeWriter
+
+TEST(CodeWriterTest, BlocksIndentAndBlankLinesCollapse) {
+  CodeWriter w;
+  w.blank(); // nothing before the first line
+  w.openBlock("void f()");
+  w.blank(); // nothing right after an opening brace
+  w.line("int a = 0;");
+  w.blank();
+  w.blank();
+  w.openBlock("if (a)");
+  w.line("a = 1;");
+  w.elseBlock();
+  w.line("a = 2;");
+  w.blank();
+  w.closeBlock(); // the blank line before a closing brace is dropped
+  w.closeBlock(";");
+  EXPECT_EQ(w.str(), "void f() {\n"
+                     "  int a = 0;\n"
+                     "\n"
+                     "  if (a) {\n"
+                     "    a = 1;\n"
+                     "  } else {\n"
+                     "    a = 2;\n"
+                     "  }\n"
+                     "};\n");
+}
+
+TEST(CodeWriterTest, CommentsWrapAtTheColumnLimit) {
+  CodeWriter w;
+  w.indent();
+  std::string words;
+  for (int k = 0; k < 40; ++k)
+    words += "word" + std::to_string(k) + " ";
+  w.comment(words + "\n\n  indented");
+  std::string out = w.str();
+  size_t start = 0;
+  unsigned lines = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    std::string line = out.substr(start, end - start);
+    EXPECT_LE(line.size(), CodeWriter::ColumnLimit) << line;
+    EXPECT_EQ(line.substr(0, 4), "  //") << line;
+    start = end + 1;
+    ++lines;
+  }
+  EXPECT_GE(lines, 5u);
+  EXPECT_NE(out.find("\n  //\n"), std::string::npos);       // the empty paragraph
+  EXPECT_NE(out.find("\n  //   indented\n"), std::string::npos); // keeps leading spaces
+}
+
+TEST(CodeWriterTest, LongStatementsBreakAtOutermostOperators) {
+  CodeWriter w;
+  std::string rhs;
+  for (int k = 0; k < 12; ++k)
+    rhs += (k ? " + " : "") + std::string("f(alpha") + std::to_string(k) + ", beta)";
+  w.line("total = " + rhs + ";");
+  std::string out = w.str();
+  EXPECT_NE(out.find('\n'), out.size() - 1) << "expected several lines";
+  EXPECT_EQ(out.find("f(alpha0,\n"), std::string::npos) << "broke inside a call";
+  size_t start = 0;
+  bool first = true;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    std::string line = out.substr(start, end - start);
+    EXPECT_LE(line.size(), CodeWriter::ColumnLimit);
+    if (!first) {
+      EXPECT_EQ(line.substr(0, 6), "    + ") << "continuation lines start with the operator: " << line;
+    }
+    first = false;
+    start = end + 1;
+  }
+}
+
+TEST(NamesTest, KeywordsAndReservedPrefixGetASuffix) {
+  EXPECT_EQ(cIdentifier("x"), "x");
+  EXPECT_EQ(cIdentifier("float"), "float_");
+  EXPECT_EQ(cIdentifier("kernel"), "kernel_");
+  EXPECT_EQ(cIdentifier("polyc_min"), "polyc_min_");
+  NameScope scope;
+  scope.take("t");
+  EXPECT_EQ(scope.fresh("t"), "t1");
+  EXPECT_EQ(scope.fresh("t"), "t2");
+  EXPECT_EQ(scope.fresh("int"), "int1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ExprPrinter
+
+TEST(ExprPrinterTest, IirStatementChecksOnlyBoundsThatCanFail) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  // a[r1, r2] is always in range; x and y are read before their first row and column, never past
+  // the last; the where clause compares integers.
+  EXPECT_EQ(printStatement(f, 0), "float sum0 = 0.0f;\n"
+                                  "for (int64_t r1 = 0; r1 < M; ++r1) {\n"
+                                  "  for (int64_t r2 = 0; r2 < M; ++r2) {\n"
+                                  "    sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? "
+                                  "x[(i - r1) * W + (j - r2)] : 0.0f);\n"
+                                  "  }\n"
+                                  "}\n"
+                                  "float sum1 = 0.0f;\n"
+                                  "for (int64_t k1 = 0; k1 < M; ++k1) {\n"
+                                  "  for (int64_t k2 = 0; k2 < M; ++k2) {\n"
+                                  "    if (k1 != 0 || k2 != 0) {\n"
+                                  "      sum1 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? "
+                                  "y[(i - k1) * W + (j - k2)] : 0.0f);\n"
+                                  "    }\n"
+                                  "  }\n"
+                                  "}\n"
+                                  "y[i * W + j] = sum0 + sum1;\n");
+}
+
+TEST(ExprPrinterTest, TheDomainDecidesWhichEndsAreChecked) {
+  Fixture f("param N;\ninput f32 x[N];\noutput f32 y[N];\ny[i] = x[i + 1] + x[i - 2] + x[5];\n");
+  f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }", {});
+  EXPECT_EQ(printStatement(f, 0), "y[i] = (i + 1 < N ? x[i + 1] : 0.0f) + (i - 2 >= 0 ? x[i - 2] : 0.0f) + "
+                                  "(5 < N ? x[5] : 0.0f);\n");
+}
+
+TEST(ExprPrinterTest, ClampMirrorAndTypes) {
+  Fixture f("param N;\nconst K = 3;\nconst s = 0.5;\ninput f64 x[N] boundary clamp;\n"
+            "input f64 z[N] boundary mirror;\ninput i32 n[N];\noutput f64 y[N];\noutput i32 q[N];\n"
+            "y[i] = x[i - K] * s + z[i + 1] / 3 + n[i] + select(i > 0, 1.5, -2);\n"
+            "q[i] = n[i] / 2 + n[i] % 3 - N;\n");
+  f.setContext("N >= 0");
+  f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }",
+                 {"{ S0[i] -> x[k] : k = i - 3 and 0 <= i < N }", "{ S0[i] -> z[k] : k = i + 1 and 0 <= i < N }",
+                  "{ S0[i] -> n[i] : 0 <= i < N }"});
+  f.addStatement(1, {"i"}, "{ S1[i] : 0 <= i < N }", "{ S1[i] -> q[i] }",
+                 {"{ S1[i] -> n[i] : 0 <= i < N }", "{ S1[i] -> n[i] : 0 <= i < N }"});
+  // clamp only at the end that can be crossed; the f64 constant without conversion; the i32 read and
+  // the index variable converted; the comparison of integers in the index type.
+  EXPECT_EQ(printStatement(f, 0), "y[i] = x[polyc_clamp(i - K, N)] * s + z[polyc_mirror(i + 1, N)] / 3.0 + "
+                                  "double(n[i]) + (i > 0 ? 1.5 : -2.0);\n");
+  EXPECT_EQ(printStatement(f, 1), "q[i] = polyc_div_i32(n[i], 2) + polyc_mod_i32(n[i], 3) - int32_t(N);\n");
+}
+
+TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
+  Fixture f("param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
+            "s[j] = max(c in 0..C) r[pre[j, c]];\n");
+  f.setContext("N >= 0 and C >= 0");
+  f.addStatement(0, {"j"}, "{ S0[j] : 0 <= j < N }", "{ S0[j] -> s[j] }",
+                 {"{ S0[j] -> r[k] : 0 <= j < N and 0 <= k < N and C > 0 }",
+                  "{ S0[j] -> pre[j, c] : 0 <= j < N and 0 <= c < C }"});
+  f.model.statements[0].reads[0].isMay = true;
+  EXPECT_EQ(printStatement(f, 0), "float max0 = -FLT_MAX;\n"
+                                  "for (int64_t c = 0; c < C; ++c) {\n"
+                                  "  const int64_t rIndex0 = pre[j * C + c];\n"
+                                  "  max0 = fmaxf(max0, (rIndex0 >= 0 && rIndex0 < N ? r[rIndex0] : 0.0f));\n"
+                                  "}\n"
+                                  "s[j] = max0;\n");
+}
+
+TEST(ExprPrinterTest, FoldedDimensionIsIndexedModuloItsWindow) {
+  Fixture f("param T, N;\ninput f32 r0[N];\nf32 r[T, N];\noutput f32 o[N];\n"
+            "r[0, j] = r0[j];\nr[t, j] = r[t - 1, j] * 2 where t >= 1;\no[j] = r[T - 1, j];\n");
+  f.setContext("T >= 1 and N >= 0");
+  f.addStatement(1, {"t", "j"}, "{ S0[t, j] : 1 <= t < T and 0 <= j < N }", "{ S0[t, j] -> r[t, j] }",
+                 {"{ S0[t, j] -> r[u, j] : u = t - 1 and 1 <= t < T and 0 <= j < N }"});
+  f.schedule.folded.push_back({"r", 0, "2", 2});
+  EXPECT_EQ(printStatement(f, 0), "r[(t % 2) * N + j] = r[((t - 1) % 2) * N + j] * 2.0f;\n");
+  ExprPrinter printer(f.model, f.schedule);
+  EXPECT_EQ(printer.storageSize(f.model.arrays[1]), "2 * N");
+}
+
+TEST(ExprPrinterTest, UserFunctionsGetParamsAsArguments) {
+  Fixture f("param N, G;\nfunc sigmoid(z) = 1 / (1 + exp(-z * G));\ninput f32 x[N];\noutput f32 y[N];\n"
+            "y[i] = sigmoid(x[i]);\n");
+  f.setContext("N >= 0 and G >= 0");
+  f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }", {"{ S0[i] -> x[i] : 0 <= i < N }"});
+  ExprPrinter printer(f.model, f.schedule);
+  CodeWriter w;
+  printer.printUserFunctions(w);
+  EXPECT_NE(w.str().find("static inline float sigmoid(float z, int64_t G) {\n"
+                         "  return 1.0f / (1.0f + expf(-z * float(G)));\n"
+                         "}\n"),
+            std::string::npos)
+      << w.str();
+  EXPECT_EQ(printStatement(f, 0), "y[i] = sigmoid(x[i], G);\n");
+}
+
+TEST(ExprPrinterTest, LiteralsAreShortestRoundTrip) {
+  Fixture f("param N;\noutput f32 y[N];\ny[i] = 0.1;\n");
+  ExprPrinter printer(f.model, f.schedule);
+  EXPECT_EQ(printer.literal(0.1, ast::ElemType::F32), "0.1f");
+  EXPECT_EQ(printer.literal(0.1, ast::ElemType::F64), "0.1");
+  EXPECT_EQ(printer.literal(2, ast::ElemType::F32), "2.0f");
+  EXPECT_EQ(printer.literal(1e-9, ast::ElemType::F64), "1e-09");
+  EXPECT_EQ(printer.literal(2.7, ast::ElemType::I32), "2");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ProgramInterface
+
+TEST(ProgramInterfaceTest, HeaderDeclaresTheRunFunction) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  CodegenInput input = f.input();
+  EXPECT_EQ(programName(input), "test");
+  EXPECT_EQ(runFunctionSignature(input),
+            "void test_run(const test_params *p, const float *x, const float *a, const float *b, float *y)");
+  GeneratedFile header = emitLibraryHeader(input);
+  EXPECT_EQ(header.name, "test.h");
+  EXPECT_NE(header.contents.find("typedef struct test_params {\n  int64_t H;\n  int64_t W;\n  int64_t M;\n} "
+                                 "test_params;\n"),
+            std::string::npos)
+      << header.contents;
+  EXPECT_NE(header.contents.find("extern \"C\" {"), std::string::npos);
+}
+
+TEST(ProgramInterfaceTest, AffineExtentsAndProgramInfo) {
+  Fixture f("param H, W;\nconst K = 4;\ninput f32 x[2 * H + K, W - 1];\noutput f32 y[H];\ny[i] = x[i, 0];\n");
+  auto form = affineForm(*f.program->arrays[0]->shape[0], *f.program);
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->constant, 4);
+  ASSERT_EQ(form->terms.size(), 1u);
+  EXPECT_EQ(form->terms[0], (std::pair<unsigned, int64_t>{0, 2}));
+  EXPECT_EQ(form->toIsl({"H", "W"}), "2*H + 4");
+  CodeWriter w;
+  llvm::Error e = printProgramInfo(f.input(), "info", w);
+  ASSERT_FALSE(e) << llvm::toString(std::move(e));
+  // Compare without the whitespace (line breaks) the writer may add.
+  auto squeeze = [](const std::string &in) {
+    std::string out;
+    for (char c : in)
+      if (!isspace(static_cast<unsigned char>(c)))
+        out += c;
+    return out;
+  };
+  std::string text = squeeze(w.str());
+  EXPECT_NE(text.find(squeeze("info.arrays.push_back({\"x\", polyc::rt::ArrayRole::Input, polyc::rt::DType::F32, "
+                              "{{4, {{0, 2}}}, {-1, {{1, 1}}}}});")),
+            std::string::npos)
+      << text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IslAstPrinter and the CPU target
+
+TEST(CpuTargetTest, FixedWavefrontIsASequentialLoopAroundAParallelOne) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  addWavefrontSchedule(f);
+  allocate::BandAllocation a;
+  a.band = 0;
+  a.kind = allocate::AllocationKind::FixedWavefront;
+  f.allocation.bands.push_back(a);
+  auto files = emitCpu(f.input());
+  ASSERT_TRUE(bool(files)) << llvm::toString(files.takeError());
+  const std::string &cpp = (*files)[0].contents;
+  EXPECT_NE(cpp.find("for (int64_t t = 0; t < H + W - 1; ++t) {\n"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("#pragma omp parallel for\n"), std::string::npos);
+  EXPECT_NE(cpp.find("S0(t - j, j);"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("// S0, band 0 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1))"), std::string::npos)
+      << cpp;
+  EXPECT_EQ(cpp.find("runFlexibleWavefront("), std::string::npos);
+}
+
+TEST(CpuTargetTest, RuntimeChoiceEmitsBothVariants) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  addWavefrontSchedule(f);
+  allocate::BandAllocation a;
+  a.band = 0;
+  a.kind = allocate::AllocationKind::FlexibleWavefront;
+  a.otherwise = allocate::AllocationKind::FixedWavefront;
+  a.runtimeCondition = "M > 5";
+  a.wavefront = allocate::WavefrontMapping{0, 1, "M"};
+  f.allocation.bands.push_back(a);
+  auto files = emitCpu(f.input());
+  ASSERT_TRUE(bool(files)) << llvm::toString(files.takeError());
+  const std::string &cpp = (*files)[0].contents;
+  size_t choice = cpp.find("if (M > 5) {");
+  size_t flexible = cpp.find("polyc::rt::cpu::runFlexibleWavefront(H, W, 0, [this](int64_t row, int64_t column) {");
+  size_t otherwise = cpp.find("} else {", choice);
+  size_t fixed = cpp.find("#pragma omp parallel for", choice);
+  ASSERT_NE(choice, std::string::npos) << cpp;
+  ASSERT_NE(flexible, std::string::npos) << cpp;
+  EXPECT_LT(choice, flexible);
+  EXPECT_LT(flexible, otherwise);
+  EXPECT_LT(otherwise, fixed);
+  EXPECT_NE(cpp.find("S0(row, column);"), std::string::npos);
+}
+
+TEST(CpuTargetTest, FlexibleWavefrontNeedsARectangle) {
+  Fixture f(IirSource);
+  f.setContext("H >= 0 and W >= 0 and M >= 0");
+  f.addStatement(0, {"i", "j"}, "{ S0[i, j] : 0 <= j <= i < H and j < W }", "{ S0[i, j] -> y[i, j] }", {});
+  addWavefrontSchedule(f);
+  allocate::BandAllocation a;
+  a.kind = allocate::AllocationKind::FlexibleWavefront;
+  f.allocation.bands.push_back(a);
+  auto files = emitCpu(f.input());
+  ASSERT_FALSE(bool(files));
+  EXPECT_EQ(llvm::toString(files.takeError()),
+            "band 0: the CPU target cannot print a flexible wavefront over a domain that is not a rectangle");
+}
