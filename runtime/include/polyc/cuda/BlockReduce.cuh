@@ -5,6 +5,9 @@
 
 #include <cuda/std/limits>
 
+#include <cstdint>
+#include <type_traits>
+
 namespace polyc::rt::cuda {
 
 // The reduction operators of the language. `identity` is the value of an empty reduction: 0 for
@@ -62,6 +65,54 @@ __device__ __forceinline__ T blockReduce(T value, Op op, T *scratch) {
   value = lane < Warps ? scratch[lane] : Op::identity();
   value = groupReduce<WarpSize>(value, op);
   return value;
+}
+
+// Combines `value` over the caller's group of G threads: inside a warp for G <= 32, over the whole
+// block (G threads, one group per block) above. Every thread of the group must call it; every thread
+// gets the result.
+template <unsigned G, typename Op, typename T> __device__ __forceinline__ T reduceInGroup(T value, Op op) {
+  if constexpr (G <= WarpSize) {
+    return groupReduce<G>(value, op);
+  } else {
+    __shared__ T scratch[G / WarpSize];
+    return blockReduce<G>(value, op, scratch);
+  }
+}
+
+// How kernels with groups of G threads per point lay out their blocks: 256 threads (256 / G points)
+// per block for G <= 32, one point per block of G threads above. Point p of the grid's x dimension is
+// computed by group `point()`, and the grid-stride is `points()`.
+template <unsigned G> struct GroupLayout {
+  static_assert(G >= 1 && G <= 1024 && (G & (G - 1)) == 0, "group size: a power of two <= 1024");
+  static constexpr unsigned Threads = G <= WarpSize ? 256 : G;
+  static constexpr unsigned PointsPerBlock = Threads / G;
+  static __device__ __forceinline__ unsigned lane() { return threadIdx.x % G; }
+  static __device__ __forceinline__ int64_t point() {
+    return int64_t(blockIdx.x) * PointsPerBlock + threadIdx.x / G;
+  }
+  static __device__ __forceinline__ int64_t points() { return int64_t(gridDim.x) * PointsPerBlock; }
+};
+
+// Host: the group size for a reduction of `length` terms chosen at run time (seed 001: threads per
+// output from the number of terms): the next power of two, clamped to [32, 1024].
+inline unsigned groupSizeFor(int64_t length) {
+  unsigned size = 32;
+  while (size < 1024 && int64_t(size) < length)
+    size *= 2;
+  return size;
+}
+
+// Host: calls `body(std::integral_constant<unsigned, G>())` with G = `size` (one of 32 .. 1024), so
+// that kernels templated on the group size can be launched for a size chosen at run time.
+template <typename Body> void dispatchGroupSize(unsigned size, Body &&body) {
+  switch (size) {
+  case 32: return body(std::integral_constant<unsigned, 32>());
+  case 64: return body(std::integral_constant<unsigned, 64>());
+  case 128: return body(std::integral_constant<unsigned, 128>());
+  case 256: return body(std::integral_constant<unsigned, 256>());
+  case 512: return body(std::integral_constant<unsigned, 512>());
+  default: return body(std::integral_constant<unsigned, 1024>());
+  }
 }
 
 } // namespace polyc::rt::cuda

@@ -6,6 +6,7 @@
 #include "polyc/Runtime.h"
 #include "polyc/cuda/Device.h"
 
+#include <memory>
 #include <vector>
 
 namespace polyc::rt::cuda {
@@ -32,11 +33,12 @@ protected:
   }
 
   template <typename T> T *device(unsigned arrayIndex) const { return buffers_[arrayIndex].as<T>(); }
-  cudaStream_t stream() const { return stream_.get(); }
 
 private:
-  Stream stream_;
-  EventTimer timer_;
+  // Created on the first upload, not in the constructor: a program constructs its Compute before
+  // runMain, which turns CUDA errors into messages only from upload on (and --help needs no GPU).
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<EventTimer> timer_;
   std::vector<DeviceBuffer> buffers_;
 };
 

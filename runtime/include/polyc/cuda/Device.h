@@ -104,6 +104,14 @@ private:
 // Combines values into a key for CapturedGraph (FNV-1a over the bytes).
 uint64_t hashKey(std::initializer_list<uint64_t> values);
 
+// A kernel's grid for grid-stride loops over extents x (in groups of `pointsPerBlock` per block), y
+// and z: enough blocks to cover them, within the hardware's limits (the loops stride over the rest).
+inline dim3 gridFor(int64_t x, int64_t pointsPerBlock, int64_t y = 1, int64_t z = 1) {
+  auto clamp = [](int64_t v, int64_t most) { return unsigned(v < 1 ? 1 : (v > most ? most : v)); };
+  return dim3(clamp((x + pointsPerBlock - 1) / pointsPerBlock, int64_t(1) << 20), clamp(y, 65535),
+              clamp(z, 65535));
+}
+
 // The device's properties, read once.
 const cudaDeviceProp &deviceProperties();
 

@@ -1,0 +1,1188 @@
+// The CUDA target (see CodeGenCuda.h): prints the schedule's host loops with kernel launches in place
+// of the bands' parallel loops, the kernels (grid-stride loops over the parallel band dimensions, the
+// innermost on threadIdx.x), the flexible wavefront's strip and persistent kernel, one device member
+// function per statement and variant, and the Compute class, C interface and main around them.
+#include "compiler/codegen/cuda/CodeGenCuda.h"
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/Names.h"
+#include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/cuda/CudaExprPrinter.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include <functional>
+#include <optional>
+#include <set>
+
+using namespace polyc;
+using namespace polyc::codegen;
+using allocate::AllocationKind;
+
+// The flexible wavefront's shape: strips of StripWidth columns, GroupWidth lanes per point (a warp),
+// progress published every PublishInterval steps (docs/performance.md, CUDA, measured these).
+static constexpr int StripWidth = 16;
+static constexpr int GroupWidth = 32;
+static constexpr int PublishInterval = 4;
+// Threads per block of a kernel with one thread per point.
+static constexpr int ThreadsPerBlock = 256;
+
+// The C API calls the C++ bindings lack, wrapped once.
+static isl::pw_aff dimMin(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_min(set.copy(), pos)); }
+static isl::pw_aff dimMax(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_max(set.copy(), pos)); }
+static isl::set projectOutDim(const isl::set &set, unsigned pos) {
+  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
+}
+static isl::set flatProduct(const isl::set &a, const isl::set &b) {
+  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
+}
+static isl::set resetTupleId(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
+static isl::map resetTupleIds(const isl::map &map) {
+  isl_map *m = isl_map_reset_tuple_id(map.copy(), isl_dim_in);
+  return isl::manage(isl_map_reset_tuple_id(m, isl_dim_out));
+}
+static isl::set setFromUnion(const isl::union_set &set) { return isl::manage(isl_set_from_union_set(set.copy())); }
+
+namespace {
+
+// A statement's flexible-wavefront variant: reads of `windows` arrays go to strip windows, reads of
+// `staged` arrays to shared-memory copies.
+struct FlexibleVariant {
+  unsigned statement = 0;
+  std::string function;                         // the device member function's name
+  std::vector<std::string> windowArrays;        // template parameter order
+  std::vector<std::string> stagedArrays;        // parameter order
+  std::map<std::string, CudaWindowRead> windows; // array -> its view parameter
+};
+
+// What the printers collect for the file around the host code.
+struct CudaProgram {
+  CudaProgram(const CodegenInput &input, CudaExprPrinter &exprs) : input(input), exprs(exprs) {}
+  const CodegenInput &input;
+  CudaExprPrinter &exprs;
+  std::string type;     // Iir2d
+  std::string device;   // Iir2dDevice: the params and device arrays, as kernels see them
+  std::string program;  // the name of the device view in host code and kernels
+  std::string stream;   // the stream in host code
+  CodeWriter kernels;   // kernels, strips and their argument structs
+  CodeWriter members;   // member functions of the Compute class (graph bodies)
+  std::vector<std::string> memberVariables; // of the Compute class
+  std::vector<std::string> prepareLines;    // graph captures for Compute::prepare
+  std::set<unsigned> threadVariants, groupVariants;
+  std::map<unsigned, std::string> fixedFunctions; // band -> the host call that runs its fixed wavefront
+  std::vector<FlexibleVariant> flexibleVariants;
+  NameScope globalNames; // kernels, structs and members
+  std::optional<std::string> error;
+
+  void fail(const std::string &message) {
+    if (!error)
+      error = message;
+  }
+};
+
+std::string statementList(const model::Model &model, const std::vector<unsigned> &statements) {
+  std::string text;
+  for (unsigned s : statements)
+    text += (text.empty() ? "" : ", ") + model.statements[s].name;
+  return text;
+}
+
+bool hasReduction(const model::Statement &statement) { return !statement.reductions.empty(); }
+
+// ---------------------------------------------------------------------------------------------
+// The kernel printer: a band's loops inside a kernel.
+
+class CudaKernelPrinter : public IslAstPrinter {
+public:
+  // `axes` maps band members to the grid dimension they run on ("x", "y", "z"); `group` is "1" (a
+  // thread per point) or the group size ("32", "G").
+  CudaKernelPrinter(const IslAstPrinter &outer, CodeWriter &w, CudaProgram &program, const BandView *band,
+                    std::map<unsigned, std::string> axes, std::string group)
+      : IslAstPrinter(outer, w), program_(program), band_(band), axes_(std::move(axes)), group_(std::move(group)) {}
+
+  void printKernelLoop(const LoopView &loop, const isl::ast_node_for &node) { printFor(loop, node); }
+  void printKernelNode(const isl::ast_node &node) { printNode(node); }
+  // The names of each grid axis' first index and stride, declared by the kernel's prologue.
+  std::map<std::string, std::pair<std::string, std::string>> axisNames;
+
+protected:
+  void printBand(const BandView &, const isl::ast_node &body) override { printNode(body); }
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
+    bool inBand = loop.band && band_ && loop.band->index == band_->index;
+    auto axis = inBand ? axes_.find(loop.member) : axes_.end();
+    if (axis == axes_.end())
+      return IslAstPrinter::printFor(loop, node);
+    auto [first, stride] = axisNames.at(axis->second);
+    std::string scale = loop.inc == "1" ? "" : " * " + loop.inc;
+    w_.comment(loopComment(loop) + "; spread over the grid's " + axis->second + " dimension");
+    w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond + "; " +
+                 loop.iterator + " += " + stride + scale + ")");
+    printNode(node.body());
+    w_.closeBlock();
+  }
+  void printStatementCall(const StatementCall &call) override {
+    const std::string &name = input_.model.statements[call.statement].name;
+    if (group_ == "1") {
+      program_.threadVariants.insert(call.statement);
+      w_.line(program_.program + "." + name + "(" + llvm::join(call.args, ", ") + ");");
+      return;
+    }
+    program_.groupVariants.insert(call.statement);
+    std::vector<std::string> args = call.args;
+    args.push_back("lane");
+    w_.line(program_.program + "." + name + "Group<" + group_ + ">(" + llvm::join(args, ", ") + ");");
+  }
+
+private:
+  CudaProgram &program_;
+  const BandView *band_;
+  std::map<unsigned, std::string> axes_;
+  std::string group_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The host printer: the schedule's loops on the host, kernel launches for the bands.
+
+class CudaHostPrinter : public IslAstPrinter {
+public:
+  CudaHostPrinter(const CodegenInput &input, CodeWriter &w, CudaProgram &program)
+      : IslAstPrinter(input, w), program_(program) {}
+  CudaHostPrinter(const CudaHostPrinter &outer, CodeWriter &w)
+      : IslAstPrinter(outer, w), program_(outer.program_), hostLoops_(outer.hostLoops_), gpu_(outer.gpu_) {}
+
+protected:
+  void printBand(const BandView &band, const isl::ast_node &body) override;
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
+  void printStatementCall(const StatementCall &call) override;
+
+private:
+  struct GpuBand {
+    const BandView *band;
+    std::string group; // "1", a power of two, or "G" inside a run-time dispatch
+  };
+
+  void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
+  void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group);
+  void printFixed(const BandView &band, const isl::ast_node &body);
+  void printReduction(const BandView &band, const isl::ast_node &body);
+  void printSequential(const BandView &band, const isl::ast_node &body);
+  bool printFlexible(const BandView &band);
+  void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
+  std::string kernelPrologue(CodeWriter &kw, const std::string &group);
+  std::string kernelParams() const;
+  std::string kernelArgs() const;
+  std::string extentOf(const BandView &band, unsigned member);
+  std::string paramsExpr(const isl::pw_aff &aff) const;
+  std::string wavefrontGroup(const BandView &band) const;
+
+  CudaProgram &program_;
+  std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
+  std::optional<GpuBand> gpu_;         // the band whose parallel loops become kernels
+};
+
+std::string CudaHostPrinter::paramsExpr(const isl::pw_aff &aff) const {
+  const model::Model &model = input_.model;
+  isl::set context = model.context.is_null() ? isl::set(aff.ctx(), "{ : }") : model.context;
+  isl::ast_build build = isl::ast_build::from_context(context);
+  return expr(build.expr_from(aff));
+}
+
+// An upper bound of the number of values band member `member` takes, over all statements of the band
+// and all values of the other dimensions: a C expression of the params.
+std::string CudaHostPrinter::extentOf(const BandView &band, unsigned member) {
+  try {
+    isl::union_set domains = input_.model.domains();
+    isl::union_map schedule = isl::union_map::from(band.partialSchedule);
+    isl::set range = setFromUnion(domains.apply(schedule));
+    if (!input_.model.context.is_null())
+      range = range.intersect_params(input_.model.context);
+    isl::pw_aff extent = dimMax(range, member).sub(dimMin(range, member)).add_constant(isl::val(range.ctx(), 1));
+    return "std::max<int64_t>(1, " + paramsExpr(extent) + ")";
+  } catch (const isl::exception &) {
+    return "int64_t(1) << 20"; // unknown: enough blocks to fill the device, the loop strides over the rest
+  }
+}
+
+std::string CudaHostPrinter::kernelParams() const {
+  std::string params = "const " + program_.device + " " + program_.program;
+  for (const std::string &loop : hostLoops_)
+    params += ", const int64_t " + loop;
+  return params;
+}
+
+std::string CudaHostPrinter::kernelArgs() const {
+  std::string args = program_.program;
+  for (const std::string &loop : hostLoops_)
+    args += ", " + loop;
+  return args;
+}
+
+// The lines every kernel starts with: the params as locals, and the lane in the group.
+std::string CudaHostPrinter::kernelPrologue(CodeWriter &kw, const std::string &group) {
+  for (auto &param : input_.model.program->params)
+    kw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
+            cIdentifier(param->name) + ";");
+  if (group != "1")
+    kw.line("[[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<" + group + ">::lane();");
+  return group == "1" ? std::to_string(ThreadsPerBlock) : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
+}
+
+void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
+  const BandView &band = *gpu_->band;
+  const std::string &group = gpu_->group;
+  // The leading run of parallel members from this loop on: the innermost on x, then y, then z; any
+  // further out stay loops inside the kernel.
+  std::vector<unsigned> parallel;
+  for (unsigned m = loop.member; m < band.band->coincident.size() && band.band->coincident[m]; ++m)
+    parallel.push_back(m);
+  std::map<unsigned, std::string> axes;
+  const char *axisNames[] = {"x", "y", "z"};
+  for (unsigned k = 0; k < 3 && k < parallel.size(); ++k)
+    axes[parallel[parallel.size() - 1 - k]] = axisNames[k];
+
+  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Kernel");
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  std::string what = group == "1" ? "one thread per point" : "a group of " + group + " threads per point";
+  kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
+             describeKind(band.allocation ? band.allocation->kind : AllocationKind::DataParallel) + ": " + what +
+             ".");
+  bool templated = group != "1";
+  if (templated)
+    kw.line("template <unsigned G>");
+  std::string kernelGroup = templated ? "G" : "1";
+  std::string threads = kernelGroup == "1" ? std::to_string(ThreadsPerBlock)
+                                           : "polyc::rt::cuda::GroupLayout<G>::Threads";
+  kw.openBlock("__global__ void __launch_bounds__(" + threads + ") " + name + "(" + kernelParams() + ")");
+  kernelPrologue(kw, kernelGroup);
+  CudaKernelPrinter kp(*this, kw, program_, &band, axes, kernelGroup);
+  for (auto &[member, axis] : axes) {
+    std::string upper(1, llvm::toUpper(axis[0]));
+    std::string first = kp.names().fresh("first" + upper);
+    std::string stride = kp.names().fresh("stride" + upper);
+    std::string index, step;
+    if (axis == "x") {
+      index = kernelGroup == "1" ? "int64_t(blockIdx.x) * blockDim.x + threadIdx.x"
+                                 : "polyc::rt::cuda::GroupLayout<G>::point()";
+      step = kernelGroup == "1" ? "int64_t(gridDim.x) * blockDim.x" : "polyc::rt::cuda::GroupLayout<G>::points()";
+    } else {
+      index = "int64_t(blockIdx." + axis + ")";
+      step = "int64_t(gridDim." + axis + ")";
+    }
+    kw.line("const int64_t " + first + " = " + index + ", " + stride + " = " + step + ";");
+    kp.axisNames[axis] = {first, stride};
+  }
+  kp.printKernelLoop(loop, node);
+  kw.closeBlock();
+
+  // The launch. The outermost mapped loop's bounds use only host values: its exact trip count sizes
+  // the grid (one hyperplane's points for a fixed wavefront); inner ones use the band's bounding box.
+  auto extentFor = [&](const char *axis) -> std::string {
+    for (auto &[member, a] : axes)
+      if (a == axis) {
+        if (member == loop.member) {
+          llvm::StringRef cond(loop.cond);
+          for (const char *op : {" <= ", " < "})
+            if (cond.consume_front(loop.iterator + op)) {
+              std::string count = "(" + cond.str() + ") - (" + loop.init + ")" + (op[2] == '=' ? " + 1" : "");
+              if (loop.inc != "1")
+                count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
+              return "std::max<int64_t>(1, " + count + ")";
+            }
+        }
+        return extentOf(band, member);
+      }
+    return "1";
+  };
+  std::string pointsPerBlock = group == "1" ? std::to_string(ThreadsPerBlock)
+                                            : "polyc::rt::cuda::GroupLayout<" + group + ">::PointsPerBlock";
+  std::string launchThreads = group == "1" ? std::to_string(ThreadsPerBlock)
+                                           : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
+  std::string kernel = templated ? name + "<" + group + ">" : name;
+  w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
+  w_.openBlock("");
+  w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
+          extentFor("y") + ", " + extentFor("z") + ");");
+  w_.line(kernel + "<<<grid, " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+  w_.closeBlock();
+}
+
+void CudaHostPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
+  if (gpu_ && loop.band && loop.band->index == gpu_->band->index && loop.coincident && gpu_->band->band)
+    return launchKernel(loop, node);
+  hostLoops_.push_back(loop.iterator);
+  IslAstPrinter::printFor(loop, node);
+  hostLoops_.pop_back();
+}
+
+// A statement instance met on the host, outside every parallel loop: one block computes it.
+void CudaHostPrinter::printStatementCall(const StatementCall &call) {
+  const model::Statement &statement = input_.model.statements[call.statement];
+  std::string name = program_.globalNames.fresh(statement.name + "Instance");
+  bool grouped = hasReduction(statement);
+  std::string group = grouped ? "256" : "1";
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment(statement.name + ": one instance, " +
+             (grouped ? std::string("its reductions over a block of 256 threads") : std::string("one thread")) +
+             ".");
+  std::string params = kernelParams();
+  for (size_t k = 0; k < call.args.size(); ++k)
+    params += ", const int64_t polyc_arg" + std::to_string(k);
+  kw.openBlock("__global__ void __launch_bounds__(" + std::string(grouped ? "256" : "1") + ") " + name + "(" + params +
+               ")");
+  kernelPrologue(kw, group);
+  std::vector<std::string> args;
+  for (size_t k = 0; k < call.args.size(); ++k)
+    args.push_back("polyc_arg" + std::to_string(k));
+  if (grouped) {
+    program_.groupVariants.insert(call.statement);
+    args.push_back("lane");
+    kw.line(program_.program + "." + statement.name + "Group<256>(" + llvm::join(args, ", ") + ");");
+  } else {
+    program_.threadVariants.insert(call.statement);
+    kw.line(program_.program + "." + statement.name + "(" + llvm::join(args, ", ") + ");");
+  }
+  kw.closeBlock();
+  std::string launchArgs = kernelArgs();
+  for (const std::string &a : call.args)
+    launchArgs += ", " + a;
+  w_.line(name + "<<<1, " + std::string(grouped ? "256" : "1") + ", 0, " + program_.stream + ">>>(" + launchArgs +
+          ");");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+}
+
+void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  const allocate::BandAllocation *a = band.allocation;
+  if (band.band && band.band->isSequentialRepeat) {
+    // The repeat loop runs on the host; the bands inside it launch kernels.
+    std::optional<GpuBand> saved = gpu_;
+    gpu_.reset();
+    printNode(body);
+    gpu_ = saved;
+    return;
+  }
+  if (!a) {
+    bool anyParallel = band.band && llvm::is_contained(band.band->coincident, true);
+    return printVariant(anyParallel ? AllocationKind::DataParallel : AllocationKind::Sequential, band, body);
+  }
+  if (!a->runtimeCondition.empty() && a->otherwise) {
+    bool wavefronts = (a->kind == AllocationKind::FlexibleWavefront && *a->otherwise == AllocationKind::FixedWavefront) ||
+                      (a->kind == AllocationKind::FixedWavefront && *a->otherwise == AllocationKind::FlexibleWavefront);
+    w_.comment("Band " + std::to_string(band.index) + ": " + describeKind(a->kind) + " if " + a->runtimeCondition +
+               ", else " + describeKind(*a->otherwise) +
+               (wavefronts ? " (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides the choice)." : "."));
+    std::string condition = "(" + a->runtimeCondition + ")";
+    if (wavefronts) {
+      std::string flexibleWhen = a->kind == AllocationKind::FlexibleWavefront ? condition : "!" + condition;
+      condition = "wavefront == polyc::rt::cuda::WavefrontOverride::Flexible || (wavefront == "
+                  "polyc::rt::cuda::WavefrontOverride::Auto && " +
+                  flexibleWhen + ")";
+      w_.openBlock("if (" + condition + ")");
+      printVariant(AllocationKind::FlexibleWavefront, band, body);
+      w_.elseBlock();
+      printVariant(AllocationKind::FixedWavefront, band, body);
+      w_.closeBlock();
+      return;
+    }
+    w_.openBlock("if " + condition);
+    printVariant(a->kind, band, body);
+    w_.elseBlock();
+    printVariant(*a->otherwise, band, body);
+    w_.closeBlock();
+    return;
+  }
+  if (a->kind == AllocationKind::FlexibleWavefront) {
+    w_.comment("Band " + std::to_string(band.index) +
+               ": flexible wavefront (POLYC_CUDA_WAVEFRONT=fixed runs the fixed one instead).");
+    w_.openBlock("if (wavefront != polyc::rt::cuda::WavefrontOverride::Fixed)");
+    printVariant(AllocationKind::FlexibleWavefront, band, body);
+    w_.elseBlock();
+    printVariant(AllocationKind::FixedWavefront, band, body);
+    w_.closeBlock();
+    return;
+  }
+  printVariant(a->kind, band, body);
+}
+
+void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body) {
+  auto verbose = [&](AllocationKind ran) {
+    w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + std::to_string(band.index) +
+                " (" + statementList(input_.model, band.statements) + "): " + describeKind(ran) + "\\n\");");
+  };
+  switch (kind) {
+  case AllocationKind::FlexibleWavefront:
+    if (printFlexible(band)) {
+      // printFlexible leaves the branch for windows that do not fit open: the fixed wavefront.
+      verbose(AllocationKind::FixedWavefront);
+      printFixed(band, body);
+      w_.closeBlock();
+      w_.closeBlock();
+      return;
+    }
+    verbose(AllocationKind::FixedWavefront);
+    return printFixed(band, body);
+  case AllocationKind::FixedWavefront:
+    verbose(kind);
+    return printFixed(band, body);
+  case AllocationKind::Reduction:
+    verbose(kind);
+    return printReduction(band, body);
+  case AllocationKind::DataParallel:
+    verbose(kind);
+    return printMapped(band, body, "1");
+  case AllocationKind::Sequential:
+    verbose(kind);
+    return printSequential(band, body);
+  }
+}
+
+void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &body, const std::string &group) {
+  if (!band.band)
+    return printSequential(band, body);
+  std::optional<GpuBand> saved = gpu_;
+  gpu_ = GpuBand{&band, group};
+  printNode(body);
+  gpu_ = saved;
+}
+
+// The group size of a wavefront band: the allocation's when it fits a warp, else a warp.
+std::string CudaHostPrinter::wavefrontGroup(const BandView &band) const {
+  bool reductions = llvm::any_of(band.statements, [&](unsigned s) { return hasReduction(input_.model.statements[s]); });
+  if (!reductions)
+    return "1";
+  int64_t size = band.allocation ? band.allocation->reductionGroupSize : 0;
+  if (size >= 2 && size <= 32 && (size & (size - 1)) == 0)
+    return std::to_string(size);
+  return std::to_string(GroupWidth);
+}
+
+// The fixed wavefront: the hyperplane loop on the host, one launch per hyperplane. At the top level
+// the launches go into a function that a CUDA graph captures once and replays (POLYC_CUDA_GRAPH).
+void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body) {
+  std::string group = wavefrontGroup(band);
+  if (!hostLoops_.empty() || !band.band)
+    return printMapped(band, body, group);
+  auto known = program_.fixedFunctions.find(band.index);
+  if (known != program_.fixedFunctions.end()) {
+    w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
+    w_.line(known->second);
+    return;
+  }
+  std::string function = program_.globalNames.fresh("enqueueBand" + std::to_string(band.index));
+  std::string graph = program_.globalNames.fresh("band" + std::to_string(band.index) + "Graph_");
+  CodeWriter fw;
+  CudaHostPrinter nested(*this, fw);
+  nested.gpu_ = GpuBand{&band, group};
+  nested.printNode(body);
+  CodeWriter &mw = program_.members;
+  mw.blank();
+  mw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
+             "), fixed wavefront: one launch per hyperplane.");
+  mw.openBlock("void " + function + "(const " + program_.device + " &" + program_.program + ", cudaStream_t " +
+               program_.stream + ")");
+  for (auto &param : input_.model.program->params)
+    mw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
+            cIdentifier(param->name) + ";");
+  mw.verbatim(fw.str());
+  mw.closeBlock();
+  program_.memberVariables.push_back("polyc::rt::cuda::CapturedGraph " + graph + ";");
+  std::string call = "polyc::rt::cuda::enqueueOrReplay(" + graph + ", graphKey(" + program_.program + "), " +
+                     program_.stream + ", PREPARE, [&](cudaStream_t replayed) { " + function + "(" +
+                     program_.program + ", replayed); });";
+  program_.prepareLines.push_back(llvm::StringRef(call).str().replace(call.find("PREPARE"), 7, "true"));
+  std::string runCall = llvm::StringRef(call).str().replace(call.find("PREPARE"), 7, "false");
+  program_.fixedFunctions[band.index] = runCall;
+  w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
+  w_.line(runCall);
+}
+
+// A reduction band: a group of threads per point, its size from the allocation or, when that depends
+// on the params, chosen at run time from the reduction's length.
+void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &body) {
+  const allocate::BandAllocation *a = band.allocation;
+  int64_t size = a ? a->reductionGroupSize : 0;
+  if (size >= 1 && size <= 1024 && (size & (size - 1)) == 0)
+    return printMapped(band, body, std::to_string(size));
+  std::string length = a && !a->reductionLength.empty() ? a->reductionLength : "1024";
+  w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
+  w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
+               "), [&](auto groupSize)");
+  w_.line("constexpr unsigned G = decltype(groupSize)::value;");
+  printMapped(band, body, "G");
+  w_.closeBlock(");");
+}
+
+// A band with no parallel dimension: one thread runs it (correct, not fast).
+void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node &body) {
+  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Sequential");
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
+             "): no parallel dimension, one thread runs it in order.");
+  kw.openBlock("__global__ void __launch_bounds__(1) " + name + "(" + kernelParams() + ")");
+  kernelPrologue(kw, "1");
+  CudaKernelPrinter kp(*this, kw, program_, &band, {}, "1");
+  kp.printKernelNode(body);
+  kw.closeBlock();
+  w_.line(name + "<<<1, 1, 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The flexible wavefront
+
+// The coefficient of `var` in an index expression made of index variables, integer literals and
+// + - *; nullopt when the expression is not of that form.
+static std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar *var,
+                                            const ast::Program &program) {
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return 0;
+  case ast::Expr::Kind::VarRef: {
+    auto &ref = llvm::cast<ast::VarRef>(expr);
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding))
+      return v->var == var ? 1 : 0;
+    if (std::holds_alternative<const ast::ParamDecl *>(ref.binding))
+      return 0;
+    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
+      return std::holds_alternative<int64_t>((*c)->value) ? std::optional<int64_t>(0) : std::nullopt;
+    return std::nullopt;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(expr);
+    auto c = coefficientOf(*u.operand, var, program);
+    if (u.op != ast::UnaryOp::Neg || !c)
+      return std::nullopt;
+    return -*c;
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(expr);
+    auto l = coefficientOf(*b.lhs, var, program), r = coefficientOf(*b.rhs, var, program);
+    if (!l || !r)
+      return std::nullopt;
+    if (b.op == ast::BinaryOp::Add)
+      return *l + *r;
+    if (b.op == ast::BinaryOp::Sub)
+      return *l - *r;
+    if (b.op == ast::BinaryOp::Mul) {
+      // A product is affine in `var` only when one side does not involve it; the other side must then
+      // be a constant for the coefficient to be known.
+      auto lc = affineForm(*b.lhs, program), rc = affineForm(*b.rhs, program);
+      if (*l == 0 && *r == 0)
+        return 0;
+      if (*l == 0 && lc && lc->terms.empty())
+        return lc->constant * *r;
+      if (*r == 0 && rc && rc->terms.empty())
+        return rc->constant * *l;
+    }
+    return std::nullopt;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// Whether an expression mentions any of the given index variables.
+static bool mentions(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
+  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
+      return llvm::is_contained(vars, v->var);
+    return false;
+  }
+  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
+    return mentions(*u->operand, vars);
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
+    return mentions(*b->lhs, vars) || mentions(*b->rhs, vars);
+  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
+    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentions(*a, vars); });
+  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
+    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentions(*a, vars); });
+  return false;
+}
+
+namespace {
+// How the flexible strip reads one array.
+struct WindowPlan {
+  const model::ArrayInfo *array = nullptr;
+  bool recurrence = false;
+  isl::set deltas; // read index - point, over (array dim 0, array dim 1)
+};
+} // namespace
+
+bool CudaHostPrinter::printFlexible(const BandView &band) {
+  const model::Model &model = input_.model;
+  auto refuse = [&](const std::string &reason) {
+    w_.comment("Band " + std::to_string(band.index) + ": the flexible wavefront does not apply (" + reason +
+               "); the fixed wavefront runs instead.");
+    return false;
+  };
+  if (band.statements.size() != 1)
+    return refuse("more than one statement");
+  unsigned s = band.statements.front();
+  const model::Statement &statement = model.statements[s];
+  const ast::Equation &eq = *statement.equation;
+  if (statement.dimNames.size() != 2 || statement.repeatDims != 0 || eq.indexVars.size() != 2 || !eq.indexVars[0] ||
+      !eq.indexVars[1])
+    return refuse("the statement is not a 2D equation over its whole array");
+  if (statement.isUpdate())
+    return refuse("the statement is an update");
+  allocate::WavefrontMapping mapping;
+  if (band.allocation && band.allocation->wavefront)
+    mapping = *band.allocation->wavefront;
+  unsigned r = mapping.rowDim, c = mapping.columnDim;
+  if (r > 1 || c > 1 || r == c)
+    return refuse("its row and column dimensions are not the statement's two");
+  const model::ArrayInfo *target = model.findArray(statement.write.array);
+  if (!target || target->decl->rank() != 2 || target->decl->effectiveBoundary != ast::Boundary::Zero)
+    return refuse("the recurrence array is not 2D with the zero boundary");
+
+  isl::set domain = statement.domain;
+  if (!model.context.is_null())
+    domain = domain.intersect_params(model.context);
+  isl::set flat = resetTupleId(domain);
+  isl::set rowSet = projectOutDim(flat, c), colSet = projectOutDim(flat, r);
+  if (!(r < c ? flatProduct(rowSet, colSet) : flatProduct(colSet, rowSet)).is_equal(flat))
+    return refuse("the domain is not a rectangle");
+  if (paramsExpr(dimMin(domain, r)) != "0" || paramsExpr(dimMin(domain, c)) != "0")
+    return refuse("the domain does not start at 0");
+
+  // The reads: windows (2D, each index the point's dimension plus a bounded offset), staged arrays
+  // (an input read at indices that do not depend on the point), or global memory.
+  std::vector<const ast::IndexVar *> pointVars = {eq.indexVars[0].get(), eq.indexVars[1].get()};
+  std::map<std::string, WindowPlan> windows;
+  std::set<std::string> notWindowed, staged, global;
+  for (const model::Access &read : statement.reads) {
+    if (!read.read || read.implicitUpdateRead)
+      continue;
+    const model::ArrayInfo *array = model.findArray(read.array);
+    const ast::ArrayRead &ar = *read.read;
+    bool gather = llvm::is_contained(ar.isGather, true);
+    bool windowed = !gather && !read.isMay && array->decl->rank() == 2 &&
+                    array->decl->effectiveBoundary == ast::Boundary::Zero;
+    for (unsigned d = 0; windowed && d < 2; ++d)
+      for (unsigned v = 0; windowed && v < 2; ++v) {
+        auto k = coefficientOf(*ar.indices[d], pointVars[v], *model.program);
+        windowed = k && *k == (d == v ? 1 : 0);
+      }
+    if (windowed) {
+      isl::map rel = read.relation.intersect_domain(domain);
+      isl::set deltas = resetTupleIds(rel).deltas();
+      WindowPlan &plan = windows[read.array];
+      plan.array = array;
+      plan.recurrence = read.array == statement.write.array;
+      plan.deltas = plan.deltas.is_null() ? deltas : plan.deltas.unite(deltas);
+      continue;
+    }
+    notWindowed.insert(read.array);
+    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentions(*e, pointVars); });
+    if (invariant && array->decl->kind == ast::ArrayKind::Input && array->decl->rank() > 0)
+      staged.insert(read.array);
+    else
+      global.insert(read.array);
+  }
+  for (const std::string &name : notWindowed) {
+    windows.erase(name);
+    if (global.count(name))
+      staged.erase(name);
+  }
+  if (notWindowed.count(statement.write.array))
+    return refuse("it reads its own array other than at a bounded distance before the point");
+  // The recurrence's window must look only back: rows and columns at or before the point's.
+  isl::ctx ctx = domain.ctx();
+  std::vector<std::string> windowOrder;
+  if (windows.count(statement.write.array)) {
+    isl::set forward = isl::set(ctx, "{ [a, b] : a > 0 or b > 0 }");
+    isl::set deltas = windows[statement.write.array].deltas;
+    // Align with the statement's row and column order before checking.
+    if (!deltas.intersect(forward).is_empty())
+      return refuse("it reads its own array ahead of the point");
+    windowOrder.push_back(statement.write.array);
+  }
+  for (auto &[name, plan] : windows)
+    if (name != statement.write.array)
+      windowOrder.push_back(name);
+
+  // The statement's value function.
+  FlexibleVariant variant;
+  variant.statement = s;
+  variant.function = statement.name + "Value";
+  for (const std::string &name : windowOrder) {
+    std::string view = cIdentifier(name) + "Window";
+    variant.windowArrays.push_back(name);
+    variant.windows[name] = CudaWindowRead{view, r, c};
+  }
+  for (const std::string &name : staged)
+    variant.stagedArrays.push_back(name);
+  program_.flexibleVariants.push_back(variant);
+
+  // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
+  std::string b = std::to_string(band.index);
+  std::string strip = program_.globalNames.fresh("Band" + b + "Strip");
+  std::string args = program_.globalNames.fresh("Band" + b + "FlexibleArgs");
+  std::string kernel = program_.globalNames.fresh("band" + b + "Flexible");
+  std::string elem = program_.exprs.typeName(target->decl->elemType);
+  std::string group = wavefrontGroup(band);
+  CodeWriter &kw = program_.kernels;
+  const std::vector<std::string> dims = program_.exprs.dimNames(statement);
+  kw.blank();
+  kw.comment("Band " + b + " (" + statement.name + "), flexible wavefront (seed 004): the columns of " + dims[c] +
+             " in strips of " + std::to_string(StripWidth) + ", each strip walked along " + dims[r] +
+             " by one block at a time; a step computes one point in each of the strip's columns, skewed (the "
+             "lane group l at row step - l), with " +
+             group + " threads per point. What a step reads is staged in shared memory.");
+  kw.openBlock("struct " + args);
+  kw.line(program_.device + " " + program_.program + ";");
+  kw.line("int64_t rows = 0, cols = 0; // the domain: " + dims[r] + " in [0, rows), " + dims[c] + " in [0, cols)");
+  for (const std::string &name : windowOrder)
+    kw.line("polyc::rt::cuda::WindowGeometry<" + program_.exprs.typeName(model.findArray(name)->decl->elemType) +
+            "> " + cIdentifier(name) + "Window;");
+  for (const std::string &name : staged)
+    kw.line("polyc::rt::cuda::StagedArray<" + program_.exprs.typeName(model.findArray(name)->decl->elemType) + "> " +
+            cIdentifier(name) + "Staged;");
+  kw.closeBlock(";");
+  kw.blank();
+  kw.openBlock("struct " + strip);
+  kw.line("static constexpr int S = " + std::to_string(StripWidth) + "; // columns per strip");
+  kw.line("static constexpr unsigned G = " + group + "; // threads per point");
+  kw.line("static constexpr int Threads = S * G;");
+  kw.line("static constexpr int PublishInterval = " + std::to_string(PublishInterval) +
+          "; // steps between progress stores");
+  kw.line("const " + args + " &args;");
+  kw.line("unsigned char *shared;");
+  for (const std::string &name : windowOrder) {
+    const model::ArrayInfo *a = model.findArray(name);
+    kw.line("polyc::rt::cuda::StripWindow<" + program_.exprs.typeName(a->decl->elemType) + ", S, " +
+            (name == statement.write.array ? "true" : "false") + "> " + cIdentifier(name) + ";");
+  }
+  for (const std::string &name : staged)
+    kw.line("const " + program_.exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
+            "Staged = nullptr;");
+  kw.blank();
+  kw.openBlock("__device__ " + strip + "(const " + args + " &args, unsigned char *shared) : args(args), shared(shared)");
+  for (const std::string &name : windowOrder) {
+    kw.line(cIdentifier(name) + ".geometry = args." + cIdentifier(name) + "Window;");
+    kw.line(cIdentifier(name) + ".bind(shared, Threads);");
+  }
+  kw.closeBlock();
+  kw.comment("Once per block: the arrays every point reads whole.");
+  kw.openBlock("__device__ void start()");
+  for (const std::string &name : staged)
+    kw.line(cIdentifier(name) + "Staged = polyc::rt::cuda::stageArray(args." + cIdentifier(name) +
+            "Staged, shared, Threads);");
+  kw.closeBlock();
+  kw.comment("When the block takes a strip: the rows its first step reads.");
+  kw.openBlock("__device__ void enter(int column, int step)");
+  for (const std::string &name : windowOrder)
+    kw.line(cIdentifier(name) + ".fill(column, step);");
+  kw.closeBlock();
+  kw.openBlock("__device__ void step(int column, int step)");
+  kw.openBlock("if (step & 1)");
+  kw.line("stepWithParity<1>(column, step);");
+  kw.elseBlock();
+  kw.line("stepWithParity<0>(column, step);");
+  kw.closeBlock();
+  kw.closeBlock();
+  kw.comment("One step: the next rows' loads go out first, the points are computed from shared memory, the "
+             "loaded rows are stored last.");
+  kw.line("template <int Parity>");
+  kw.openBlock("__device__ void stepWithParity(int column, int step)");
+  for (const std::string &name : windowOrder)
+    kw.line(cIdentifier(name) + ".template prefetch<Parity>(step);");
+  kw.line("const int64_t row = int64_t(step) - polyc::rt::cuda::stripLane<G>();");
+  kw.line("const int64_t col = int64_t(column) * S + polyc::rt::cuda::stripLane<G>();");
+  kw.openBlock("if (row >= 0 && row < args.rows && col < args.cols)");
+  std::vector<std::string> callArgs(2);
+  callArgs[r] = "row";
+  callArgs[c] = "col";
+  callArgs.push_back("polyc::rt::cuda::groupLane<G>()");
+  for (const std::string &name : staged)
+    callArgs.push_back(cIdentifier(name) + "Staged");
+  for (const std::string &name : windowOrder)
+    callArgs.push_back(cIdentifier(name) + ".view()");
+  kw.line("const " + elem + " value = args." + program_.program + ".template " + variant.function + "<G>(" +
+          llvm::join(callArgs, ", ") + ");");
+  kw.line("if (polyc::rt::cuda::groupLane<G>() == 0)");
+  kw.indent();
+  std::vector<std::string> storeIdx(2);
+  storeIdx[r] = "row";
+  storeIdx[c] = "col";
+  kw.line(cIdentifier(statement.write.array) + ".store(" + storeIdx[0] + ", " + storeIdx[1] + ", value, args." +
+          program_.program + "." + cIdentifier(statement.write.array) + ");");
+  kw.dedent();
+  kw.closeBlock();
+  for (const std::string &name : windowOrder)
+    kw.line(cIdentifier(name) + ".template commit<Parity>(step);");
+  kw.closeBlock();
+  kw.closeBlock(";");
+  kw.blank();
+  kw.openBlock("__global__ void __launch_bounds__(" + strip + "::Threads) " + kernel +
+               "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
+  kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
+  kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");
+  kw.line(strip + " strip(args, dynamicShared);");
+  kw.line("polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);");
+  kw.closeBlock();
+
+  // The host side: window sizes from the params, the fit check, the launch.
+  std::string board = "band" + b + "Board_";
+  program_.memberVariables.push_back("polyc::rt::cuda::FlexibleBoardStorage " + board + ";");
+  auto extentText = [&](const model::ArrayInfo &a, unsigned d) { return program_.exprs.extent(a, d); };
+  w_.openBlock("");
+  w_.line(args + " args;");
+  w_.line("args." + program_.program + " = " + program_.program + ";");
+  w_.line("args.rows = " + paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ";");
+  w_.line("args.cols = " + paramsExpr(dimMax(domain, c).add_constant(isl::val(ctx, 1))) + ";");
+  w_.line("size_t sharedBytes = 0;");
+  for (const std::string &name : windowOrder) {
+    const model::ArrayInfo &a = *model.findArray(name);
+    const WindowPlan &plan = windows[name];
+    std::string g = "args." + cIdentifier(name) + "Window";
+    // Offsets along the strip's rows (array dimension r) and columns (array dimension c).
+    auto bound = [&](unsigned d, bool low) {
+      isl::pw_aff v = low ? dimMin(plan.deltas, d).neg() : dimMax(plan.deltas, d);
+      return "int(std::max<int64_t>(0, " + paramsExpr(v) + "))";
+    };
+    std::vector<std::string> strides = {extentText(a, 1), "1"};
+    w_.line(g + ".array = " + program_.program + "." + cIdentifier(name) + ";");
+    w_.line(g + ".rows = " + extentText(a, r) + ";");
+    w_.line(g + ".cols = " + extentText(a, c) + ";");
+    w_.line(g + ".rowStride = " + strides[r] + ";");
+    w_.line(g + ".colStride = " + strides[c] + ";");
+    w_.line(g + ".back = " + bound(r, true) + ";");
+    w_.line(g + ".left = " + bound(c, true) + ";");
+    if (name != statement.write.array) {
+      w_.line(g + ".ahead = " + bound(r, false) + ";");
+      w_.line(g + ".right = " + bound(c, false) + ";");
+    }
+    w_.line("polyc::rt::cuda::layoutWindow(" + g + ", " + strip + "::S, sharedBytes);");
+  }
+  for (const std::string &name : staged) {
+    const model::ArrayInfo &a = *model.findArray(name);
+    std::string g = "args." + cIdentifier(name) + "Staged";
+    w_.line(g + ".array = " + program_.program + "." + cIdentifier(name) + ";");
+    w_.line(g + ".count = " + program_.exprs.storageSize(a) + ";");
+    w_.line("polyc::rt::cuda::layoutStaged(" + g + ", sharedBytes);");
+  }
+  std::string columns = "int((args.cols + " + strip + "::S - 1) / " + strip + "::S)";
+  w_.comment("The flexible wavefront needs its windows in shared memory; when they do not fit, the fixed one runs.");
+  w_.openBlock("if (polyc::rt::cuda::fitsInSharedMemory(sharedBytes) && args.rows + " + strip +
+               "::S < INT32_MAX && args.cols < INT32_MAX)");
+  w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
+              "): flexible wavefront\\n\");");
+  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + ", " + board + ", args, " + strip + "::Threads, sharedBytes, " +
+          columns + ", int(args.rows) + " + strip + "::S - 1, " + strip + "::S + 1, " + strip +
+          "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
+  w_.elseBlock();
+  return true;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The file
+
+static std::string structName(const std::string &prog) {
+  std::string name;
+  bool upper = true;
+  for (char ch : prog) {
+    if (ch == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(toupper(static_cast<unsigned char>(ch))) : ch;
+    upper = false;
+  }
+  if (name.empty() || isdigit(static_cast<unsigned char>(name[0])))
+    name = "P" + name;
+  return name;
+}
+
+static const char *roleWord(ast::ArrayKind kind) {
+  switch (kind) {
+  case ast::ArrayKind::Input: return "input";
+  case ast::ArrayKind::Output: return "output";
+  case ast::ArrayKind::InOut: return "inout, updated in place";
+  case ast::ArrayKind::Local: return "local";
+  }
+  return "";
+}
+
+// The statement functions of the device struct, in the variants the kernels call.
+static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
+  const model::Model &model = cp.input.model;
+  CudaExprPrinter &exprs = cp.exprs;
+  for (unsigned s = 0; s < model.statements.size(); ++s) {
+    const model::Statement &statement = model.statements[s];
+    std::vector<std::string> dims = exprs.dimNames(statement);
+    std::string params;
+    for (const std::string &d : dims)
+      params += (params.empty() ? "" : ", ") + exprs.indexType() + " " + d;
+    std::string header = statement.name + ": " + equationText(*statement.equation) + "  (" +
+                         equationLocation(cp.input, *statement.equation) + ")";
+    if (cp.threadVariants.count(s)) {
+      w.blank();
+      w.comment(header + "; one thread computes an instance.");
+      w.openBlock("__device__ void " + statement.name + "(" + params + ") const");
+      exprs.mode = CudaStatementMode::Thread;
+      exprs.printStatement(statement, w);
+      w.closeBlock();
+    }
+    if (cp.groupVariants.count(s)) {
+      w.blank();
+      w.comment(header + "; the G threads of a group compute an instance together, lane 0 stores it.");
+      w.line("template <unsigned G>");
+      w.openBlock("__device__ void " + statement.name + "Group(" + params + (params.empty() ? "" : ", ") +
+                  "unsigned " + exprs.lane + ") const");
+      exprs.mode = CudaStatementMode::Group;
+      exprs.printStatement(statement, w);
+      w.closeBlock();
+    }
+    for (const FlexibleVariant &variant : cp.flexibleVariants) {
+      if (variant.statement != s)
+        continue;
+      const model::ArrayInfo *target = model.findArray(statement.write.array);
+      std::string type = exprs.typeName(target->decl->elemType);
+      std::string templateParams = "unsigned G";
+      std::string args = params + ", unsigned " + exprs.lane;
+      for (const std::string &name : variant.stagedArrays)
+        args += ", const " + exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
+                "Staged";
+      for (const std::string &name : variant.windowArrays) {
+        std::string windowType = cIdentifier(name) + "WindowView";
+        templateParams += ", typename " + windowType;
+        args += ", const " + windowType + " &" + variant.windows.at(name).view;
+      }
+      w.blank();
+      w.comment(header + "; for the flexible wavefront: the G threads of a group compute the value of an "
+                         "instance from the strip's windows and staged arrays, and every thread returns it.");
+      w.line("template <" + templateParams + ">");
+      w.openBlock("__device__ " + type + " " + variant.function + "(" + args + ") const");
+      exprs.mode = CudaStatementMode::FlexibleValue;
+      exprs.windows = variant.windows;
+      for (const std::string &name : variant.stagedArrays)
+        exprs.setReadStorage(name, cIdentifier(name) + "Staged");
+      exprs.printStatement(statement, w);
+      exprs.clearReadStorage();
+      exprs.windows.clear();
+      w.closeBlock();
+    }
+  }
+  exprs.mode = CudaStatementMode::Thread;
+}
+
+llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &input) {
+  const model::Model &model = input.model;
+  const ast::Program &program = *model.program;
+  std::string prog = programName(input);
+  CudaExprPrinter exprs(model, input.schedule);
+  CudaProgram cp(input, exprs);
+  cp.type = structName(prog);
+  cp.device = cp.type + "Device";
+
+  CodeWriter host;
+  CudaHostPrinter printer(input, host, cp);
+  printer.names().take(cp.device);
+  cp.program = printer.names().fresh("program");
+  cp.stream = printer.names().fresh("stream");
+  for (const char *reserved : {"wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes"})
+    if (printer.names().isTaken(reserved))
+      return llvm::createStringError(std::string("the CUDA target uses the name '") + reserved +
+                                     "' in generated code; rename that item of the program");
+  for (const char *reserved : {"wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes"})
+    printer.names().take(reserved);
+  cp.globalNames = printer.names();
+  cp.globalNames.take(cp.type + "Compute");
+  if (llvm::Error e = printer.printSchedule())
+    return e;
+  if (cp.error)
+    return llvm::createStringError(*cp.error);
+
+  CodeWriter w;
+  printBanner(input, prog + ".cu", "CUDA code (nvcc, sm_90)", w);
+  w.blank();
+  w.line("#include \"" + prog + ".h\"");
+  w.blank();
+  for (const char *header : {"polyc/Runtime.h", "polyc/cuda/BlockReduce.cuh", "polyc/cuda/CudaCompute.h",
+                             "polyc/cuda/Device.h", "polyc/cuda/Wavefront.cuh"})
+    w.line(std::string("#include <") + header + ">");
+  w.blank();
+  for (const char *header : {"algorithm", "cfloat", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "exception",
+                             "vector"})
+    w.line(std::string("#include <") + header + ">");
+  w.blank();
+  w.line("namespace {");
+  w.blank();
+  printConstants(program, w);
+  w.blank();
+  exprs.mode = CudaStatementMode::Thread;
+  exprs.printHelpers(w);
+  w.blank();
+  exprs.printUserFunctions(w);
+  w.blank();
+
+  // The device struct: what every kernel receives by value.
+  w.comment("The params and device arrays of one run, as every kernel receives them (by value), and one "
+            "device member function per statement and variant.");
+  w.openBlock("struct " + cp.device);
+  for (auto &p : program.params)
+    w.line("int64_t " + cIdentifier(p->name) + " = 0;");
+  for (const model::ArrayInfo &a : model.arrays) {
+    bool readOnly = a.decl->kind == ast::ArrayKind::Input;
+    w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
+           " = nullptr; // " + roleWord(a.decl->kind) + (a.decl->rank() ? "" : " scalar"));
+  }
+  printStatementFunctions(cp, w);
+  w.closeBlock(";");
+  w.verbatim(cp.kernels.str());
+  w.blank();
+
+  // The Compute class.
+  std::string computeType = cp.type + "Compute";
+  std::string ctxParam = "const polyc::rt::RunContext &context";
+  w.comment("Upload, timed run and download for polyc::rt::runMain (and for " + prog +
+            "_run): the arrays live in device buffers; run() enqueues the schedule on the stream.");
+  w.openBlock("class " + computeType + " final : public polyc::rt::cuda::CudaCompute");
+  w.dedent();
+  w.line("protected:");
+  w.indent();
+  w.openBlock("void prepare(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
+  w.line("const " + cp.device + " " + cp.program + " = view(context);");
+  if (cp.prepareLines.empty()) {
+    w.line("(void)" + cp.program + ";");
+    w.line("(void)" + cp.stream + ";");
+  } else {
+    w.comment("Capture the fixed wavefronts' launches once, outside the timed region.");
+    w.openBlock("if (polyc::rt::cuda::useCudaGraph())");
+    for (const std::string &line : cp.prepareLines)
+      w.line(line);
+    w.closeBlock();
+  }
+  w.closeBlock();
+  w.blank();
+  w.openBlock("void run(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
+  w.line("const " + cp.device + " " + cp.program + " = view(context);");
+  for (auto &p : program.params)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = " + cp.program + "." + cIdentifier(p->name) +
+           ";");
+  w.line("[[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = "
+         "polyc::rt::cuda::wavefrontOverride();");
+  w.verbatim(host.str());
+  w.closeBlock();
+  w.blank();
+  w.dedent();
+  w.line("private:");
+  w.indent();
+  w.comment("The device view of this run: params, the device arrays, local arrays (allocated on first use).");
+  w.openBlock(cp.device + " view(" + ctxParam + ")");
+  w.line(cp.device + " " + cp.program + ";");
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = " + cp.program + "." +
+           cIdentifier(program.params[k]->name) + " = context.params[" + std::to_string(k) + "];");
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
+  for (unsigned k = 0; k < interface.size(); ++k)
+    w.line(cp.program + "." + exprs.arrayRef(*interface[k]) + " = device<" + exprs.typeName(interface[k]->decl->elemType) +
+           ">(" + std::to_string(k) + ");");
+  std::vector<std::string> localMembers;
+  for (const model::ArrayInfo &a : model.arrays) {
+    if (a.decl->kind != ast::ArrayKind::Local)
+      continue;
+    std::string member = cp.globalNames.fresh(exprs.arrayRef(a) + "Storage_");
+    localMembers.push_back("polyc::rt::cuda::DeviceBuffer " + member + "; // local " + a.name);
+    std::string type = exprs.typeName(a.decl->elemType);
+    w.line(member + ".resize(size_t(" + exprs.storageSize(a) + ") * sizeof(" + type + "));");
+    w.line(cp.program + "." + exprs.arrayRef(a) + " = " + member + ".as<" + type + ">();");
+  }
+  w.line("return " + cp.program + ";");
+  w.closeBlock();
+  w.blank();
+  w.comment("What a captured graph depends on: the sizes and the device arrays.");
+  w.openBlock("static uint64_t graphKey(const " + cp.device + " &" + cp.program + ")");
+  std::vector<std::string> keys;
+  for (auto &p : program.params)
+    keys.push_back("uint64_t(" + cp.program + "." + cIdentifier(p->name) + ")");
+  for (const model::ArrayInfo &a : model.arrays)
+    keys.push_back("uint64_t(reinterpret_cast<uintptr_t>(" + cp.program + "." + exprs.arrayRef(a) + "))");
+  w.line("return polyc::rt::cuda::hashKey({" + llvm::join(keys, ", ") + "});");
+  w.closeBlock();
+  w.verbatim(cp.members.str());
+  w.blank();
+  for (const std::string &member : localMembers)
+    w.line(member);
+  for (const std::string &member : cp.memberVariables)
+    w.line(member);
+  w.closeBlock(";");
+  w.blank();
+  w.line("} // namespace");
+  w.blank();
+
+  // The C interface: host arrays in, host arrays out.
+  w.comment("The C interface: copies the host arrays to the device, runs the program once, copies the outputs "
+            "back. A CUDA error prints a message and exits with status 3.");
+  w.openBlock("extern \"C\" " + runFunctionSignature(input));
+  w.line("polyc::rt::ProgramInfo info;");
+  if (llvm::Error e = printProgramInfo(input, "info", w))
+    return e;
+  w.line("polyc::rt::RunContext context;");
+  std::string paramValues;
+  for (auto &p : program.params) {
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
+    paramValues += (paramValues.empty() ? "" : ", ") + cIdentifier(p->name);
+  }
+  w.line("context.params = {" + paramValues + "};");
+  w.line("context.arrays.resize(info.arrays.size());");
+  std::vector<std::string> sizes;
+  for (unsigned k = 0; k < interface.size(); ++k) {
+    const model::ArrayInfo &a = *interface[k];
+    std::string type = exprs.typeName(a.decl->elemType);
+    std::string bytes = "size_t(" + exprs.storageSize(a) + ") * sizeof(" + type + ")";
+    std::string slot = "context.arrays[" + std::to_string(k) + "]";
+    w.line(slot + ".spec = &info.arrays[" + std::to_string(k) + "];");
+    w.line(slot + ".bytes.resize(" + bytes + ");");
+    if (a.decl->kind != ast::ArrayKind::Output)
+      w.line("std::memcpy(" + slot + ".bytes.data(), " + cIdentifier(a.name) + ", " + slot + ".bytes.size());");
+  }
+  w.openBlock("try");
+  w.line(computeType + " compute;");
+  w.line("compute.upload(context);");
+  w.line("compute.compute(context);");
+  w.line("compute.download(context);");
+  w.elseBlock("catch (const std::exception &failure)");
+  w.line("std::fprintf(stderr, \"" + prog + "_run: %s\\n\", failure.what());");
+  w.line("std::exit(3);");
+  w.closeBlock();
+  for (unsigned k = 0; k < interface.size(); ++k) {
+    const model::ArrayInfo &a = *interface[k];
+    if (a.decl->kind == ast::ArrayKind::Input)
+      continue;
+    std::string slot = "context.arrays[" + std::to_string(k) + "]";
+    w.line("std::memcpy(" + cIdentifier(a.name) + ", " + slot + ".bytes.data(), " + slot + ".bytes.size());");
+  }
+  w.closeBlock();
+  w.blank();
+  w.comment("The executable: polyc::rt::runMain parses the command line, loads and checks the .npy inputs, "
+            "times compute() with device events and writes the outputs. Define POLYC_NO_MAIN to use this "
+            "file as a library.");
+  w.line("#ifndef POLYC_NO_MAIN");
+  w.openBlock("int main(int argc, char **argv)");
+  w.line("polyc::rt::ProgramInfo info;");
+  if (llvm::Error e = printProgramInfo(input, "info", w))
+    return e;
+  w.line(computeType + " compute;");
+  w.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  w.closeBlock();
+  w.line("#endif");
+
+  std::vector<GeneratedFile> files;
+  files.push_back({prog + ".cu", w.str()});
+  files.push_back(emitLibraryHeader(input));
+  return files;
+}

@@ -1,0 +1,155 @@
+// The CUDA dialect of statement bodies (see CudaExprPrinter.h): group-parallel reductions, read-only
+// loads, window reads and the stores of the three statement modes.
+#include "compiler/codegen/cuda/CudaExprPrinter.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+
+#include <functional>
+
+using namespace polyc;
+using namespace polyc::codegen;
+
+std::string CudaExprPrinter::mathFunction(ast::Builtin fn, ast::ElemType type) const {
+  // std::abs/min/max are host functions; CUDA's overloads serve host and device code alike.
+  if (type == ast::ElemType::I32) {
+    switch (fn) {
+    case ast::Builtin::Abs: return "abs";
+    case ast::Builtin::Min: return "min";
+    case ast::Builtin::Max: return "max";
+    default: break;
+    }
+  }
+  return ExprPrinter::mathFunction(fn, type);
+}
+
+std::string CudaExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
+                                        llvm::ArrayRef<std::string> indices) const {
+  if (mode == CudaStatementMode::FlexibleValue) {
+    auto it = windows.find(array.name);
+    if (it != windows.end() && indices.size() == 2)
+      return it->second.view + "(" + indices[it->second.rowDim] + ", " + indices[it->second.colDim] + ")";
+  }
+  // An input is never written while a kernel runs: its reads may take the read-only data path. Staged
+  // copies (another storage) live in shared memory and are read directly.
+  if (array.decl && array.decl->kind == ast::ArrayKind::Input && storage == arrayRef(array))
+    return "__ldg(&" + storage + "[" + elementIndex(array, indices) + "])";
+  return ExprPrinter::elementRef(array, storage, indices);
+}
+
+// Whether a binding's bounds mention a variable of the same reduction (a triangular range), which
+// rules out dealing out the flattened index space.
+static bool mentionsAny(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
+  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
+      return std::find(vars.begin(), vars.end(), v->var) != vars.end();
+    return false;
+  }
+  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
+    return mentionsAny(*u->operand, vars);
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
+    return mentionsAny(*b->lhs, vars) || mentionsAny(*b->rhs, vars);
+  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
+    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
+  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
+    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
+  return false;
+}
+
+static bool isTriangular(const ast::Reduction &red) {
+  std::vector<const ast::IndexVar *> vars;
+  for (const ast::RangeBinding &binding : red.bindings)
+    for (auto &var : binding.vars)
+      vars.push_back(var.get());
+  return llvm::any_of(red.bindings, [&](const ast::RangeBinding &binding) {
+    return mentionsAny(*binding.lo, vars) || mentionsAny(*binding.hi, vars);
+  });
+}
+
+static std::string opFunctor(ast::ReductionOp op, const std::string &type) {
+  const char *name = op == ast::ReductionOp::Sum ? "SumOp" : op == ast::ReductionOp::Max ? "MaxOp" : "MinOp";
+  return std::string("polyc::rt::cuda::") + name + "<" + type + ">()";
+}
+
+std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
+    return ExprPrinter::printReduction(parts, w);
+  const std::string &G = groupSize;
+  const std::vector<ReductionLoop> &loops = parts.loops;
+  w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
+  auto body = [&](CodeWriter &bw) {
+    if (!parts.condition.empty())
+      bw.openBlock("if (" + parts.condition + ")");
+    std::string value = parts.body(bw);
+    bw.line(parts.update(value));
+    if (!parts.condition.empty())
+      bw.closeBlock();
+  };
+  const ReductionLoop &inner = loops.back();
+  if (loops.size() == 1 || isTriangular(*parts.reduction)) {
+    // One variable (or bounds that depend on each other): the lanes share the innermost loop.
+    w.comment("The " + G + " lanes of the group take the terms in turn.");
+    for (size_t k = 0; k + 1 < loops.size(); ++k)
+      w.openBlock("for (" + indexType() + " " + loops[k].var + " = " + loops[k].lo + "; " + loops[k].var + " < " +
+                  loops[k].hi + "; ++" + loops[k].var + ")");
+    w.openBlock("for (" + indexType() + " " + inner.var + " = " + inner.lo + " + " + lane + "; " + inner.var +
+                " < " + inner.hi + "; " + inner.var + " += " + G + ")");
+    body(w);
+    w.closeBlock();
+    for (size_t k = 0; k + 1 < loops.size(); ++k)
+      w.closeBlock();
+  } else {
+    // Several variables over independent ranges: the lanes take the terms of the flattened index
+    // space in turn, the innermost variable carrying into the next one (no division per term).
+    std::vector<std::string> vars;
+    for (const ReductionLoop &loop : loops)
+      vars.push_back(loop.var);
+    w.comment("The " + G + " lanes of the group take the terms of (" + llvm::join(vars, ", ") +
+              ") in turn, flattened: lane, lane + " + G + ", ...");
+    w.openBlock("");
+    std::string nonEmpty;
+    for (size_t k = 0; k < loops.size(); ++k) {
+      w.line(indexType() + " " + loops[k].var + " = " + loops[k].lo + (k + 1 == loops.size() ? " + " + lane : "") +
+             ";");
+      nonEmpty += (k ? " && " : "") + loops[k].lo + " < " + loops[k].hi;
+    }
+    auto carry = [&](CodeWriter &cw) {
+      for (size_t k = loops.size() - 1; k > 0; --k) {
+        cw.openBlock("while (" + loops[k].var + " >= " + loops[k].hi + ")");
+        cw.line(loops[k].var + " -= " + loops[k].hi + " - " + loops[k].lo + ";");
+        cw.line("++" + loops[k - 1].var + ";");
+        cw.closeBlock();
+      }
+    };
+    w.openBlock("if (" + nonEmpty + ")");
+    carry(w);
+    w.openBlock("while (" + loops.front().var + " < " + loops.front().hi + ")");
+    body(w);
+    w.line(inner.var + " += " + G + ";");
+    carry(w);
+    w.closeBlock();
+    w.closeBlock();
+    w.closeBlock();
+  }
+  w.line(parts.accumulator + " = polyc::rt::cuda::reduceInGroup<" + G + ">(" + parts.accumulator + ", " +
+         opFunctor(parts.reduction->op, typeName(parts.type)) + ");");
+  return parts.accumulator;
+}
+
+void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
+                                 const std::string &target, const std::string &op, const std::string &rhs,
+                                 CodeWriter &w) {
+  switch (mode) {
+  case CudaStatementMode::Thread:
+    return ExprPrinter::printStore(array, indices, target, op, rhs, w);
+  case CudaStatementMode::Group:
+    w.line("if (" + lane + " == 0)");
+    w.indent();
+    w.line(target + op + rhs + ";");
+    w.dedent();
+    return;
+  case CudaStatementMode::FlexibleValue:
+    w.line("return " + rhs + ";");
+    return;
+  }
+}

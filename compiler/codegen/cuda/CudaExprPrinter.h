@@ -1,0 +1,46 @@
+// The CUDA dialect of statement bodies, for CodeGenCuda: host+device helpers, read-only inputs
+// through the read-only data path (__ldg), and three ways to compute one statement instance:
+//   Thread         one thread computes it, reductions as loops (the shared default);
+//   Group          the G lanes of a group compute it together: each reduction's flattened index space
+//                  is dealt out to the lanes (lane, lane + G, ...) and combined with
+//                  polyc::rt::cuda::reduceInGroup; lane 0 stores;
+//   FlexibleValue  as Group, but the instance's value is returned (the flexible wavefront's strip
+//                  stores it), and reads of windowed arrays go to the strip's shared-memory windows.
+#pragma once
+
+#include "compiler/codegen/ExprPrinter.h"
+
+#include <map>
+#include <string>
+
+namespace polyc::codegen {
+
+enum class CudaStatementMode { Thread, Group, FlexibleValue };
+
+// A 2D array read through a strip window: `view(row, col)`, with the array's dimensions `rowDim` and
+// `colDim` as the strip's rows and columns.
+struct CudaWindowRead {
+  std::string view;
+  unsigned rowDim = 0, colDim = 1;
+};
+
+class CudaExprPrinter : public ExprPrinter {
+public:
+  using ExprPrinter::ExprPrinter;
+
+  CudaStatementMode mode = CudaStatementMode::Thread;
+  std::string groupSize = "G"; // the group size (a template parameter of the statement's function)
+  std::string lane = "lane";   // the thread's lane in its group
+  std::map<std::string, CudaWindowRead> windows; // FlexibleValue: arrays read through windows
+
+  // Helpers and user functions serve host and device code; unused ones are not worth a warning.
+  std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
+  std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override;
+  std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
+                         llvm::ArrayRef<std::string> indices) const override;
+  std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
+  void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
+                  const std::string &op, const std::string &rhs, CodeWriter &w) override;
+};
+
+} // namespace polyc::codegen
