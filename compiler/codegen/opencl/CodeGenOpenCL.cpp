@@ -578,7 +578,6 @@ void OpenCLPrinter::printSingleKernel(const BandView &band, const isl::ast_node 
   std::string member = name + "_";
   std::vector<KernelArg> args = baseArgs(band.statements, false);
   CodeWriter w;
-  w.indent();
   exprs_.mode = PointMode::Item;
   exprs_.scratchTypes.clear();
   mappedMembers_.clear();
@@ -622,7 +621,6 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
 
   // The body first: it tells which local scratch arrays the kernel needs.
   CodeWriter w;
-  w.indent();
   exprs_.mode = mode;
   exprs_.lane = "polyc_lid";
   exprs_.lanes = "polyc_group_size";
@@ -890,7 +888,6 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
     argNames.push_back(arg);
   }
   CodeWriter w;
-  w.indent();
   exprs_.mode = PointMode::Item;
   exprs_.ring.reset();
   printKernelStatement(call.statement, argNames, w);
@@ -973,7 +970,6 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
 
   // The kernel body.
   CodeWriter w;
-  w.indent();
   exprs_.mode = PointMode::Strip;
   exprs_.lane = "polyc_lane";
   exprs_.lanes = "polyc_lanes";
@@ -1175,8 +1171,6 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
 
   // ---- the schedule: host code and kernels together
   CodeWriter schedule;
-  schedule.indent();
-  schedule.indent();
   OpenCLPrinter printer(input, schedule, cl, exprs);
   if (llvm::Error error = printer.printSchedule())
     return error;
