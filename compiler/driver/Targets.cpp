@@ -2,6 +2,7 @@
 #include "Targets.h"
 
 #include "compiler/codegen/cpu/CodeGenCpu.h"
+#include "compiler/codegen/cuda/CodeGenCuda.h"
 #include "compiler/codegen/opencl/CodeGenOpenCL.h"
 #include "compiler/support/SourceError.h"
 
@@ -17,7 +18,7 @@ const std::vector<TargetInfo> &polyc::driver::targets() {
       {"cpu", "C++17 + OpenMP", codegen::emitCpu, buildCpu},
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
-      {"cuda", "CUDA", nullptr, nullptr},
+      {"cuda", "CUDA", codegen::emitCuda, buildCuda},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL},
   };
   return table;

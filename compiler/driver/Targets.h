@@ -46,6 +46,8 @@ int buildCpu(const BuildJob &job);
 // The OpenCL target's build (BuildOpenCL.cpp): the host C++ compiler, the runtime's OpenCL part and
 // -lOpenCL.
 int buildOpenCL(const BuildJob &job);
+// The CUDA target's build: nvcc for --cuda-arch (default sm_90), the runtime's CUDA part (BuildCuda.cpp).
+int buildCuda(const BuildJob &job);
 
 // The options emit and build share (defined in EmitCommand.cpp, registered for both subcommands).
 struct EmitSettings {
