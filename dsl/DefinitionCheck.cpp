@@ -9,6 +9,7 @@
 #include "dsl/Affine.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -35,20 +36,7 @@ namespace {
 class Checker {
 public:
   Checker(const Program &program, DiagnosticEngine &diags, isl_ctx *ctx)
-      : program_(program), diags_(diags), ctx_(ctx) {
-    for (size_t i = 0; i < program.params.size(); ++i)
-      paramNames_[program.params[i].get()] = "P" + std::to_string(i);
-    paramTuple_ = "[";
-    for (size_t i = 0; i < program.params.size(); ++i)
-      paramTuple_ += (i ? ", P" : "P") + std::to_string(i);
-    paramTuple_ += "]";
-    std::string context = paramTuple_ + " -> { : ";
-    context += "0 = 0";
-    for (size_t i = 0; i < program.params.size(); ++i)
-      context += " and P" + std::to_string(i) + " >= 0";
-    context += " }";
-    paramContext_ = isl::set(ctx_, context);
-  }
+      : program_(program), diags_(diags), ctx_(ctx) {}
 
   bool run();
 
@@ -65,10 +53,14 @@ private:
   std::string describe(const ArrayDecl &array, isl::set elements);
   void checkArray(const ArrayDecl &array, const std::vector<const Equation *> &eqs, bool isRead,
                   const Expr *firstRead);
+  void useParamsOf(const ArrayDecl &array, const std::vector<const Equation *> &eqs);
 
   const Program &program_;
   DiagnosticEngine &diags_;
   isl_ctx *ctx_;
+  // The params of the array being checked: only those its shape and equations mention, so that a
+  // program with very many params does not make every isl set that wide.
+  std::vector<const ParamDecl *> params_;
   DenseMap<const ParamDecl *, std::string> paramNames_;
   std::string paramTuple_;
   isl::set paramContext_;
@@ -183,8 +175,8 @@ std::string Checker::describe(const ArrayDecl &array, isl::set elements) {
   elements = elements.coalesce().gist_params(paramContext_);
   isl_set *s = elements.release();
   s = isl_set_set_tuple_name(s, array.name.c_str());
-  for (size_t i = 0; i < program_.params.size(); ++i)
-    s = isl_set_set_dim_name(s, isl_dim_param, static_cast<unsigned>(i), program_.params[i]->name.c_str());
+  for (size_t i = 0; i < params_.size(); ++i)
+    s = isl_set_set_dim_name(s, isl_dim_param, static_cast<unsigned>(i), params_[i]->name.c_str());
   // Dimension names: the first defining equation's index variables where it has them.
   std::vector<std::string> dims(array.rank());
   for (const auto &st : program_.statements) {
@@ -204,7 +196,7 @@ std::string Checker::describe(const ArrayDecl &array, isl::set elements) {
   for (size_t k = 0; k < dims.size(); ++k) {
     std::string name = dims[k].empty() ? "i" + std::to_string(k) : dims[k];
     auto taken = [&](const std::string &n) {
-      for (auto &p : program_.params)
+      for (const ParamDecl *p : params_)
         if (p->name == n)
           return true;
       for (size_t j = 0; j < k; ++j)
@@ -258,6 +250,57 @@ std::string Checker::describe(const ArrayDecl &array, isl::set elements) {
   return out;
 }
 
+static void collectParams(const Expr &e, DenseSet<const ParamDecl *> &out) {
+  std::vector<const Expr *> stack{&e};
+  while (!stack.empty()) {
+    const Expr *x = stack.back();
+    stack.pop_back();
+    if (auto *ref = dyn_cast<VarRef>(x)) {
+      if (auto *p = std::get_if<const ParamDecl *>(&ref->binding))
+        out.insert(*p);
+    } else if (auto *u = dyn_cast<Unary>(x)) {
+      stack.push_back(u->operand.get());
+    } else if (auto *b = dyn_cast<Binary>(x)) {
+      stack.push_back(b->lhs.get());
+      stack.push_back(b->rhs.get());
+    } else if (auto *t = dyn_cast<Tuple>(x)) {
+      for (auto &el : t->elements)
+        stack.push_back(el.get());
+    }
+  }
+}
+
+void Checker::useParamsOf(const ArrayDecl &array, const std::vector<const Equation *> &eqs) {
+  DenseSet<const ParamDecl *> used;
+  for (auto &extent : array.shape)
+    collectParams(*extent, used);
+  for (const Equation *eq : eqs) {
+    for (auto &index : eq->lhsIndices)
+      collectParams(*index, used);
+    if (eq->where)
+      collectParams(*eq->where, used);
+    if (eq->enclosingRepeat) {
+      collectParams(*eq->enclosingRepeat->lo, used);
+      collectParams(*eq->enclosingRepeat->hi, used);
+    }
+  }
+  params_.clear();
+  paramNames_.clear();
+  for (const auto &p : program_.params)
+    if (used.contains(p.get()))
+      params_.push_back(p.get());
+  std::string context = "0 = 0";
+  paramTuple_ = "[";
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::string name = "P" + std::to_string(i);
+    paramNames_[params_[i]] = name;
+    paramTuple_ += (i ? ", " : "") + name;
+    context += " and " + name + " >= 0";
+  }
+  paramTuple_ += "]";
+  paramContext_ = isl::set(ctx_, paramTuple_ + " -> { : " + context + " }");
+}
+
 void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equation *> &eqs, bool isRead,
                          const Expr *firstRead) {
   if (eqs.empty()) {
@@ -271,6 +314,7 @@ void Checker::checkArray(const ArrayDecl &array, const std::vector<const Equatio
     }
     return;
   }
+  useParamsOf(array, eqs);
   std::vector<Definition> defs;
   std::optional<isl::set> defined; // the union of defs
   bool arrayOk = true;

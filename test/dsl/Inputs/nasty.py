@@ -64,6 +64,12 @@ def main() -> None:
         out.write(b"param N;\r\n\toutput f32 y[N];\r\n\x0cy[i] =\t1; // done\r\n")
     elif kind == "control":
         out.write(b"param N;\noutput f32 y[N];\ny[i] = 1\x01\x02;\n")
+    elif kind == "many-params":
+        # 200000 params: the exactly-once check must not make every isl set that wide.
+        n = 200000
+        names = b", ".join(b"p%d" % i for i in range(n))
+        out.write(b"param " + names + b";\noutput f32 y[p7, p199999];\ny[i, j] = 1 where i < p3;\n"
+                  b"y[i, j] = 2 where i >= p3;\n")
     elif kind == "empty":
         pass
     elif kind == "only-comments":
