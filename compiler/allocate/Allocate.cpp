@@ -100,7 +100,7 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
   result.band = index;
   const Statement &stmt = model_.statements[band.statements.front()];
   unsigned local = static_cast<unsigned>(stmt.dimNames.size()) - stmt.repeatDims;
-  std::string hyper = "t = " + band.hyperplaneExpr + ", " + band.hyperplaneCount + " hyperplanes";
+  std::string hyper = band.dimNames[0] + " = " + band.hyperplaneExpr + ", " + band.hyperplaneCount + " hyperplanes";
 
   // The flexible allocation walks rows within a column and needs every dependence to come from the
   // same or an earlier row and column (a quarter-plane recurrence, seed 004).
@@ -274,7 +274,7 @@ Allocation Allocator::run() {
       a.kind = AllocationKind::Sequential;
       a.reason = "repeat loop over " + band.dimNames.front() + ": iterations run in order";
       allocation.bands.push_back(std::move(a));
-    } else if (!band.hyperplane.empty()) {
+    } else if (!band.hyperplane.empty() && band.coincident.size() > 1) {
       allocation.bands.push_back(wavefront(b, band));
     } else {
       allocation.bands.push_back(parallel(b, band));

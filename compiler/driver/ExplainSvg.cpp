@@ -129,7 +129,7 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
   const schedule::Band *band = bandIndex >= 0 ? &in.schedule.bands[bandIndex] : nullptr;
   if (band && !band->hyperplane.empty()) {
     pi = band->hyperplane;
-    os << "; lines: t = " << xmlEscape(band->hyperplaneExpr);
+    os << "; lines: " << xmlEscape(band->dimNames[0]) << " = " << xmlEscape(band->hyperplaneExpr);
   } else if (band && !band->coincident.empty() && !band->coincident[0]) {
     pi = {0, 0};
     pi[band->dimNames[0] == stmt.dimNames[0] ? 0 : 1] = 1;

@@ -87,7 +87,7 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       os << " (repeat loop)";
     os << "\n";
     if (!band.hyperplane.empty())
-      os << "    t = " << band.hyperplaneExpr << ", hyperplane " << vectorText(band.hyperplane)
+      os << "    " << band.dimNames[0] << " = " << band.hyperplaneExpr << ", hyperplane " << vectorText(band.hyperplane)
          << ", hyperplanes: " << band.hyperplaneCount << "\n";
   }
 

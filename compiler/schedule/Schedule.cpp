@@ -33,6 +33,7 @@ namespace {
 struct Hyperplane {
   std::vector<int64_t> pi;
   std::string count;
+  std::string expr; // pi . x as text, to recognise the band in the tree
 };
 
 class Scheduler {
@@ -150,7 +151,7 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
         auto value = iu::constantValue(count.intersect_params(reference));
         int64_t c = value ? *value : INT64_MAX;
         if (!best || c < bestCount || (c == bestCount && norm < bestNorm)) {
-          best = Hyperplane{pi, iu::pwAffToString(count, model_.context)};
+          best = Hyperplane{pi, iu::pwAffToString(count, model_.context), ""};
           bestCount = c;
           bestNorm = norm;
         }
@@ -203,7 +204,9 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
     if (dep.source == s && dep.target == s && dep.depClass != DependenceClass::Uniform)
       uniform = false;
 
-  if (legal && (anyParallel || !uniform)) {
+  // A skew only helps when it leaves a dimension to run in parallel (two or more dimensions), or
+  // when the original order is not legal at all.
+  if (legal && (anyParallel || !uniform || local == 1)) {
     isl::schedule result = leaf;
     for (size_t b = bandStarts.size(); b-- > 0;) {
       unsigned from = bandStarts[b], to = b + 1 < bandStarts.size() ? bandStarts[b + 1] : local;
@@ -238,6 +241,7 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
       for (unsigned k = 0; k < local; ++k)
         if (k != dropped && !delta.intersect(component(k).lt_set(zero)).is_empty())
           permutable = false;
+      h->expr = iu::affToString(time);
       hyperplanes_[s] = *h;
       return iu::insertBand(leaf, partial, flags, permutable);
     }
@@ -485,15 +489,6 @@ void Scheduler::collectBands(Schedule &result) const {
         }
         info.dimNames.push_back(agree ? name : "c" + std::to_string(m));
       }
-      if (info.statements.size() == 1) {
-        auto h = hyperplanes_.find(info.statements.front());
-        if (h != hyperplanes_.end() && members >= 1) {
-          info.hyperplane = h->second.pi;
-          info.hyperplaneCount = h->second.count;
-          info.hyperplaneExpr = info.dimNames[0];
-          info.dimNames[0] = "t";
-        }
-      }
       // A repeat loop: the outermost band, one member, each statement's repeat dimension.
       if (outerBands == 0 && members == 1) {
         bool repeat = !info.statements.empty();
@@ -503,6 +498,24 @@ void Scheduler::collectBands(Schedule &result) const {
             repeat = false;
         }
         info.isSequentialRepeat = repeat;
+      }
+      // A hyperplane band: its first member is the statement's t = pi . x.
+      if (info.statements.size() == 1 && !info.isSequentialRepeat) {
+        auto h = hyperplanes_.find(info.statements.front());
+        if (h != hyperplanes_.end() && info.dimNames[0] == h->second.expr) {
+          info.hyperplane = h->second.pi;
+          info.hyperplaneCount = h->second.count;
+          info.hyperplaneExpr = info.dimNames[0];
+          // The time dimension is called t, unless the statement already has a t.
+          const std::vector<std::string> &own = model_.statements[info.statements.front()].dimNames;
+          std::string name = "t";
+          for (const char *candidate : {"t", "tau", "theta", "wave"})
+            if (std::find(own.begin(), own.end(), candidate) == own.end()) {
+              name = candidate;
+              break;
+            }
+          info.dimNames[0] = name;
+        }
       }
       result.bands.push_back(std::move(info));
       ++nested;
