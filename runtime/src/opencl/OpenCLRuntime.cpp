@@ -457,7 +457,7 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
   lanes = environmentValue("POLYC_OPENCL_LANES", std::min(lanes, maxGroup), 1, maxGroup);
   if (lanes & (lanes - 1))
     throw Error("POLYC_OPENCL_LANES must be a power of two", CL_INVALID_VALUE);
-  int64_t strip = gpu ? 32 : 8;
+  int64_t strip = gpu ? 16 : 8; // 16: what the CUDA target measured best (docs/performance.md)
   strip = std::min(strip, std::max<int64_t>(1, maxGroup / lanes));
   strip = environmentValue("POLYC_OPENCL_STRIP", strip, 1, std::max<int64_t>(1, maxGroup / lanes));
   StripShape shape;
