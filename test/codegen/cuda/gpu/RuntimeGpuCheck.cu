@@ -488,9 +488,71 @@ static void bench(std::mt19937 &rng, int64_t size, const std::vector<int64_t> &w
   }
 }
 
+// ---- Floors for the benchmark (examples/iir2d/bench-gpu.sh)
+
+__global__ void barrierSteps(float *out, int steps) {
+  __shared__ float cells[1024];
+  float value = float(threadIdx.x);
+  for (int step = 0; step < steps; ++step) {
+    cells[threadIdx.x] = value;
+    __syncthreads();
+    value = cells[(threadIdx.x + 1) % blockDim.x] * 0.5f + 1.0f;
+    __syncthreads();
+  }
+  out[threadIdx.x] = value;
+}
+
+__global__ void emptyKernel() {}
+
+// For an H x W image: the device-to-device copy of the image (the bandwidth floor: every element read
+// and written once), one dependent step of a block (a barrier and a shared-memory round trip, the least
+// a step of the flexible wavefront waits for), and one node of a graph of empty kernels (the least a
+// launch of the fixed wavefront costs). Prints one line of milliseconds per quantity.
+static void floors(int64_t H, int64_t W) {
+  Stream stream;
+  const size_t bytes = size_t(H * W) * sizeof(float);
+  DeviceBuffer from(bytes), to(bytes);
+  from.fill(0x3f, stream.get());
+  const double copy = medianMs(
+      [&] { POLYC_CUDA_CHECK(cudaMemcpyAsync(to.get(), from.get(), bytes, cudaMemcpyDeviceToDevice, stream.get())); },
+      stream.get(), 21);
+  const int steps = 20000;
+  DeviceBuffer out(1024 * sizeof(float));
+  const double barrier = medianMs(
+      [&] {
+        barrierSteps<<<1, 512, 0, stream.get()>>>(out.as<float>(), steps);
+        POLYC_CUDA_CHECK_LAUNCH("barrierSteps");
+      },
+      stream.get(), 5) / steps;
+  const int64_t hyperplanes = H + W - 1;
+  CapturedGraph graph;
+  graph.beginCapture(stream.get());
+  for (int64_t t = 0; t < hyperplanes; ++t) {
+    emptyKernel<<<1, 32, 0, stream.get()>>>();
+    POLYC_CUDA_CHECK_LAUNCH("emptyKernel");
+  }
+  graph.endCapture(stream.get(), 1);
+  const double node = medianMs([&] { graph.launch(stream.get()); }, stream.get(), 5) / double(hyperplanes);
+  const double plain = medianMs(
+      [&] {
+        for (int64_t t = 0; t < hyperplanes; ++t)
+          emptyKernel<<<1, 32, 0, stream.get()>>>();
+        POLYC_CUDA_CHECK_LAUNCH("emptyKernel");
+      },
+      stream.get(), 3) / double(hyperplanes);
+  std::printf("floors %lldx%lld: copy_ms %.4f copy_GBps %.0f barrier_step_us %.4f graph_node_us %.3f "
+              "plain_launch_us %.3f hyperplanes %lld\n",
+              (long long)H, (long long)W, copy, 2.0 * double(bytes) / (copy * 1e-3) / 1e9, barrier * 1e3, node * 1e3,
+              plain * 1e3, (long long)hyperplanes);
+}
+
 int main(int argc, char **argv) {
   try {
     std::mt19937 rng(20240601);
+    if (argc > 3 && !std::strcmp(argv[1], "--floors")) {
+      floors(std::atoll(argv[2]), std::atoll(argv[3]));
+      return 0;
+    }
     const bool benchMode = argc > 1 && !std::strcmp(argv[1], "--bench");
     const bool quick = argc > 1 && !std::strcmp(argv[1], "--quick");
     if (benchMode) {

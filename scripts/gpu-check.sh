@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# GPU check of the CUDA target, for a machine with an NVIDIA GPU (the lent H100; CI has none):
+#  1. builds the runtime-only configuration (cmake -DPOLYC_RUNTIME_ONLY=ON): the runtime, its GPU check
+#     and the committed kernels-generated/iir2d/cuda executables (no isl or LLVM needed there);
+#  2. runs the runtime's GPU check (reductions; the wavefront machinery on a hand-written IIR point);
+#  3. runs the 2D IIR end to end against the float64 reference (iir2d-reference) for both allocations
+#     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
+#     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
+#  4. runs the flexible kernel with forced grids from 1 block to 4x the resident count;
+#  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
+# Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
+#   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-gpu}
+python=${PYTHON:-python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $*"
+}
+
+echo "== build ($build)"
+cmake -S "$root" -B "$build" -G Ninja -DPOLYC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; exit 1; }
+auto=$build/kernels-generated/iir2d/cuda/iir2d-cuda-auto
+fixed=$build/kernels-generated/iir2d/cuda/iir2d-cuda-fixed
+check=$build/runtime/src/cuda/polyc-cuda-runtime-check
+reference=$build/examples/iir2d/iir2d-reference
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
+
+echo "== runtime GPU check"
+if "$check"; then pass; else fail "polyc-cuda-runtime-check"; fi
+
+# run NAME ENV... -- EXE: runs EXE on $case_dir's inputs with the environment, compares with y_ref.npy.
+run_case() {
+  local name=$1
+  shift
+  local envs=()
+  while [[ $1 != "--" ]]; do
+    envs+=("$1")
+    shift
+  done
+  shift
+  local exe=$1
+  rm -f "$case_dir/y.npy"
+  env "${envs[@]}" "$exe" --in x="$case_dir/x.npy" --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" \
+    --out y="$case_dir/y.npy" >"$work/run.log" 2>&1
+  local status=$?
+  if ((status != 0)); then
+    fail "$name: exit status $status ($(tail -1 "$work/run.log"))"
+    return
+  fi
+  if "$python" "$root/examples/iir2d/compare.py" "$case_dir/y.npy" "$case_dir/y_ref.npy" --rtol 1e-5 \
+    >"$work/compare.log" 2>&1; then
+    pass
+  else
+    fail "$name: $(cat "$work/compare.log")"
+  fi
+}
+
+# Inputs and the reference for H x W with window M, seeded by the case.
+make_case() {
+  case_dir=$work/case-$1x$2-$3
+  mkdir -p "$case_dir"
+  "$python" "$root/examples/iir2d/generate_inputs.py" --height "$1" --width "$2" --window "$3" \
+    --seed $(($1 * 7919 + $2 * 104729 + $3)) --out "$case_dir" &&
+    "$reference" "$case_dir/x.npy" "$case_dir/a.npy" "$case_dir/b.npy" "$case_dir/y_ref.npy" >/dev/null
+}
+
+echo "== IIR end to end: both allocations against the float64 reference"
+for shape in 1x1 1x37 41x1 97x131 300x257; do
+  H=${shape%x*}
+  W=${shape#*x}
+  for M in 1 2 3 5 8; do
+    make_case "$H" "$W" "$M" || { fail "inputs $shape M=$M"; continue; }
+    run_case "$shape M=$M fixed (graph)" POLYC_CUDA_WAVEFRONT=fixed -- "$auto"
+    run_case "$shape M=$M fixed (plain launches)" POLYC_CUDA_WAVEFRONT=fixed POLYC_CUDA_GRAPH=0 -- "$auto"
+    run_case "$shape M=$M flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+    run_case "$shape M=$M auto" POLYC_CUDA_VERBOSE=0 -- "$auto"
+    run_case "$shape M=$M --allocation=fixed" POLYC_CUDA_VERBOSE=0 -- "$fixed"
+  done
+done
+
+echo "== flexible wavefront with forced grids"
+make_case 300 257 5
+resident=$(POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_VERBOSE=1 "$auto" --in x="$case_dir/x.npy" \
+  --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 |
+  sed -n 's/.*resident \([0-9]*\).*/\1/p' | head -1)
+echo "resident blocks: ${resident:-unknown}"
+grids="1 2 3 7 19"
+if [[ -n $resident ]]; then
+  grids="$grids $((resident / 2)) $resident $((2 * resident)) $((4 * resident))"
+fi
+for grid in $grids; do
+  run_case "300x257 M=5 flexible grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_GRID="$grid" -- "$auto"
+done
+
+echo "== compute-sanitizer"
+if command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck synccheck; do
+    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$check" --quick >"$work/san.log" 2>&1; then
+      pass
+    else
+      fail "$tool on the runtime check: $(grep -m3 -E 'ERROR|hazard|FAIL' "$work/san.log")"
+    fi
+    for small in "33 47 3" "20 70 8"; do
+      read -r H W M <<<"$small"
+      make_case "$H" "$W" "$M"
+      for variant in fixed flexible; do
+        for grid in "" 2; do
+          envs=(POLYC_CUDA_WAVEFRONT=$variant)
+          [[ -n $grid ]] && envs+=(POLYC_CUDA_GRID=$grid)
+          [[ $variant == fixed && -n $grid ]] && continue
+          if env "${envs[@]}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$auto" --in x="$case_dir/x.npy" \
+            --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" >"$work/san.log" 2>&1 &&
+            "$python" "$root/examples/iir2d/compare.py" "$case_dir/y.npy" "$case_dir/y_ref.npy" >/dev/null; then
+            pass
+          else
+            fail "$tool ${H}x$W M=$M $variant ${grid:+grid $grid}: $(grep -m3 -E 'ERROR|hazard|error' "$work/san.log")"
+          fi
+        done
+      done
+    done
+  done
+else
+  fail "compute-sanitizer not found"
+fi
+
+echo "gpu-check: $passed passed, $failed failed"
+((failed == 0))

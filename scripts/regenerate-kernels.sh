@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Regenerates kernels-generated/: the emitted source of every example for every target, committed so
+# that readers can inspect kernels without building. `--check` writes to a temporary folder and
+# fails (exit 1, with a diff) when the committed files are stale; the staleness tests run that.
+#   scripts/regenerate-kernels.sh [--check] [POLYC]    (POLYC defaults to build/compiler/driver/polyc)
+# Commands run from the repository root with relative paths, so the files' banners do not depend on
+# where the checkout is.
+set -euo pipefail
+check=0
+if [[ "${1:-}" == "--check" ]]; then
+  check=1
+  shift
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+polyc=$(realpath "${1:-$root/build/compiler/driver/polyc}")
+cd "$root"
+out=kernels-generated
+if ((check)); then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
+
+# emit DIR ARGS...: polyc emit ARGS -o $out/DIR
+emit() {
+  local dir=$1
+  shift
+  mkdir -p "$out/$dir"
+  "$polyc" emit "$@" -o "$out/$dir"
+}
+
+# CUDA (compiler/codegen/cuda): the 2D IIR filter with polyc's default allocation (flexible if M > 5,
+# else fixed) and with the fixed one only.
+emit iir2d/cuda/auto examples/iir2d/iir2d.poly --target=cuda
+emit iir2d/cuda/fixed examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
+
+# OpenCL (compiler/codegen/opencl): the 2D IIR filter with the default allocation (both kernels, flexible
+# if M > 5), and each allocation forced.
+emit iir2d/opencl/auto examples/iir2d/iir2d.poly --target=opencl
+emit iir2d/opencl/fixed examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
+emit iir2d/opencl/flexible examples/iir2d/iir2d.poly --target=opencl --allocation=flexible
+
+if ((check)); then
+  status=0
+  for file in $(cd "$out" && find . -type f | sort); do
+    if ! diff -u "kernels-generated/$file" "$out/$file" >/dev/null 2>&1; then
+      echo "stale: kernels-generated/${file#./} (run scripts/regenerate-kernels.sh)"
+      diff -u "kernels-generated/$file" "$out/$file" | head -20 || true
+      status=1
+    fi
+  done
+  exit $status
+fi
