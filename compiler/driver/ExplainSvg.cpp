@@ -9,6 +9,7 @@
 #include <isl/set.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <set>
@@ -23,6 +24,16 @@ struct Point {
   int64_t column, row;
 };
 } // namespace
+
+// Coordinates with at most one decimal: readable, and exact enough for a picture.
+static std::string num(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", v);
+  std::string text = buffer;
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0)
+    text.resize(text.size() - 2);
+  return text;
+}
 
 static std::string xmlEscape(const std::string &text) {
   std::string out;
@@ -73,9 +84,10 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
 
   isl::set points = stmt.domain.intersect_params(model.context).project_out_all_params();
   std::string free;
+  isl::set domain = stmt.domain.gist_params(model.context);
   for (unsigned p = 0; p < model.params.size(); ++p)
     if (!model.paramValues.count(model.params[p]) &&
-        isl_set_involves_dims(stmt.domain.get(), isl_dim_param, p, 1) == isl_bool_true)
+        isl_set_involves_dims(domain.get(), isl_dim_param, p, 1) == isl_bool_true)
       free += (free.empty() ? "" : ", ") + model.params[p];
   if (!free.empty() || !islutil::isBounded(points))
     return makeError("--format=svg needs concrete sizes: fix " + (free.empty() ? std::string("the params") : free) +
@@ -114,14 +126,14 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
   auto x = [&](int64_t column) { return kMargin + static_cast<double>(column - minC) * kStep; };
   auto y = [&](int64_t row) { return kMargin + static_cast<double>(row - minR) * kStep; };
   double width = x(maxC) + kMargin, height = y(maxR) + kMargin + 40;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-     << "\" viewBox=\"0 0 " << width << " " << height << "\">\n";
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
+     << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\">\n";
   os << "  <defs><marker id=\"arrow\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" refY=\"4\" "
         "orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#c0392b\"/></marker></defs>\n";
   os << "  <title>" << xmlEscape(stmt.name + ": " + equationText(stmt)) << "</title>\n";
   os << "  <text x=\"10\" y=\"20\" font-family=\"monospace\" font-size=\"12\">" << xmlEscape(equationText(stmt))
      << "</text>\n";
-  os << "  <text x=\"10\" y=\"" << height - 12 << "\" font-family=\"monospace\" font-size=\"11\">columns: "
+  os << "  <text x=\"10\" y=\"" << num(height - 12) << "\" font-family=\"monospace\" font-size=\"11\">columns: "
      << xmlEscape(stmt.dimNames[columnDim]) << " (processors), rows: " << xmlEscape(stmt.dimNames[rowDim]);
 
   // Lines of equal time: the hyperplane t = pi . x, or the band's first (sequential) dimension.
@@ -142,8 +154,8 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
   for (const Point &p : all)
     columns.insert(p.column);
   for (int64_t c : columns)
-    os << "    <line class=\"column\" x1=\"" << x(c) << "\" y1=\"" << y(minR) - kStep / 2 << "\" x2=\"" << x(c)
-       << "\" y2=\"" << y(maxR) + kStep / 2 << "\"/>\n";
+    os << "    <line class=\"column\" x1=\"" << num(x(c)) << "\" y1=\"" << num(y(minR) - kStep / 2) << "\" x2=\""
+       << num(x(c)) << "\" y2=\"" << num(y(maxR) + kStep / 2) << "\"/>\n";
   os << "  </g>\n";
 
   if (!pi.empty()) {
@@ -161,16 +173,16 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
       auto [lo, hi] = std::minmax_element(members.begin(), members.end(),
                                           [&](const Point &a, const Point &b) { return along(a) < along(b); });
       double ext = 0.4;
-      os << "    <line class=\"hyperplane\" data-t=\"" << t << "\" x1=\"" << x(lo->column) - ext * kStep * dc
-         << "\" y1=\"" << y(lo->row) - ext * kStep * dr << "\" x2=\"" << x(hi->column) + ext * kStep * dc
-         << "\" y2=\"" << y(hi->row) + ext * kStep * dr << "\"/>\n";
+      os << "    <line class=\"hyperplane\" data-t=\"" << t << "\" x1=\"" << num(x(lo->column) - ext * kStep * dc)
+         << "\" y1=\"" << num(y(lo->row) - ext * kStep * dr) << "\" x2=\"" << num(x(hi->column) + ext * kStep * dc)
+         << "\" y2=\"" << num(y(hi->row) + ext * kStep * dr) << "\"/>\n";
     }
     os << "  </g>\n";
   }
 
   os << "  <g class=\"points\" fill=\"#34495e\">\n";
   for (const Point &p : all)
-    os << "    <circle class=\"point\" cx=\"" << x(p.column) << "\" cy=\"" << y(p.row) << "\" r=\"4\"/>\n";
+    os << "    <circle class=\"point\" cx=\"" << num(x(p.column)) << "\" cy=\"" << num(y(p.row)) << "\" r=\"4\"/>\n";
   os << "  </g>\n";
 
   // The dependences of the point nearest the middle: an arrow from each source it reads.
@@ -199,8 +211,9 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
     double x1 = x(c), y1 = y(r), x2 = x(mid.column), y2 = y(mid.row);
     double len = std::sqrt((x2 - x1) * (x2 - x1) + (y2 - y1) * (y2 - y1));
     double shorten = 7 / len; // stop at the target circle's edge
-    os << "    <line class=\"dependence\" x1=\"" << x1 << "\" y1=\"" << y1 << "\" x2=\""
-       << x2 - (x2 - x1) * shorten << "\" y2=\"" << y2 - (y2 - y1) * shorten << "\" marker-end=\"url(#arrow)\"/>\n";
+    os << "    <line class=\"dependence\" x1=\"" << num(x1) << "\" y1=\"" << num(y1) << "\" x2=\""
+       << num(x2 - (x2 - x1) * shorten) << "\" y2=\"" << num(y2 - (y2 - y1) * shorten)
+       << "\" marker-end=\"url(#arrow)\"/>\n";
   }
   os << "  </g>\n";
   os << "</svg>\n";
