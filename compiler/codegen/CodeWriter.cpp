@@ -25,10 +25,10 @@ void CodeWriter::dedent() {
   --level_;
 }
 
-// Positions where `text` may be broken: after ", " or before a binary operator (" + ", " && ", ...)
-// at the shallowest parenthesis depth that has any, outside string and character literals. The
-// returned positions are where the continuation line starts.
-static llvm::SmallVector<size_t> breakPoints(StringRef text) {
+// Positions where `text` may be broken, with their parenthesis depth: after ", " or before a binary
+// operator (" + ", " && ", ...), outside string and character literals and trailing comments. A
+// position is where the continuation line starts.
+static llvm::SmallVector<std::pair<unsigned, size_t>> breakPoints(StringRef text) {
   static const char *const operators[] = {" || ", " && ", " ? ", " : ", " + ", " - ", " * ", " / ",
                                           " == ", " != ", " <= ", " >= ", " < ", " > ", " % ", " = ",
                                           " += ", " -= "};
@@ -59,19 +59,10 @@ static llvm::SmallVector<size_t> breakPoints(StringRef text) {
           break;
         }
     } else if (c == '/' && text.substr(i).starts_with("//")) {
-      break; // never break inside a trailing comment
+      break;
     }
   }
-  llvm::SmallVector<size_t> result;
-  if (candidates.empty())
-    return result;
-  unsigned shallowest = candidates.front().first;
-  for (auto &[d, pos] : candidates)
-    shallowest = std::min(shallowest, d);
-  for (auto &[d, pos] : candidates)
-    if (d == shallowest)
-      result.push_back(pos);
-  return result;
+  return candidates;
 }
 
 void CodeWriter::line(StringRef text) {
@@ -80,21 +71,24 @@ void CodeWriter::line(StringRef text) {
     emit(text);
     return;
   }
-  // Greedy: fill each line up to the limit, breaking at the best break point that fits.
-  llvm::SmallVector<size_t> points = breakPoints(text);
+  // Greedy: fill each line up to the limit, breaking at the shallowest break point that fits (the
+  // latest of those), so that operands stay whole where they can.
+  llvm::SmallVector<std::pair<unsigned, size_t>> points = breakPoints(text);
   size_t start = 0;
   bool first = true;
   for (;;) {
     size_t limit = first ? width : width - 2 * indentWidth_;
-    StringRef rest = text.substr(start);
-    if (rest.size() <= limit)
+    if (text.size() - start <= limit)
       break;
     size_t cut = 0;
-    for (size_t p : points)
-      if (p > start && p - start <= limit)
+    unsigned cutDepth = ~0u;
+    for (auto [depth, p] : points)
+      if (p > start && p - start <= limit && (depth < cutDepth || (depth == cutDepth && p > cut))) {
         cut = p;
+        cutDepth = depth;
+      }
     if (cut == 0) // nothing fits: break at the first point past the limit, if any
-      for (size_t p : points)
+      for (auto [depth, p] : points)
         if (p > start) {
           cut = p;
           break;
@@ -157,7 +151,7 @@ void CodeWriter::comment(StringRef text) {
 }
 
 void CodeWriter::openBlock(StringRef head) {
-  emit(head.empty() ? std::string("{") : head.str() + " {");
+  line(head.empty() ? std::string("{") : head.str() + " {");
   ++level_;
   lastOpened_ = true;
 }
@@ -189,4 +183,12 @@ void CodeWriter::verbatim(StringRef text) {
       emit(l);
     }
   }
+}
+
+void CodeWriter::append(const CodeWriter &other) {
+  if (other.out_.empty())
+    return;
+  out_ += other.out_;
+  lastBlank_ = other.lastBlank_;
+  lastOpened_ = false;
 }

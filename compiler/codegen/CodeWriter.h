@@ -30,6 +30,8 @@ public:
   void elseBlock(llvm::StringRef head = "else");
   // Verbatim multi-line text, each line indented at the current level (for fixed snippets).
   void verbatim(llvm::StringRef text);
+  // Text another writer produced at this writer's current level, appended as it is.
+  void append(const CodeWriter &other);
   void indent() { ++level_; }
   void dedent();
 

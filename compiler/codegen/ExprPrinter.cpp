@@ -288,8 +288,13 @@ std::string ExprPrinter::extent(const model::ArrayInfo &array, unsigned dim) con
   return const_cast<ExprPrinter *>(this)->index(*array.decl->shape[dim], unused).text;
 }
 
+// The window as the schedule names it when that is a constant's name (L), else its value.
 static std::string windowText(const schedule::FoldedStorage &f) {
-  return f.windowValue > 0 ? std::to_string(f.windowValue) : cIdentifier(f.window);
+  bool isName = !f.window.empty() && (isalpha(static_cast<unsigned char>(f.window[0])) || f.window[0] == '_') &&
+                llvm::all_of(f.window, [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (isName)
+    return cIdentifier(f.window);
+  return f.windowValue > 0 ? std::to_string(f.windowValue) : f.window;
 }
 
 std::string ExprPrinter::elementIndex(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices) const {
@@ -301,7 +306,13 @@ std::string ExprPrinter::elementIndex(const model::ArrayInfo &array, llvm::Array
     std::string ext = extent(array, d);
     if (auto *f = folding(array.name, d)) {
       // Reads reach here only in range (after the boundary rule), so a plain % is a floor modulo.
-      idx = parenthesize(idx) + " % " + windowText(*f);
+      int64_t constant = 0;
+      if (f->windowValue == 1)
+        idx = "0"; // one slot: every index is slot 0
+      else if (f->windowValue > 0 && !llvm::StringRef(idx).getAsInteger(10, constant) && constant >= 0)
+        idx = std::to_string(constant % f->windowValue);
+      else
+        idx = parenthesize(idx) + " % " + windowText(*f);
       ext = windowText(*f);
     }
     if (d == 0)

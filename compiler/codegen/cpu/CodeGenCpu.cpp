@@ -105,12 +105,26 @@ void CpuAstPrinter::recordCall(unsigned statement, bool parallel) {
     use.kind = kind_;
 }
 
+// Allocations the CPU target prints the same way.
+static bool sameCpuLoops(allocate::AllocationKind a, allocate::AllocationKind b) {
+  auto parallelLoops = [](allocate::AllocationKind k) {
+    return k == allocate::AllocationKind::DataParallel || k == allocate::AllocationKind::Reduction;
+  };
+  return a == b || (parallelLoops(a) && parallelLoops(b));
+}
+
 void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   std::optional<allocate::AllocationKind> saved = kind_;
   const allocate::BandAllocation *a = band.allocation;
   if (!a) {
     kind_.reset();
     printNode(body);
+  } else if (!a->runtimeCondition.empty() && a->otherwise && sameCpuLoops(a->kind, *a->otherwise)) {
+    // A GPU target prints these two differently; on the CPU both are OpenMP over the parallel
+    // dimensions with reductions inline, so the run-time choice would pick between equal branches.
+    w_.comment("Band " + std::to_string(band.index) + ": " + describeKind(a->kind) + " if " +
+               a->runtimeCondition + ", else " + describeKind(*a->otherwise) + "; the same loops on the CPU.");
+    printVariant(allocate::AllocationKind::Reduction, band, body);
   } else if (!a->runtimeCondition.empty() && a->otherwise) {
     w_.comment("Band " + std::to_string(band.index) + ": the allocation is chosen at run time, " +
                describeKind(a->kind) + " if " + a->runtimeCondition + ", else " + describeKind(*a->otherwise) +
@@ -289,6 +303,15 @@ static std::string shapeComment(const ast::ArrayDecl &decl, const ExprPrinter &e
   return text;
 }
 
+// Whether `name` occurs in `text` as a whole identifier.
+static bool usesIdentifier(const std::string &text, const std::string &name) {
+  auto isIdent = [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    if ((at == 0 || !isIdent(text[at - 1])) && (at + name.size() >= text.size() || !isIdent(text[at + name.size()])))
+      return true;
+  return false;
+}
+
 // Statements that update an array reading it at other points than the one they write.
 static std::map<unsigned, Snapshot> findSnapshots(const model::Model &model, NameScope &names) {
   std::map<unsigned, Snapshot> snapshots;
@@ -321,7 +344,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   std::vector<StatementUse> uses(model.statements.size());
 
   // The loops first: they tell which statements run in parallel, which the statement bodies need.
-  CodeWriter loops;
+  CodeWriter loops; // at the level of run()'s body
+  loops.indent();
+  loops.indent();
   NameScope memberNames;
   for (auto &p : program.params)
     memberNames.take(cIdentifier(p->name));
@@ -382,16 +407,27 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     w.comment(statement.name + ": " + equationText(*statement.equation) + "  (" +
               equationLocation(input, *statement.equation) + ")");
     std::vector<std::string> dims = exprs.dimNames(statement);
-    std::string params;
-    for (const std::string &d : dims)
-      params += (params.empty() ? "" : ", ") + exprs.indexType() + " " + d;
-    w.openBlock("void " + statement.name + "(" + params + ") const");
-    exprs.parallelReductions = !uses[s].calledInParallel && uses[s].kind &&
-                               *uses[s].kind == allocate::AllocationKind::Reduction;
+    CodeWriter body;
+    body.indent();
+    body.indent();
+    // An OpenMP reduction where the reduction is the only parallelism left: the statement runs
+    // outside parallel loops and its band is a reduction, or it has no dimensions but repeat ones
+    // (a scalar like loss[e] = sum(...)).
+    bool onlyRepeatDims = statement.dimNames.size() == statement.repeatDims;
+    exprs.parallelReductions =
+        uses[s].called && !uses[s].calledInParallel &&
+        (onlyRepeatDims || (uses[s].kind && *uses[s].kind == allocate::AllocationKind::Reduction));
     if (snapshots.count(s))
       exprs.setReadStorage(snapshots[s].array, snapshots[s].storage);
-    exprs.printStatement(statement, w);
+    exprs.printStatement(statement, body);
     exprs.clearReadStorage();
+    // A dimension the body does not use (the repeat variable, mostly) keeps its name as a comment.
+    std::string params;
+    for (const std::string &d : dims)
+      params += (params.empty() ? "" : ", ") + exprs.indexType() + " " +
+                (usesIdentifier(body.str(), d) ? d : "/*" + d + "*/");
+    w.openBlock("void " + statement.name + "(" + params + ") const");
+    w.append(body);
     w.closeBlock();
   }
   w.blank();
@@ -416,7 +452,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   }
   if (anyLocal || !snapshots.empty())
     w.blank();
-  w.verbatim(loops.str());
+  w.append(loops);
   w.closeBlock();
   w.closeBlock(";");
   w.blank();
@@ -433,7 +469,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     if (a.band < input.schedule.bands.size())
       for (unsigned s : input.schedule.bands[a.band].statements)
         stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
-    std::string head = "\"band " + std::to_string(a.band) + " (" + stmts + "): ";
+    std::string head = "\"" + prog + ": band " + std::to_string(a.band) + " (" + stmts + "): ";
     if (!a.runtimeCondition.empty() && a.otherwise)
       w.line("text += std::string(" + head + "\") + (" + a.runtimeCondition + " ? \"" + describeKind(a.kind) +
              " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) + " (not " + a.runtimeCondition +
