@@ -545,7 +545,15 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   w_.comment("Band " + std::to_string(band.index) + " (" + describeBand(input_, band.index) + "): " +
              describeAllocation(input_, band.index) + ".");
   if (!allocation->runtimeCondition.empty() && allocation->otherwise) {
-    w_.openBlock("if (" + allocation->runtimeCondition + ")");
+    auto isWavefront = [](AllocationKind k) {
+      return k == AllocationKind::FixedWavefront || k == AllocationKind::FlexibleWavefront;
+    };
+    if (isWavefront(allocation->kind) && isWavefront(*allocation->otherwise) && allocation->kind != *allocation->otherwise)
+      // POLYC_OPENCL_WAVEFRONT=fixed|flexible can force either variant (benchmarks, tests).
+      w_.openBlock("if (polyc::rt::ocl::takeConditionVariant(" + allocation->runtimeCondition + ", " +
+                   (allocation->kind == AllocationKind::FlexibleWavefront ? "true" : "false") + "))");
+    else
+      w_.openBlock("if (" + allocation->runtimeCondition + ")");
     printVariant(band, body, allocation->kind);
     w_.elseBlock();
     printVariant(band, body, *allocation->otherwise);

@@ -492,6 +492,16 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
   return shape;
 }
 
+bool takeConditionVariant(bool conditionHolds, bool flexibleWhenHolds) {
+  const char *text = std::getenv("POLYC_OPENCL_WAVEFRONT");
+  std::string choice = text ? text : "";
+  if (choice.empty() || choice == "auto")
+    return conditionHolds;
+  if (choice != "fixed" && choice != "flexible")
+    throw Error("POLYC_OPENCL_WAVEFRONT='" + choice + "': expected auto, fixed or flexible", CL_INVALID_VALUE);
+  return (choice == "flexible") == flexibleWhenHolds;
+}
+
 void WavefrontBoard::reset(const Device &device, int columns) {
   if (columns != columns_) {
     progress_ = Buffer(device, size_t(columns) * sizeof(cl_int));

@@ -255,6 +255,12 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
                             int64_t windowRows, int64_t windowCols, int64_t reductionLength,
                             size_t elementBytes);
 
+// The run-time choice between a band's fixed and flexible wavefront: `conditionHolds` is the cost
+// model's condition (for example M > 5), `flexibleWhenHolds` says which variant it selects. Returns
+// whether to take the variant the condition selects, unless POLYC_OPENCL_WAVEFRONT=fixed|flexible
+// forces one (auto or unset: the condition decides).
+bool takeConditionVariant(bool conditionHolds, bool flexibleWhenHolds);
+
 // The shared state of one flexible wavefront: per-column progress and locks, and the count of complete
 // columns; reset (zeroed) before every launch.
 class WavefrontBoard {
