@@ -28,6 +28,13 @@ emit() {
   "$polyc" emit "$@" -o "$out/$dir"
 }
 
+# CPU (compiler/codegen/cpu): the 2D IIR filter with polyc's default allocation (both the flexible and
+# the fixed wavefront, chosen at run time by M > 5), and the other examples.
+emit iir2d/cpu examples/iir2d/iir2d.poly --target=cpu
+emit rate-network/cpu examples/rate-network/ratenet.poly --target=cpu
+emit mlp/cpu examples/mlp/mlp.poly --target=cpu
+emit optical-flow/cpu examples/optical-flow/lkflow.poly --target=cpu
+
 # CUDA (compiler/codegen/cuda): the 2D IIR filter with polyc's default allocation (flexible if M > 5,
 # else fixed) and with the fixed one only.
 emit iir2d/cuda/auto examples/iir2d/iir2d.poly --target=cuda
