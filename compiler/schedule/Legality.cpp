@@ -26,7 +26,7 @@ llvm::Error verifySchedule(const model::Model &model, const analysis::Dependence
                            const Schedule &schedule) {
   try {
     isl::union_map time = flatScheduleMap(schedule.tree);
-    isl::union_set missing = model.domains().subtract(time.domain());
+    isl::union_set missing = model.domains().subtract(schedule.tree.domain());
     if (!missing.is_empty()) {
       std::ostringstream os;
       os << missing;

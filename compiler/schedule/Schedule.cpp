@@ -586,7 +586,8 @@ llvm::Expected<Schedule> Scheduler::run() {
 }
 
 isl::union_map flatScheduleMap(const isl::schedule &tree) {
-  isl::union_map map = tree.map();
+  // Without a band node isl leaves the map unconstrained: keep it to the instances scheduled.
+  isl::union_map map = tree.map().intersect_domain(tree.domain());
   unsigned depth = 0;
   map.foreach_map([&](isl::map m) { depth = std::max(depth, m.range_tuple_dim()); });
   isl::union_map padded = isl::union_map::empty(map.ctx());

@@ -1,0 +1,337 @@
+// Unit tests of the middle end (dependences, schedule, legality check, fusion, folding, allocation) on
+// polytope models written directly as isl strings, so they do not depend on the front end.
+#include "compiler/allocate/Allocation.h"
+#include "compiler/allocate/CostModel.h"
+#include "compiler/model/IslUtil.h"
+#include "compiler/support/IslContext.h"
+#include "compiler/support/SourceError.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+using namespace polyc;
+
+namespace {
+
+// A model assembled by hand: params, arrays, statements with their accesses.
+class ModelBuilder {
+public:
+  explicit ModelBuilder(const std::string &params, const std::string &context) {
+    model.ctx = isl::ctx(isl.get());
+    model.context = isl::set(model.ctx, params + " -> { : " + context + " }");
+    std::string names = params.substr(1, params.size() - 2);
+    size_t start = 0;
+    while (start < names.size()) {
+      size_t comma = names.find(',', start);
+      std::string name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      name.erase(0, name.find_first_not_of(' '));
+      model.params.push_back(name);
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+    params_ = params;
+  }
+
+  void array(const std::string &name, const std::string &extent, ast::ArrayKind kind) {
+    auto decl = std::make_unique<ast::ArrayDecl>();
+    decl->name = name;
+    decl->kind = kind;
+    model::ArrayInfo info;
+    info.decl = decl.get();
+    info.name = name;
+    info.extent = isl::set(model.ctx, params_ + " -> { " + extent + " }");
+    decl->shape.resize(info.extent.tuple_dim());
+    model.arrays.push_back(info);
+    decls_.push_back(std::move(decl));
+  }
+
+  // Accesses are "S[i] -> A[i - 1] : ..." without the params and braces; may-reads start with '?'.
+  model::Statement &statement(const std::vector<std::string> &dims, const std::string &domain, const std::string &write,
+                              const std::vector<std::string> &reads) {
+    model::Statement stmt;
+    stmt.name = "S" + std::to_string(model.statements.size());
+    stmt.dimNames = dims;
+    stmt.domain = isl::set(model.ctx, params_ + " -> { " + domain + " }").intersect_params(model.context);
+    stmt.write.relation = relation(write).intersect_domain(stmt.domain);
+    stmt.write.array = stmt.write.relation.get_range_tuple_id().name();
+    for (std::string read : reads) {
+      model::Access access;
+      access.isMay = read[0] == '?';
+      if (access.isMay)
+        read = read.substr(1);
+      access.relation = relation(read).intersect_domain(stmt.domain);
+      access.array = access.relation.get_range_tuple_id().name();
+      stmt.reads.push_back(access);
+    }
+    stmt.topPosition = static_cast<unsigned>(model.statements.size());
+    model.statements.push_back(stmt);
+    return model.statements.back();
+  }
+
+  isl::map relation(const std::string &text) { return isl::map(model.ctx, params_ + " -> { " + text + " }"); }
+
+  IslContext isl;
+  model::Model model;
+
+private:
+  std::string params_;
+  std::vector<std::unique_ptr<ast::ArrayDecl>> decls_;
+};
+
+// The 2D IIR filter's recursive part: y[i, j] reads y over the window [0, M)^2 without (0, 0).
+void iir(ModelBuilder &b) {
+  b.array("x", "x[a, c] : 0 <= a < H and 0 <= c < W", ast::ArrayKind::Input);
+  b.array("y", "y[a, c] : 0 <= a < H and 0 <= c < W", ast::ArrayKind::Output);
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < H and 0 <= j < W", "S0[i, j] -> y[i, j]",
+              {"S0[i, j] -> x[i, j]",
+               "S0[i, j] -> y[a, c] : exists k1, k2 : a = i - k1 and c = j - k2 and 0 <= k1 < M and 0 <= k2 < M and "
+               "k1 + k2 > 0 and a >= 0 and c >= 0"});
+}
+
+std::string errorText(llvm::Error err) {
+  std::string text;
+  llvm::handleAllErrors(std::move(err), [&](const llvm::ErrorInfoBase &e) { text = e.message(); });
+  return text;
+}
+
+} // namespace
+
+TEST(Dependences, IirWindowIsEightUniformDistances) {
+  ModelBuilder b("[H, W, M]", "M = 3 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  ASSERT_EQ(deps->edges.size(), 1u);
+  const analysis::Dependence &dep = deps->edges[0];
+  EXPECT_EQ(dep.kind, analysis::DependenceKind::Flow);
+  EXPECT_EQ(dep.depClass, analysis::DependenceClass::Uniform);
+  EXPECT_EQ(dep.array, "y");
+  std::vector<std::vector<int64_t>> expected;
+  for (int64_t k1 = 0; k1 < 3; ++k1)
+    for (int64_t k2 = 0; k2 < 3; ++k2)
+      if (k1 || k2)
+        expected.push_back({k1, k2});
+  ASSERT_TRUE(dep.distanceVectors.has_value());
+  EXPECT_EQ(*dep.distanceVectors, expected);
+}
+
+TEST(Dependences, FreeWindowHasNoFiniteVectors) {
+  ModelBuilder b("[H, W, M]", "M >= 0 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  EXPECT_FALSE(deps->edges[0].distanceVectors.has_value());
+  EXPECT_EQ(deps->edges[0].depClass, analysis::DependenceClass::Uniform);
+}
+
+TEST(Dependences, ZeroDistanceSelfReadIsAnError) {
+  ModelBuilder b("[N]", "N >= 0");
+  b.array("y", "y[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"i"}, "S0[i] : 0 <= i < N", "S0[i] -> y[i]", {"S0[i] -> y[i]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_FALSE(static_cast<bool>(deps));
+  EXPECT_NE(errorText(deps.takeError()).find("reads the value it defines at the same point"), std::string::npos);
+}
+
+TEST(Dependences, GatherIsNonUniformWhenNotTranslationInvariant) {
+  // out[j] = sum over c of in[pre[j, c]]: a may-read of all of `in`, which another statement writes.
+  ModelBuilder b("[N, C]", "N >= 0 and C >= 0");
+  b.array("in", "in[a] : 0 <= a < N", ast::ArrayKind::Local);
+  b.array("out", "out[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"j"}, "S0[j] : 0 <= j < N", "S0[j] -> in[j]", {});
+  b.statement({"j"}, "S1[j] : 0 <= j < N", "S1[j] -> out[j]", {"?S1[j] -> in[a] : 0 <= a < N and C > 0"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  ASSERT_EQ(deps->edges.size(), 1u);
+  EXPECT_EQ(deps->edges[0].source, 0u);
+  EXPECT_EQ(deps->edges[0].target, 1u);
+  // Every S1[j] depends on every S0[j']: N^2 pairs, so neither a translation nor a function.
+  EXPECT_NE(deps->edges[0].depClass, analysis::DependenceClass::Affine);
+}
+
+TEST(Schedule, IirGetsTheLamportHyperplane) {
+  ModelBuilder b("[H, W, M]", "M >= 0 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  ASSERT_EQ(schedule->bands.size(), 1u);
+  const schedule::Band &band = schedule->bands[0];
+  EXPECT_EQ(band.hyperplane, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(band.hyperplaneCount, "H + W - 1");
+  EXPECT_EQ(band.hyperplaneExpr, "i + j");
+  EXPECT_EQ(band.coincident, (std::vector<bool>{false, true}));
+  EXPECT_FALSE(static_cast<bool>(schedule::verifySchedule(b.model, *deps, *schedule)));
+}
+
+TEST(Schedule, GaussSeidelNeedsTwoOneOne) {
+  // u[t, i, j] reads u[t, i - 1, j], u[t, i, j - 1], u[t - 1, i + 1, j], u[t - 1, i, j + 1].
+  ModelBuilder b("[T, H, W]", "T >= 0 and H >= 0 and W >= 0");
+  b.array("u", "u[a, c, d] : 0 <= a < T and 0 <= c < H and 0 <= d < W", ast::ArrayKind::Output);
+  b.statement({"t", "i", "j"}, "S0[t, i, j] : 0 <= t < T and 0 <= i < H and 0 <= j < W", "S0[t, i, j] -> u[t, i, j]",
+              {"S0[t, i, j] -> u[t, i - 1, j] : i >= 1", "S0[t, i, j] -> u[t, i, j - 1] : j >= 1",
+               "S0[t, i, j] -> u[t - 1, i + 1, j] : t >= 1 and i < H - 1",
+               "S0[t, i, j] -> u[t - 1, i, j + 1] : t >= 1 and j < W - 1"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  ASSERT_EQ(schedule->bands.size(), 1u);
+  EXPECT_EQ(schedule->bands[0].hyperplane, (std::vector<int64_t>{2, 1, 1}));
+  EXPECT_EQ(schedule->bands[0].coincident, (std::vector<bool>{false, true, true}));
+}
+
+// The legality check is independent of the scheduler: hand it wrong schedules.
+static schedule::Schedule handMade(const model::Model &model, const std::string &partial) {
+  schedule::Schedule s;
+  isl::multi_union_pw_aff mupa(model.ctx, partial);
+  s.tree = islutil::insertBand(isl::schedule::from_domain(model.domains()), mupa,
+                               std::vector<bool>(mupa.size(), false), false);
+  s.scheduleMap = schedule::flatScheduleMap(s.tree);
+  return s;
+}
+
+TEST(Legality, RejectsAReversedWavefront) {
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  schedule::Schedule reversed = handMade(b.model, "[H, W, M] -> [{ S0[i, j] -> [(-i - j)] }, { S0[i, j] -> [(j)] }]");
+  std::string message = errorText(schedule::verifySchedule(b.model, *deps, reversed));
+  EXPECT_NE(message.find("violates the flow dependence S0 -> S0 through 'y'"), std::string::npos) << message;
+}
+
+TEST(Legality, RejectsRunningAllPointsAtOnce) {
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  schedule::Schedule flat = handMade(b.model, "[H, W, M] -> [{ S0[i, j] -> [(0)] }]");
+  EXPECT_NE(errorText(schedule::verifySchedule(b.model, *deps, flat)).find("violates"), std::string::npos);
+}
+
+TEST(Legality, AcceptsRowMajorOrderForTheIir) {
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  schedule::Schedule rowMajor = handMade(b.model, "[H, W, M] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]");
+  EXPECT_FALSE(static_cast<bool>(schedule::verifySchedule(b.model, *deps, rowMajor)));
+}
+
+TEST(Legality, RejectsAScheduleThatDropsInstances) {
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  schedule::Schedule partial;
+  isl::set half = b.model.statements[0].domain.intersect(isl::set(b.model.ctx, "[H, W, M] -> { S0[i, j] : i < 2 }"));
+  partial.tree = isl::schedule::from_domain(isl::union_set(half));
+  std::string message = errorText(schedule::verifySchedule(b.model, *deps, partial));
+  EXPECT_NE(message.find("leaves statement instances out"), std::string::npos) << message;
+}
+
+TEST(StorageFolding, PreviousStepOnlyGivesTwoBuffers) {
+  // r[t, j] = f(r[t - 1, j]) for t >= 1 after r[0, j] = r0[j]; rT[j] = r[T - 1, j].
+  ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
+  b.array("r0", "r0[a] : 0 <= a < N", ast::ArrayKind::Input);
+  b.array("r", "r[a, c] : 0 <= a < T and 0 <= c < N", ast::ArrayKind::Local);
+  b.array("rT", "rT[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"j"}, "S0[j] : 0 <= j < N", "S0[j] -> r[0, j]", {"S0[j] -> r0[j]"});
+  b.statement({"t", "j"}, "S1[t, j] : 1 <= t < T and 0 <= j < N", "S1[t, j] -> r[t, j]", {"S1[t, j] -> r[t - 1, j]"});
+  b.statement({"j"}, "S2[j] : 0 <= j < N", "S2[j] -> rT[j]", {"S2[j] -> r[T - 1, j]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  ASSERT_EQ(schedule->folded.size(), 1u);
+  EXPECT_EQ(schedule->folded[0].array, "r");
+  EXPECT_EQ(schedule->folded[0].dim, 0u);
+  EXPECT_EQ(schedule->folded[0].windowValue, 2);
+}
+
+TEST(Fusion, StatementsReadingTheSameInputShareALoopNest) {
+  ModelBuilder b("[N]", "N >= 0");
+  b.array("x", "x[a] : 0 <= a < N", ast::ArrayKind::Input);
+  b.array("p", "p[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.array("q", "q[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.array("z", "z[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"i"}, "S0[i] : 0 <= i < N", "S0[i] -> p[i]", {"S0[i] -> x[i]"});
+  b.statement({"i"}, "S1[i] : 0 <= i < N", "S1[i] -> q[i]", {"S1[i] -> x[a] : i - 1 <= a <= i + 1"});
+  // Reads p at a neighbour: a dependence that fusion into one parallel loop would break.
+  b.statement({"i"}, "S2[i] : 0 <= i < N", "S2[i] -> z[i]", {"S2[i] -> x[i]", "S2[i] -> p[i + 1]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto fused = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(fused)) << errorText(fused.takeError());
+  ASSERT_EQ(fused->fusionGroups.size(), 1u);
+  EXPECT_EQ(fused->fusionGroups[0].statements, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(fused->fusionGroups[0].reason, "all read x over the same domain");
+  schedule::ScheduleOptions noFuse;
+  noFuse.fuse = false;
+  auto separate = schedule::chooseSchedule(b.model, *deps, noFuse);
+  ASSERT_TRUE(static_cast<bool>(separate));
+  EXPECT_TRUE(separate->fusionGroups.empty());
+  EXPECT_EQ(separate->bands.size(), 3u);
+}
+
+TEST(CostModel, SeedConstants) {
+  // Seed 004: flexible wins for m > 5 (with p1 = 0); seed 001: groups of 32..1024 threads.
+  EXPECT_EQ(allocate::flexibleThreshold(), 5);
+  EXPECT_FALSE(allocate::wavefrontCost(5).flexibleWins);
+  EXPECT_TRUE(allocate::wavefrontCost(6).flexibleWins);
+  EXPECT_EQ(allocate::reductionGroupSize(31), 0);
+  EXPECT_EQ(allocate::reductionGroupSize(32), 32);
+  EXPECT_EQ(allocate::reductionGroupSize(100), 128);
+  EXPECT_EQ(allocate::reductionGroupSize(1024), 1024);
+  EXPECT_EQ(allocate::reductionGroupSize(100000), 1024);
+}
+
+static allocate::BandAllocation iirAllocation(const std::string &context, allocate::AllocationChoice choice) {
+  ModelBuilder b("[H, W, M]", context);
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  EXPECT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  EXPECT_TRUE(static_cast<bool>(schedule));
+  allocate::AllocationOptions options;
+  options.choice = choice;
+  auto allocation = allocate::allocate(b.model, *deps, *schedule, options);
+  EXPECT_TRUE(static_cast<bool>(allocation));
+  return allocation->bands.at(0);
+}
+
+TEST(Allocation, WavefrontByWindow) {
+  using allocate::AllocationChoice;
+  using allocate::AllocationKind;
+  EXPECT_EQ(iirAllocation("M = 3 and H >= 0 and W >= 0", AllocationChoice::Auto).kind, AllocationKind::FixedWavefront);
+  EXPECT_EQ(iirAllocation("M = 6 and H >= 0 and W >= 0", AllocationChoice::Auto).kind,
+            AllocationKind::FlexibleWavefront);
+  allocate::BandAllocation free = iirAllocation("M >= 0 and H >= 0 and W >= 0", AllocationChoice::Auto);
+  EXPECT_EQ(free.kind, AllocationKind::FlexibleWavefront);
+  EXPECT_EQ(free.otherwise, AllocationKind::FixedWavefront);
+  EXPECT_EQ(free.runtimeCondition, "M > 5");
+  ASSERT_TRUE(free.wavefront.has_value());
+  EXPECT_EQ(free.wavefront->columnDim, 0u);
+  EXPECT_EQ(free.wavefront->rowDim, 1u);
+  EXPECT_EQ(free.wavefront->window, "M");
+  EXPECT_EQ(iirAllocation("M = 9 and H >= 0 and W >= 0", AllocationChoice::Fixed).kind, AllocationKind::FixedWavefront);
+  EXPECT_EQ(iirAllocation("M = 2 and H >= 0 and W >= 0", AllocationChoice::Flexible).kind,
+            AllocationKind::FlexibleWavefront);
+}
+
+TEST(IslUtil, AffinePrinting) {
+  IslContext isl;
+  isl::ctx ctx(isl.get());
+  isl::pw_aff count(ctx, "[H, W] -> { [(H + W - 1)] }");
+  EXPECT_EQ(islutil::pwAffToString(count, isl::set(ctx, "[H, W] -> { : H >= 0 and W >= 0 }")), "H + W - 1");
+  isl::aff skew(ctx, "[N] -> { [i, j] -> [(2i + j)] }");
+  EXPECT_EQ(islutil::affToString(skew), "2*i + j");
+  isl::aff reverse(ctx, "[N] -> { [i] -> [(-i + N)] }");
+  EXPECT_EQ(islutil::affToString(reverse), "-i + N");
+  EXPECT_EQ(islutil::constantValue(isl::pw_aff(ctx, "[N] -> { [(4)] }")), 4);
+  EXPECT_FALSE(islutil::constantValue(isl::pw_aff(ctx, "[N] -> { [(N)] }")).has_value());
+}
