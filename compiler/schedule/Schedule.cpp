@@ -540,6 +540,47 @@ llvm::Expected<Schedule> Scheduler::run() {
     items.push_back({s});
     itemBlock.push_back(stmt.repeatBlock);
   }
+  // Items in dependence order (a repeat block is one item), textual order where that leaves a choice
+  // and for items in a cycle (which the legality check then reports).
+  {
+    size_t n = items.size();
+    std::vector<unsigned> itemOf(model_.statements.size());
+    for (size_t i = 0; i < n; ++i)
+      for (unsigned s : items[i])
+        itemOf[s] = static_cast<unsigned>(i);
+    std::vector<std::set<size_t>> preds(n);
+    for (const Dependence &dep : deps_.edges)
+      if (itemOf[dep.source] != itemOf[dep.target])
+        preds[itemOf[dep.target]].insert(itemOf[dep.source]);
+    std::vector<bool> placed(n, false);
+    std::vector<size_t> order;
+    while (order.size() < n) {
+      size_t next = n;
+      for (size_t i = 0; i < n && next == n; ++i) {
+        if (placed[i])
+          continue;
+        bool ready = true;
+        for (size_t p : preds[i])
+          ready &= placed[p];
+        if (ready)
+          next = i;
+      }
+      if (next == n) // a cycle between items: keep the text's order for the rest
+        for (size_t i = 0; i < n && next == n; ++i)
+          if (!placed[i])
+            next = i;
+      placed[next] = true;
+      order.push_back(next);
+    }
+    std::vector<std::vector<unsigned>> sortedItems;
+    std::vector<int> sortedBlocks;
+    for (size_t i : order) {
+      sortedItems.push_back(items[i]);
+      sortedBlocks.push_back(itemBlock[i]);
+    }
+    items = std::move(sortedItems);
+    itemBlock = std::move(sortedBlocks);
+  }
   std::vector<isl::schedule> parts;
   std::vector<unsigned> run;
   auto flushRun = [&]() -> llvm::Error {
