@@ -249,12 +249,14 @@ void Analysis::describe(Dependence &dep) {
   }
 }
 
-static std::string pointText(const isl::set &set) {
+// One point of a statement's domain as "i = 0, j = 2".
+static std::string pointText(const isl::set &set, const Statement &stmt) {
   isl::point p = set.sample_point();
   std::ostringstream os;
   isl::multi_val mv = p.multi_val();
   for (unsigned i = 0; i < mv.size(); ++i)
-    os << (i ? ", " : "") << mv.at(static_cast<int>(i)).get_num_si();
+    os << (i ? ", " : "") << (i < stmt.dimNames.size() ? stmt.dimNames[i] + " = " : "")
+       << mv.at(static_cast<int>(i)).get_num_si();
   return os.str();
 }
 
@@ -268,26 +270,48 @@ static std::string equationText(const Statement &stmt) {
 // A statement instance that must run before itself: a self-dependence at distance zero, or a cycle
 // of dependences between statements that returns to the same instance.
 llvm::Error Analysis::checkOrderable(const DependenceGraph &graph) {
-  isl::union_map all = isl::union_map::empty(model_.ctx);
   for (const Dependence &dep : graph.edges) {
-    if (dep.source != dep.target) {
-      all = all.unite(isl::union_map(dep.relation));
+    if (dep.source != dep.target)
       continue;
-    }
     const Statement &stmt = model_.statements[dep.source];
     isl::map self = dep.relation.intersect(isl::map(stmt.domain.identity()));
     if (!self.is_empty()) {
       isl::set at = self.domain().intersect_params(model_.context);
-      std::string where = stmt.dimNames.empty() ? "" : " at (" + pointText(at.params().is_empty() ? self.domain() : at) + ")";
+      std::string where = stmt.dimNames.empty() ? "" : " (" + pointText(at.is_empty() ? self.domain() : at, stmt) + ")";
       return makeSourceError(stmt.range, "the equation for '" + equationText(stmt) +
                                              "' reads the value it defines at the same point" + where +
                                              "; no order of evaluation can compute it");
     }
-    all = all.unite(isl::union_map(dep.relation));
   }
-  // Paths of up to n steps, for n statements, find every cycle through distinct statements.
+  // A cycle through other statements can only lie within a strongly connected group of statements.
+  size_t n = model_.statements.size();
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (const Dependence &dep : graph.edges)
+    reach[dep.source][dep.target] = true;
+  for (size_t k = 0; k < n; ++k)
+    for (size_t i = 0; i < n; ++i)
+      if (reach[i][k])
+        for (size_t j = 0; j < n; ++j)
+          if (reach[k][j])
+            reach[i][j] = true;
+  std::vector<size_t> groupSize(n, 1);
+  size_t longest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j)
+      if (i != j && reach[i][j] && reach[j][i])
+        ++groupSize[i];
+    if (groupSize[i] > 1)
+      longest = std::max(longest, groupSize[i]);
+  }
+  if (longest == 0)
+    return llvm::Error::success();
+  isl::union_map all = isl::union_map::empty(model_.ctx);
+  for (const Dependence &dep : graph.edges)
+    if (reach[dep.source][dep.target] && reach[dep.target][dep.source] && groupSize[dep.source] > 1)
+      all = all.unite(isl::union_map(dep.relation));
+  // Paths of up to `longest` steps find every cycle through distinct statements of a group.
   isl::union_map path = all;
-  for (size_t step = 1; step < model_.statements.size() && !path.is_empty(); ++step) {
+  for (size_t step = 1; step < longest && !path.is_empty(); ++step) {
     path = path.apply_range(all).coalesce();
     for (unsigned s = 0; s < model_.statements.size(); ++s) {
       const Statement &stmt = model_.statements[s];
