@@ -166,10 +166,11 @@ private:
   struct GpuBand {
     const BandView *band;
     std::string group; // "1", a power of two, or "G" inside a run-time dispatch
+    AllocationKind kind;
   };
 
   void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
-  void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group);
+  void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group, AllocationKind kind);
   void printFixed(const BandView &band, const isl::ast_node &body);
   void printReduction(const BandView &band, const isl::ast_node &body);
   void printSequential(const BandView &band, const isl::ast_node &body);
@@ -252,8 +253,7 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
   kw.blank();
   std::string what = group == "1" ? "one thread per point" : "a group of " + group + " threads per point";
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
-             describeKind(band.allocation ? band.allocation->kind : AllocationKind::DataParallel) + ": " + what +
-             ".");
+             describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
   if (templated)
     kw.line("template <unsigned G>");
@@ -438,18 +438,19 @@ void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, co
     return printReduction(band, body);
   case AllocationKind::DataParallel:
     verbose(kind);
-    return printMapped(band, body, "1");
+    return printMapped(band, body, "1", kind);
   case AllocationKind::Sequential:
     verbose(kind);
     return printSequential(band, body);
   }
 }
 
-void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &body, const std::string &group) {
+void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &body, const std::string &group,
+                                  AllocationKind kind) {
   if (!band.band)
     return printSequential(band, body);
   std::optional<GpuBand> saved = gpu_;
-  gpu_ = GpuBand{&band, group};
+  gpu_ = GpuBand{&band, group, kind};
   printNode(body);
   gpu_ = saved;
 }
@@ -470,7 +471,7 @@ std::string CudaHostPrinter::wavefrontGroup(const BandView &band) const {
 void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body) {
   std::string group = wavefrontGroup(band);
   if (!hostLoops_.empty() || !band.band)
-    return printMapped(band, body, group);
+    return printMapped(band, body, group, AllocationKind::FixedWavefront);
   auto known = program_.fixedFunctions.find(band.index);
   if (known != program_.fixedFunctions.end()) {
     w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
@@ -481,7 +482,7 @@ void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body
   std::string graph = program_.globalNames.fresh("band" + std::to_string(band.index) + "Graph_");
   CodeWriter fw;
   CudaHostPrinter nested(*this, fw);
-  nested.gpu_ = GpuBand{&band, group};
+  nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
   nested.printNode(body);
   CodeWriter &mw = program_.members;
   mw.blank();
@@ -511,13 +512,13 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
   const allocate::BandAllocation *a = band.allocation;
   int64_t size = a ? a->reductionGroupSize : 0;
   if (size >= 1 && size <= 1024 && (size & (size - 1)) == 0)
-    return printMapped(band, body, std::to_string(size));
+    return printMapped(band, body, std::to_string(size), AllocationKind::Reduction);
   std::string length = a && !a->reductionLength.empty() ? a->reductionLength : "1024";
   w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
   w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
                "), [&](auto groupSize)");
   w_.line("constexpr unsigned G = decltype(groupSize)::value;");
-  printMapped(band, body, "G");
+  printMapped(band, body, "G", AllocationKind::Reduction);
   w_.closeBlock(");");
 }
 
@@ -641,6 +642,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   unsigned r = mapping.rowDim, c = mapping.columnDim;
   if (r > 1 || c > 1 || r == c)
     return refuse("its row and column dimensions are not the statement's two");
+  // The strips' columns are the arrays' contiguous (last) dimension, whatever the allocation's
+  // mapping prefers: the row segment a step stages is then contiguous in memory (coalesced loads).
+  // Either orientation is legal here, since every dependence looks back along both dimensions
+  // (checked below).
+  if (c != 1)
+    std::swap(r, c);
   const model::ArrayInfo *target = model.findArray(statement.write.array);
   if (!target || target->decl->rank() != 2 || target->decl->effectiveBoundary != ast::Boundary::Zero)
     return refuse("the recurrence array is not 2D with the zero boundary");
@@ -784,19 +791,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : windowOrder)
     kw.line(cIdentifier(name) + ".fill(column, step);");
   kw.closeBlock();
-  kw.openBlock("__device__ void step(int column, int step)");
-  kw.openBlock("if (step & 1)");
-  kw.line("stepWithParity<1>(column, step);");
-  kw.elseBlock();
-  kw.line("stepWithParity<0>(column, step);");
-  kw.closeBlock();
-  kw.closeBlock();
   kw.comment("One step: the next rows' loads go out first, the points are computed from shared memory, the "
-             "loaded rows are stored last.");
-  kw.line("template <int Parity>");
-  kw.openBlock("__device__ void stepWithParity(int column, int step)");
+             "rows loaded one step earlier are stored last.");
+  kw.openBlock("__device__ void step(int column, int step)");
   for (const std::string &name : windowOrder)
-    kw.line(cIdentifier(name) + ".template prefetch<Parity>(step);");
+    kw.line(cIdentifier(name) + ".prefetch(step);");
   kw.line("const int64_t row = int64_t(step) - polyc::rt::cuda::stripLane<G>();");
   kw.line("const int64_t col = int64_t(column) * S + polyc::rt::cuda::stripLane<G>();");
   kw.openBlock("if (row >= 0 && row < args.rows && col < args.cols)");
@@ -812,15 +811,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
           llvm::join(callArgs, ", ") + ");");
   kw.line("if (polyc::rt::cuda::groupLane<G>() == 0)");
   kw.indent();
-  std::vector<std::string> storeIdx(2);
-  storeIdx[r] = "row";
-  storeIdx[c] = "col";
-  kw.line(cIdentifier(statement.write.array) + ".store(" + storeIdx[0] + ", " + storeIdx[1] + ", value, args." +
-          program_.program + "." + cIdentifier(statement.write.array) + ");");
+  kw.line(cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
+          cIdentifier(statement.write.array) + ");");
   kw.dedent();
   kw.closeBlock();
   for (const std::string &name : windowOrder)
-    kw.line(cIdentifier(name) + ".template commit<Parity>(step);");
+    kw.line(cIdentifier(name) + ".commit(step);");
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();
@@ -979,8 +975,34 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   exprs.mode = CudaStatementMode::Thread;
 }
 
+// An update that reads its own array at other points than it writes (W[i] += W[i - 1]) needs a copy
+// of the old values while threads update it in parallel; the CUDA target does not make one yet.
+static llvm::Error checkSelfReadingUpdates(const model::Model &model) {
+  for (const model::Statement &statement : model.statements) {
+    if (!statement.isUpdate())
+      continue;
+    for (const model::Access &read : statement.reads) {
+      if (read.array != statement.write.array || !read.read || read.implicitUpdateRead)
+        continue;
+      bool samePoint = false;
+      try {
+        samePoint = read.relation.is_equal(statement.write.relation);
+      } catch (const isl::exception &) {
+      }
+      if (!samePoint)
+        return llvm::createStringError(statement.name + " (" + equationText(*statement.equation) +
+                                       ") updates " + statement.write.array +
+                                       " reading it at other points; the CUDA target cannot print that yet "
+                                       "(use --target=cpu)");
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &input) {
   const model::Model &model = input.model;
+  if (llvm::Error e = checkSelfReadingUpdates(model))
+    return e;
   const ast::Program &program = *model.program;
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);

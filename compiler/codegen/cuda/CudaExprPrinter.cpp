@@ -99,36 +99,24 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
     for (size_t k = 0; k + 1 < loops.size(); ++k)
       w.closeBlock();
   } else {
-    // Several variables over independent ranges: the lanes take the terms of the flattened index
-    // space in turn, the innermost variable carrying into the next one (no division per term).
-    std::vector<std::string> vars;
-    for (const ReductionLoop &loop : loops)
-      vars.push_back(loop.var);
-    w.comment("The " + G + " lanes of the group take the terms of (" + llvm::join(vars, ", ") +
-              ") in turn, flattened: lane, lane + " + G + ", ...");
-    w.openBlock("");
-    std::string nonEmpty;
-    for (size_t k = 0; k < loops.size(); ++k) {
-      w.line(indexType() + " " + loops[k].var + " = " + loops[k].lo + (k + 1 == loops.size() ? " + " + lane : "") +
-             ";");
-      nonEmpty += (k ? " && " : "") + loops[k].lo + " < " + loops[k].hi;
+    // Independent ranges: the lanes take consecutive values of the innermost variable (neighbouring
+    // addresses: coalesced loads, no shared-memory bank conflicts), and each lane runs the other
+    // variables in order inside, unrolled so that several loads are in flight. (Dealing out the
+    // flattened index space instead balances small windows better but measured slower on the H100
+    // for large ones: docs/performance.md, CUDA.)
+    w.comment("The " + G + " lanes of the group take consecutive values of " + inner.var +
+              "; each runs the other variables in order.");
+    w.openBlock("for (" + indexType() + " " + inner.var + " = " + inner.lo + " + " + lane + "; " + inner.var +
+                " < " + inner.hi + "; " + inner.var + " += " + G + ")");
+    for (size_t k = 0; k + 1 < loops.size(); ++k) {
+      if (k + 2 == loops.size())
+        w.line("#pragma unroll 4");
+      w.openBlock("for (" + indexType() + " " + loops[k].var + " = " + loops[k].lo + "; " + loops[k].var + " < " +
+                  loops[k].hi + "; ++" + loops[k].var + ")");
     }
-    auto carry = [&](CodeWriter &cw) {
-      for (size_t k = loops.size() - 1; k > 0; --k) {
-        cw.openBlock("while (" + loops[k].var + " >= " + loops[k].hi + ")");
-        cw.line(loops[k].var + " -= " + loops[k].hi + " - " + loops[k].lo + ";");
-        cw.line("++" + loops[k - 1].var + ";");
-        cw.closeBlock();
-      }
-    };
-    w.openBlock("if (" + nonEmpty + ")");
-    carry(w);
-    w.openBlock("while (" + loops.front().var + " < " + loops.front().hi + ")");
     body(w);
-    w.line(inner.var + " += " + G + ";");
-    carry(w);
-    w.closeBlock();
-    w.closeBlock();
+    for (size_t k = 0; k + 1 < loops.size(); ++k)
+      w.closeBlock();
     w.closeBlock();
   }
   w.line(parts.accumulator + " = polyc::rt::cuda::reduceInGroup<" + G + ">(" + parts.accumulator + ", " +

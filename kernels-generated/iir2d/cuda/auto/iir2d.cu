@@ -70,46 +70,22 @@ struct Iir2dDevice {
   template <unsigned G>
   __device__ void S0Group(int64_t i, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take the terms of (r1, r2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t r1 = 0;
-      int64_t r2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (r2 >= M) {
-          r2 -= M - 0;
-          ++r1;
-        }
-        while (r1 < M) {
-          sum0 += __ldg(&a[r1 * M + r2])
-              * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
-          r2 += G;
-          while (r2 >= M) {
-            r2 -= M - 0;
-            ++r1;
-          }
-        }
+    // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
+    for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
+      #pragma unroll 4
+      for (int64_t r1 = 0; r1 < M; ++r1) {
+        sum0 += __ldg(&a[r1 * M + r2])
+            * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     float sum1 = 0.0f;
-    // The G lanes of the group take the terms of (k1, k2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t k1 = 0;
-      int64_t k2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (k2 >= M) {
-          k2 -= M - 0;
-          ++k1;
-        }
-        while (k1 < M) {
-          if (k1 != 0 || k2 != 0) {
-            sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-          }
-          k2 += G;
-          while (k2 >= M) {
-            k2 -= M - 0;
-            ++k1;
-          }
+    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+      #pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1) {
+        if (k1 != 0 || k2 != 0) {
+          sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
         }
       }
     }
@@ -123,47 +99,24 @@ struct Iir2dDevice {
   // group compute the value of an instance from the strip's windows and staged arrays, and every thread
   // returns it.
   template <unsigned G, typename yWindowView, typename xWindowView>
-  __device__ float S0Value(int64_t i, int64_t j, unsigned lane, const float *aStaged, const float *bStaged, const yWindowView &yWindow, const xWindowView &xWindow) const {
+  __device__ float S0Value(int64_t i, int64_t j, unsigned lane, const float *aStaged, const float *bStaged,
+      const yWindowView &yWindow, const xWindowView &xWindow) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take the terms of (r1, r2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t r1 = 0;
-      int64_t r2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (r2 >= M) {
-          r2 -= M - 0;
-          ++r1;
-        }
-        while (r1 < M) {
-          sum0 += aStaged[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? xWindow(j - r2, i - r1) : 0.0f);
-          r2 += G;
-          while (r2 >= M) {
-            r2 -= M - 0;
-            ++r1;
-          }
-        }
+    // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
+    for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
+      #pragma unroll 4
+      for (int64_t r1 = 0; r1 < M; ++r1) {
+        sum0 += aStaged[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? xWindow(i - r1, j - r2) : 0.0f);
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     float sum1 = 0.0f;
-    // The G lanes of the group take the terms of (k1, k2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t k1 = 0;
-      int64_t k2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (k2 >= M) {
-          k2 -= M - 0;
-          ++k1;
-        }
-        while (k1 < M) {
-          if (k1 != 0 || k2 != 0) {
-            sum1 += bStaged[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? yWindow(j - k2, i - k1) : 0.0f);
-          }
-          k2 += G;
-          while (k2 >= M) {
-            k2 -= M - 0;
-            ++k1;
-          }
+    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+      #pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1) {
+        if (k1 != 0 || k2 != 0) {
+          sum1 += bStaged[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? yWindow(i - k1, j - k2) : 0.0f);
         }
       }
     }
@@ -171,12 +124,12 @@ struct Iir2dDevice {
     return sum0 + sum1;
   }
 };
-// Band 0 (S0), flexible wavefront (seed 004): the columns of i in strips of 16, each strip walked along j by
+// Band 0 (S0), flexible wavefront (seed 004): the columns of j in strips of 16, each strip walked along i by
 // one block at a time; a step computes one point in each of the strip's columns, skewed (the lane group l at
 // row step - l), with 32 threads per point. What a step reads is staged in shared memory.
 struct Band0FlexibleArgs {
   Iir2dDevice program;
-  int64_t rows = 0, cols = 0; // the domain: j in [0, rows), i in [0, cols)
+  int64_t rows = 0, cols = 0; // the domain: i in [0, rows), j in [0, cols)
   polyc::rt::cuda::WindowGeometry<float> yWindow;
   polyc::rt::cuda::WindowGeometry<float> xWindow;
   polyc::rt::cuda::StagedArray<float> aStaged;
@@ -211,42 +164,37 @@ struct Band0Strip {
     y.fill(column, step);
     x.fill(column, step);
   }
+  // One step: the next rows' loads go out first, the points are computed from shared memory, the rows loaded
+  // one step earlier are stored last.
   __device__ void step(int column, int step) {
-    if (step & 1) {
-      stepWithParity<1>(column, step);
-    } else {
-      stepWithParity<0>(column, step);
-    }
-  }
-  // One step: the next rows' loads go out first, the points are computed from shared memory, the loaded rows
-  // are stored last.
-  template <int Parity>
-  __device__ void stepWithParity(int column, int step) {
-    y.template prefetch<Parity>(step);
-    x.template prefetch<Parity>(step);
+    y.prefetch(step);
+    x.prefetch(step);
     const int64_t row = int64_t(step) - polyc::rt::cuda::stripLane<G>();
     const int64_t col = int64_t(column) * S + polyc::rt::cuda::stripLane<G>();
     if (row >= 0 && row < args.rows && col < args.cols) {
       const float value
-          = args.program.template S0Value<G>(col, row, polyc::rt::cuda::groupLane<G>(), aStaged, bStaged, y.view(), x.view());
+          = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), aStaged, bStaged,
+          y.view(), x.view());
       if (polyc::rt::cuda::groupLane<G>() == 0)
-        y.store(col, row, value, args.program.y);
+        y.store(row, col, value, args.program.y);
     }
-    y.template commit<Parity>(step);
-    x.template commit<Parity>(step);
+    y.commit(step);
+    x.commit(step);
   }
 };
 
-__global__ void __launch_bounds__(Band0Strip::Threads) band0Flexible(polyc::rt::cuda::FlexibleBoard board, const Band0FlexibleArgs args, int publishInterval) {
+__global__ void __launch_bounds__(Band0Strip::Threads) band0Flexible(polyc::rt::cuda::FlexibleBoard board,
+    const Band0FlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
   Band0Strip strip(args, dynamicShared);
   polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);
 }
 
-// Band 0 (S0), flexible wavefront: a group of 32 threads per point.
+// Band 0 (S0), fixed wavefront: a group of 32 threads per point.
 template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program, const int64_t t) {
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program,
+    const int64_t t) {
   [[maybe_unused]] const int64_t H = program.H;
   [[maybe_unused]] const int64_t W = program.W;
   [[maybe_unused]] const int64_t M = program.M;
@@ -281,28 +229,29 @@ protected:
         = polyc::rt::cuda::wavefrontOverride();
     // Band 0: flexible wavefront if M > 5, else fixed wavefront (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides
     // the choice).
-    if (wavefront == polyc::rt::cuda::WavefrontOverride::Flexible || (wavefront == polyc::rt::cuda::WavefrontOverride::Auto && (M > 5))) {
+    if (wavefront == polyc::rt::cuda::WavefrontOverride::Flexible
+        || (wavefront == polyc::rt::cuda::WavefrontOverride::Auto && (M > 5))) {
       {
         Band0FlexibleArgs args;
         args.program = program;
-        args.rows = W;
-        args.cols = H;
+        args.rows = H;
+        args.cols = W;
         size_t sharedBytes = 0;
         args.yWindow.array = program.y;
-        args.yWindow.rows = W;
-        args.yWindow.cols = H;
-        args.yWindow.rowStride = 1;
-        args.yWindow.colStride = W;
-        args.yWindow.back = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
-        args.yWindow.left = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+        args.yWindow.rows = H;
+        args.yWindow.cols = W;
+        args.yWindow.rowStride = W;
+        args.yWindow.colStride = 1;
+        args.yWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+        args.yWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
         polyc::rt::cuda::layoutWindow(args.yWindow, Band0Strip::S, sharedBytes);
         args.xWindow.array = program.x;
-        args.xWindow.rows = W;
-        args.xWindow.cols = H;
-        args.xWindow.rowStride = 1;
-        args.xWindow.colStride = W;
-        args.xWindow.back = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
-        args.xWindow.left = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+        args.xWindow.rows = H;
+        args.xWindow.cols = W;
+        args.xWindow.rowStride = W;
+        args.xWindow.colStride = 1;
+        args.xWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+        args.xWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
         args.xWindow.ahead = int(std::max<int64_t>(0, 0));
         args.xWindow.right = int(std::max<int64_t>(0, 0));
         polyc::rt::cuda::layoutWindow(args.xWindow, Band0Strip::S, sharedBytes);
@@ -313,7 +262,8 @@ protected:
         args.bStaged.count = M * M;
         polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
         // The flexible wavefront needs its windows in shared memory; when they do not fit, the fixed one runs.
-        if (polyc::rt::cuda::fitsInSharedMemory(sharedBytes) && args.rows + Band0Strip::S < INT32_MAX && args.cols < INT32_MAX) {
+        if (polyc::rt::cuda::fitsInSharedMemory(sharedBytes) && args.rows + Band0Strip::S < INT32_MAX
+            && args.cols < INT32_MAX) {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 0 (S0): flexible wavefront\n");
           polyc::rt::cuda::launchFlexible(band0Flexible, band0Board_, args, Band0Strip::Threads, sharedBytes,
@@ -366,7 +316,8 @@ private:
       // S0, band 0 dimension 1: j; carries no dependence: kernel band0Kernel (a group of 32 threads per point)
       {
         const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1)) + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
+            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1))
+            + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
         band0Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
       }

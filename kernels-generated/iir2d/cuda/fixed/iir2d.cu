@@ -70,46 +70,22 @@ struct Iir2dDevice {
   template <unsigned G>
   __device__ void S0Group(int64_t i, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take the terms of (r1, r2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t r1 = 0;
-      int64_t r2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (r2 >= M) {
-          r2 -= M - 0;
-          ++r1;
-        }
-        while (r1 < M) {
-          sum0 += __ldg(&a[r1 * M + r2])
-              * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
-          r2 += G;
-          while (r2 >= M) {
-            r2 -= M - 0;
-            ++r1;
-          }
-        }
+    // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
+    for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
+      #pragma unroll 4
+      for (int64_t r1 = 0; r1 < M; ++r1) {
+        sum0 += __ldg(&a[r1 * M + r2])
+            * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     float sum1 = 0.0f;
-    // The G lanes of the group take the terms of (k1, k2) in turn, flattened: lane, lane + G, ...
-    {
-      int64_t k1 = 0;
-      int64_t k2 = 0 + lane;
-      if (0 < M && 0 < M) {
-        while (k2 >= M) {
-          k2 -= M - 0;
-          ++k1;
-        }
-        while (k1 < M) {
-          if (k1 != 0 || k2 != 0) {
-            sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-          }
-          k2 += G;
-          while (k2 >= M) {
-            k2 -= M - 0;
-            ++k1;
-          }
+    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+      #pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1) {
+        if (k1 != 0 || k2 != 0) {
+          sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
         }
       }
     }
@@ -120,7 +96,8 @@ struct Iir2dDevice {
 };
 // Band 0 (S0), fixed wavefront: a group of 32 threads per point.
 template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program, const int64_t t) {
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program,
+    const int64_t t) {
   [[maybe_unused]] const int64_t H = program.H;
   [[maybe_unused]] const int64_t W = program.W;
   [[maybe_unused]] const int64_t M = program.M;
@@ -190,7 +167,8 @@ private:
       // S0, band 0 dimension 1: j; carries no dependence: kernel band0Kernel (a group of 32 threads per point)
       {
         const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1)) + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
+            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1))
+            + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
         band0Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
       }

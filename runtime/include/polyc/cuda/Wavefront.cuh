@@ -327,12 +327,12 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   T *ring = nullptr;
   int threads = 0;       // threads in the block
   int64_t firstCol = 0;  // the strip's first column
-  // This thread's elements of the two rows in flight: the row loaded at a step of parity P waits in
-  // inFlight[P] until the next step stores it. The parity is a template argument of prefetch and
-  // commit (the strip compiles its step once per parity), so the indices are constants and the two
-  // stay in registers; moving one into the other, or selecting between them at run time, would wait
-  // for the load just issued and put its latency back on the step.
-  T inFlight[2] = {T(0), T(0)};
+  // This thread's elements of the next row to store (`pending`, loaded one step earlier) and of the
+  // row after it (`next`, loaded by this step's prefetch). commit() moves `next` into `pending` at the
+  // end of the step, so a load has a whole step's computation to complete before anything waits on
+  // it. (A variant that kept both in registers indexed by the step's parity, compiling the step twice
+  // to avoid the move, measured slower on the H100: docs/performance.md, CUDA.)
+  T pending = T(0), next = T(0);
 
   __device__ void bind(unsigned char *shared, int blockThreads) {
     ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
@@ -373,31 +373,29 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       cell(row, col) = load(row, col);
     }
     const int64_t nextRow = int64_t(firstStep) + geometry.ahead + 1;
-    if (int(threadIdx.x) < perRow()) {
-      if (firstStep & 1)
-        inFlight[0] = load(nextRow, stagedCol(int(threadIdx.x)));
-      else
-        inFlight[1] = load(nextRow, stagedCol(int(threadIdx.x)));
-    }
+    if (int(threadIdx.x) < perRow())
+      pending = load(nextRow, stagedCol(int(threadIdx.x)));
     for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
       cell(nextRow, stagedCol(index)) = load(nextRow, stagedCol(index));
   }
   // Issues the loads of row step + ahead + 2. Nobody reads that row before step + 2, and its ring
   // slot holds a row older than any step `step` reads (ringRows > S + back + ahead + 2).
-  // `Parity` is step & 1.
-  template <int Parity> __device__ __forceinline__ void prefetch(int step) {
+  __device__ __forceinline__ void prefetch(int step) {
     const int64_t row = int64_t(step) + geometry.ahead + 2;
     if (int(threadIdx.x) < perRow())
-      inFlight[Parity] = load(row, stagedCol(int(threadIdx.x)));
+      next = load(row, stagedCol(int(threadIdx.x)));
     for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
       cell(row, stagedCol(index)) = load(row, stagedCol(index));
   }
   // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
-  template <int Parity> __device__ __forceinline__ void commit(int step) {
-    if (int(threadIdx.x) < perRow())
-      cell(int64_t(step) + geometry.ahead + 1, stagedCol(int(threadIdx.x))) = inFlight[1 - Parity];
+  __device__ __forceinline__ void commit(int step) {
+    if (int(threadIdx.x) < perRow()) {
+      cell(int64_t(step) + geometry.ahead + 1, stagedCol(int(threadIdx.x))) = pending;
+      pending = next;
+    }
   }
-  // The recurrence's value of a point this block computed: into the ring and the array.
+  // The recurrence's value of the point (row, col), in the strip's coordinates, that this block
+  // computed: into the ring and the array.
   __device__ __forceinline__ void store(int64_t row, int64_t col, T value, T *array) const {
     cell(row, col) = value;
     array[row * geometry.rowStride + col * geometry.colStride] = value;

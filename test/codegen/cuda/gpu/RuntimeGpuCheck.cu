@@ -119,8 +119,8 @@ template <unsigned Threads> static void checkBlockReduce(std::mt19937 &rng) {
   }
 }
 
-// ---- The 2D IIR point, as polyc emits it: the G lanes of a group take the terms of a reduction's
-// flattened index space in turn (lane, lane + G, ...), carrying from the innermost variable.
+// ---- The 2D IIR point, as polyc emits it: the G lanes of a group take consecutive values of the
+// innermost reduction variable, each runs the other one in order (unrolled, so loads overlap).
 
 struct IirArrays {
   int64_t H, W, M;
@@ -133,37 +133,17 @@ template <int G, bool Fused> struct IirPoint {
   template <typename YRead, typename XRead>
   __device__ float operator()(int64_t i, int64_t j, unsigned lane, const YRead &y, const XRead &x) const {
     float sum0 = 0.0f;
-    if (M > 0) {
-      int64_t r1 = 0, r2 = lane;
-      while (r2 >= M) {
-        r2 -= M;
-        ++r1;
-      }
-      while (r1 < M) {
+    for (int64_t r2 = lane; r2 < M; r2 += G) {
+#pragma unroll 4
+      for (int64_t r1 = 0; r1 < M; ++r1)
         sum0 += a[r1 * M + r2] * x(i - r1, j - r2);
-        r2 += G;
-        while (r2 >= M) {
-          r2 -= M;
-          ++r1;
-        }
-      }
     }
     float sum1 = 0.0f;
-    if (M > 0) {
-      int64_t k1 = 0, k2 = lane;
-      while (k2 >= M) {
-        k2 -= M;
-        ++k1;
-      }
-      while (k1 < M) {
+    for (int64_t k2 = lane; k2 < M; k2 += G) {
+#pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1)
         if (k1 != 0 || k2 != 0)
           sum1 += b[k1 * M + k2] * y(i - k1, j - k2);
-        k2 += G;
-        while (k2 >= M) {
-          k2 -= M;
-          ++k1;
-        }
-      }
     }
     if constexpr (Fused)
       return groupReduce<G>(sum0 + sum1, SumOp<float>());
@@ -236,14 +216,8 @@ template <int S, int G, bool Fused> struct IirStrip {
     x.fill(column, step);
   }
   __device__ void step(int column, int step) {
-    if (step & 1)
-      stepWithParity<1>(column, step);
-    else
-      stepWithParity<0>(column, step);
-  }
-  template <int Parity> __device__ void stepWithParity(int column, int step) {
-    y.prefetch<Parity>(step);
-    x.prefetch<Parity>(step);
+    y.prefetch(step);
+    x.prefetch(step);
     const int64_t i = int64_t(step) - stripLane<G>(), j = int64_t(column) * S + stripLane<G>();
     if (i >= 0 && i < args.H && j < args.W) {
       const IirPoint<G, Fused> compute{args.H, args.W, args.M, a, b};
@@ -251,8 +225,8 @@ template <int S, int G, bool Fused> struct IirStrip {
       if (groupLane<G>() == 0)
         y.store(i, j, value, args.y);
     }
-    y.commit<Parity>(step);
-    x.commit<Parity>(step);
+    y.commit(step);
+    x.commit(step);
   }
 };
 
