@@ -6,7 +6,6 @@
 #include <cuda/std/limits>
 
 #include <cstdint>
-#include <type_traits>
 
 namespace polyc::rt::cuda {
 
@@ -92,27 +91,5 @@ template <unsigned G> struct GroupLayout {
   }
   static __device__ __forceinline__ int64_t points() { return int64_t(gridDim.x) * PointsPerBlock; }
 };
-
-// Host: the group size for a reduction of `length` terms chosen at run time (seed 001: threads per
-// output from the number of terms): the next power of two, clamped to [32, 1024].
-inline unsigned groupSizeFor(int64_t length) {
-  unsigned size = 32;
-  while (size < 1024 && int64_t(size) < length)
-    size *= 2;
-  return size;
-}
-
-// Host: calls `body(std::integral_constant<unsigned, G>())` with G = `size` (one of 32 .. 1024), so
-// that kernels templated on the group size can be launched for a size chosen at run time.
-template <typename Body> void dispatchGroupSize(unsigned size, Body &&body) {
-  switch (size) {
-  case 32: return body(std::integral_constant<unsigned, 32>());
-  case 64: return body(std::integral_constant<unsigned, 64>());
-  case 128: return body(std::integral_constant<unsigned, 128>());
-  case 256: return body(std::integral_constant<unsigned, 256>());
-  case 512: return body(std::integral_constant<unsigned, 512>());
-  default: return body(std::integral_constant<unsigned, 1024>());
-  }
-}
 
 } // namespace polyc::rt::cuda

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <optional>
 #include <utility>
 
@@ -110,6 +111,28 @@ inline dim3 gridFor(int64_t x, int64_t pointsPerBlock, int64_t y = 1, int64_t z 
   auto clamp = [](int64_t v, int64_t most) { return unsigned(v < 1 ? 1 : (v > most ? most : v)); };
   return dim3(clamp((x + pointsPerBlock - 1) / pointsPerBlock, int64_t(1) << 20), clamp(y, 65535),
               clamp(z, 65535));
+}
+
+// Host: the group size for a reduction of `length` terms chosen at run time (seed 001: threads per
+// output from the number of terms): the next power of two, clamped to [32, 1024].
+inline unsigned groupSizeFor(int64_t length) {
+  unsigned size = 32;
+  while (size < 1024 && int64_t(size) < length)
+    size *= 2;
+  return size;
+}
+
+// Host: calls `body(std::integral_constant<unsigned, G>())` with G = `size` (one of 32 .. 1024), so
+// that kernels templated on the group size can be launched for a size chosen at run time.
+template <typename Body> void dispatchGroupSize(unsigned size, Body &&body) {
+  switch (size) {
+  case 32: return body(std::integral_constant<unsigned, 32>());
+  case 64: return body(std::integral_constant<unsigned, 64>());
+  case 128: return body(std::integral_constant<unsigned, 128>());
+  case 256: return body(std::integral_constant<unsigned, 256>());
+  case 512: return body(std::integral_constant<unsigned, 512>());
+  default: return body(std::integral_constant<unsigned, 1024>());
+  }
 }
 
 // The device's properties, read once.
