@@ -408,6 +408,9 @@ GeneratedFile polyc::codegen::emitLibraryHeader(const CodegenInput &input) {
   w.line("#endif");
   w.blank();
   w.comment("The program's sizes; every param must be non-negative.");
+  for (auto &[name, value] : input.model.paramValues)
+    w.comment("Built with --param " + name + "=" + std::to_string(value) + ": " + name + " must be " +
+              std::to_string(value) + ", the generated loops assume it.");
   w.openBlock("typedef struct " + prog + "_params");
   for (auto &p : input.model.program->params)
     w.line("int64_t " + cIdentifier(p->name) + ";");

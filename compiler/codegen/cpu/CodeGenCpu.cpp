@@ -372,7 +372,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.line("#include <polyc/cpu/Wavefront.h>");
   w.blank();
   for (const char *header : {"algorithm", "cfloat", "chrono", "cmath", "cstdint", "cstdio", "cstdlib", "cstring",
-                             "string", "vector"})
+                             "stdexcept", "string", "vector"})
     w.line(std::string("#include <") + header + ">");
   w.blank();
   w.line("namespace {");
@@ -515,6 +515,15 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     w.line("p." + cIdentifier(program.params[k]->name) + " = context.params[" + std::to_string(k) + "];");
   if (program.params.empty())
     w.line("p.unused = 0;");
+  // Params fixed when compiling (polyc --param) shaped the loops: other values would compute garbage.
+  for (auto &[name, value] : model.paramValues) {
+    std::string member = "p." + cIdentifier(name);
+    w.openBlock("if (" + member + " != " + std::to_string(value) + ")");
+    w.line("throw std::runtime_error(\"" + prog + " was built for " + name + " = " + std::to_string(value) +
+           " (polyc --param " + name + "=" + std::to_string(value) + "), got " + name + " = \" + std::to_string(" +
+           member + "));");
+    w.closeBlock();
+  }
   w.line("const char *verbose = std::getenv(\"POLYC_VERBOSE\");");
   w.openBlock("if (verbose && *verbose && std::strcmp(verbose, \"0\") != 0 && !reported_)");
   w.line("std::fprintf(stderr, \"%s\", describeAllocation(p).c_str());");
