@@ -457,29 +457,6 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.closeBlock(";");
   w.blank();
 
-  // What each band does with the given params, for POLYC_VERBOSE.
-  w.comment("The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.");
-  w.openBlock("std::string describeAllocation([[maybe_unused]] const " + prog + "_params &p)");
-  for (auto &p : program.params)
-    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p." + cIdentifier(p->name) + ";");
-  w.line("std::string text;");
-  for (unsigned b = 0; b < input.allocation.bands.size(); ++b) {
-    const allocate::BandAllocation &a = input.allocation.bands[b];
-    std::string stmts;
-    if (a.band < input.schedule.bands.size())
-      for (unsigned s : input.schedule.bands[a.band].statements)
-        stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
-    std::string head = "\"" + prog + ": band " + std::to_string(a.band) + " (" + stmts + "): ";
-    if (!a.runtimeCondition.empty() && a.otherwise)
-      w.line("text += std::string(" + head + "\") + (" + a.runtimeCondition + " ? \"" + describeKind(a.kind) +
-             " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) + " (not " + a.runtimeCondition +
-             ")\") + \"\\n\";");
-    else
-      w.line("text += " + head + describeKind(a.kind) + "\\n\";");
-  }
-  w.line("return text;");
-  w.closeBlock();
-  w.blank();
   w.line("} // namespace");
   w.blank();
 
@@ -494,11 +471,37 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.closeBlock();
   w.blank();
 
+  // What each band does with the given params, for POLYC_VERBOSE.
+  CodeWriter describe;
+  describe.comment("The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.");
+  describe.openBlock("std::string describeAllocation([[maybe_unused]] const " + prog + "_params &p)");
+  for (auto &p : program.params)
+    describe.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p." + cIdentifier(p->name) + ";");
+  describe.line("std::string text;");
+  for (unsigned b = 0; b < input.allocation.bands.size(); ++b) {
+    const allocate::BandAllocation &a = input.allocation.bands[b];
+    std::string stmts;
+    if (a.band < input.schedule.bands.size())
+      for (unsigned s : input.schedule.bands[a.band].statements)
+        stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
+    std::string head = "\"" + prog + ": band " + std::to_string(a.band) + " (" + stmts + "): ";
+    if (!a.runtimeCondition.empty() && a.otherwise)
+      describe.line("text += std::string(" + head + "\") + (" + a.runtimeCondition + " ? \"" +
+                    describeKind(a.kind) + " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) +
+                    " (not " + a.runtimeCondition + ")\") + \"\\n\";");
+    else
+      describe.line("text += " + head + describeKind(a.kind) + "\\n\";");
+  }
+  describe.line("return text;");
+  describe.closeBlock();
+
   // main(): the executable's command line, through the runtime.
   w.comment("The executable: polyc::rt::runMain parses the command line, loads and checks the .npy inputs, "
             "times compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.");
   w.line("#ifndef POLYC_NO_MAIN");
   w.line("namespace {");
+  w.blank();
+  w.append(describe);
   w.blank();
   std::string computeType = type + "Compute";
   w.openBlock("class " + computeType + " final : public polyc::rt::Compute");

@@ -105,17 +105,6 @@ struct Iir2d {
   }
 };
 
-// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
-std::string describeAllocation([[maybe_unused]] const iir2d_params &p) {
-  [[maybe_unused]] const int64_t H = p.H;
-  [[maybe_unused]] const int64_t W = p.W;
-  [[maybe_unused]] const int64_t M = p.M;
-  std::string text;
-  text += std::string("iir2d: band 0 (S0): ")
-      + (M > 5 ? "flexible wavefront (M > 5)" : "fixed wavefront (not M > 5)") + "\n";
-  return text;
-}
-
 } // namespace
 
 extern "C" void iir2d_run(const iir2d_params *p, const float *x, const float *a, const float *b, float *y) {
@@ -134,6 +123,17 @@ extern "C" void iir2d_run(const iir2d_params *p, const float *x, const float *a,
 // compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.
 #ifndef POLYC_NO_MAIN
 namespace {
+
+// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
+std::string describeAllocation([[maybe_unused]] const iir2d_params &p) {
+  [[maybe_unused]] const int64_t H = p.H;
+  [[maybe_unused]] const int64_t W = p.W;
+  [[maybe_unused]] const int64_t M = p.M;
+  std::string text;
+  text += std::string("iir2d: band 0 (S0): ")
+      + (M > 5 ? "flexible wavefront (M > 5)" : "fixed wavefront (not M > 5)") + "\n";
+  return text;
+}
 
 class Iir2dCompute final : public polyc::rt::Compute {
 public:

@@ -234,29 +234,6 @@ struct Mlp {
   }
 };
 
-// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
-std::string describeAllocation([[maybe_unused]] const mlp_params &p) {
-  [[maybe_unused]] const int64_t P = p.P;
-  [[maybe_unused]] const int64_t I = p.I;
-  [[maybe_unused]] const int64_t J = p.J;
-  [[maybe_unused]] const int64_t K = p.K;
-  [[maybe_unused]] const int64_t E = p.E;
-  std::string text;
-  text += "mlp: band 0 (S0, S1, S2, S3, S4, S5, S6): sequential\n";
-  text += std::string("mlp: band 1 (S0): ")
-      + (I >= 32 ? "reduction (pattern-parallel) (I >= 32)" : "data-parallel (not I >= 32)") + "\n";
-  text += std::string("mlp: band 2 (S1): ")
-      + (J >= 32 ? "reduction (pattern-parallel) (J >= 32)" : "data-parallel (not J >= 32)") + "\n";
-  text += "mlp: band 3 (S2): data-parallel\n";
-  text += std::string("mlp: band 4 (S3): ")
-      + (K >= 32 ? "reduction (pattern-parallel) (K >= 32)" : "data-parallel (not K >= 32)") + "\n";
-  text += std::string("mlp: band 5 (S5): ")
-      + (P >= 32 ? "reduction (pattern-parallel) (P >= 32)" : "data-parallel (not P >= 32)") + "\n";
-  text += std::string("mlp: band 6 (S6): ")
-      + (P >= 32 ? "reduction (pattern-parallel) (P >= 32)" : "data-parallel (not P >= 32)") + "\n";
-  return text;
-}
-
 } // namespace
 
 extern "C" void mlp_run(const mlp_params *p, const float *X, const float *D, const float *eta, float *W1,
@@ -280,6 +257,29 @@ extern "C" void mlp_run(const mlp_params *p, const float *X, const float *D, con
 // compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.
 #ifndef POLYC_NO_MAIN
 namespace {
+
+// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
+std::string describeAllocation([[maybe_unused]] const mlp_params &p) {
+  [[maybe_unused]] const int64_t P = p.P;
+  [[maybe_unused]] const int64_t I = p.I;
+  [[maybe_unused]] const int64_t J = p.J;
+  [[maybe_unused]] const int64_t K = p.K;
+  [[maybe_unused]] const int64_t E = p.E;
+  std::string text;
+  text += "mlp: band 0 (S0, S1, S2, S3, S4, S5, S6): sequential\n";
+  text += std::string("mlp: band 1 (S0): ")
+      + (I >= 32 ? "reduction (pattern-parallel) (I >= 32)" : "data-parallel (not I >= 32)") + "\n";
+  text += std::string("mlp: band 2 (S1): ")
+      + (J >= 32 ? "reduction (pattern-parallel) (J >= 32)" : "data-parallel (not J >= 32)") + "\n";
+  text += "mlp: band 3 (S2): data-parallel\n";
+  text += std::string("mlp: band 4 (S3): ")
+      + (K >= 32 ? "reduction (pattern-parallel) (K >= 32)" : "data-parallel (not K >= 32)") + "\n";
+  text += std::string("mlp: band 5 (S5): ")
+      + (P >= 32 ? "reduction (pattern-parallel) (P >= 32)" : "data-parallel (not P >= 32)") + "\n";
+  text += std::string("mlp: band 6 (S6): ")
+      + (P >= 32 ? "reduction (pattern-parallel) (P >= 32)" : "data-parallel (not P >= 32)") + "\n";
+  return text;
+}
 
 class MlpCompute final : public polyc::rt::Compute {
 public:

@@ -306,19 +306,6 @@ struct Lkflow {
   }
 };
 
-// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
-std::string describeAllocation([[maybe_unused]] const lkflow_params &p) {
-  [[maybe_unused]] const int64_t T = p.T;
-  [[maybe_unused]] const int64_t H = p.H;
-  [[maybe_unused]] const int64_t W = p.W;
-  std::string text;
-  text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
-  text += "lkflow: band 1 (S0, S1, S2): data-parallel\n";
-  text += "lkflow: band 2 (S3, S4, S5, S6, S7): reduction (pattern-parallel)\n";
-  text += "lkflow: band 3 (S8, S9, S10): data-parallel\n";
-  return text;
-}
-
 } // namespace
 
 extern "C" void lkflow_run(const lkflow_params *p, const float *I, const float *gx, const float *gy,
@@ -340,6 +327,19 @@ extern "C" void lkflow_run(const lkflow_params *p, const float *I, const float *
 // compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.
 #ifndef POLYC_NO_MAIN
 namespace {
+
+// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
+std::string describeAllocation([[maybe_unused]] const lkflow_params &p) {
+  [[maybe_unused]] const int64_t T = p.T;
+  [[maybe_unused]] const int64_t H = p.H;
+  [[maybe_unused]] const int64_t W = p.W;
+  std::string text;
+  text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
+  text += "lkflow: band 1 (S0, S1, S2): data-parallel\n";
+  text += "lkflow: band 2 (S3, S4, S5, S6, S7): reduction (pattern-parallel)\n";
+  text += "lkflow: band 3 (S8, S9, S10): data-parallel\n";
+  return text;
+}
 
 class LkflowCompute final : public polyc::rt::Compute {
 public:

@@ -130,20 +130,6 @@ struct Ratenet {
   }
 };
 
-// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
-std::string describeAllocation([[maybe_unused]] const ratenet_params &p) {
-  [[maybe_unused]] const int64_t N = p.N;
-  [[maybe_unused]] const int64_t C = p.C;
-  [[maybe_unused]] const int64_t T = p.T;
-  std::string text;
-  text += "ratenet: band 0 (S0): data-parallel\n";
-  text += "ratenet: band 1 (S1): sequential\n";
-  text += std::string("ratenet: band 2 (S1): ")
-      + (C >= 32 ? "reduction (pattern-parallel) (C >= 32)" : "data-parallel (not C >= 32)") + "\n";
-  text += "ratenet: band 3 (S2): data-parallel\n";
-  return text;
-}
-
 } // namespace
 
 extern "C" void ratenet_run(const ratenet_params *p, const float *r0, const int32_t *pre, const float *w,
@@ -164,6 +150,20 @@ extern "C" void ratenet_run(const ratenet_params *p, const float *r0, const int3
 // compute() and writes the outputs. Define POLYC_NO_MAIN to use this file as a library.
 #ifndef POLYC_NO_MAIN
 namespace {
+
+// The allocation of each band with these params; main() prints it when POLYC_VERBOSE is set.
+std::string describeAllocation([[maybe_unused]] const ratenet_params &p) {
+  [[maybe_unused]] const int64_t N = p.N;
+  [[maybe_unused]] const int64_t C = p.C;
+  [[maybe_unused]] const int64_t T = p.T;
+  std::string text;
+  text += "ratenet: band 0 (S0): data-parallel\n";
+  text += "ratenet: band 1 (S1): sequential\n";
+  text += std::string("ratenet: band 2 (S1): ")
+      + (C >= 32 ? "reduction (pattern-parallel) (C >= 32)" : "data-parallel (not C >= 32)") + "\n";
+  text += "ratenet: band 3 (S2): data-parallel\n";
+  return text;
+}
 
 class RatenetCompute final : public polyc::rt::Compute {
 public:
