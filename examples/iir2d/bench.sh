@@ -137,8 +137,10 @@ oversubscribed machine that made it several times slower still (second table). `
 `--allocation=flexible` (`polyc::rt::cpu::runFlexibleWavefront`: workers take image rows as columns
 under per-column locks and progress counters, seed 004). The generated executables time their compute
 region; `reference` (`iir2d-reference`, plain sequential float64 loops) is timed as a whole process,
-.npy reading and writing included (about 0.1 s of it at this size). Every output was checked against the
-reference (relative error <= 1e-5 of the largest magnitude).
+.npy reading and writing included (0.16 to 0.26 s of it at this size, measured with M = 1). Every output
+was checked against the reference (relative error <= 1e-5 of the largest magnitude). With the load this
+high, repeated runs differ by up to 2x (the flexible M = 9 run took 1.96 s in an earlier run on the same
+day); compare the columns of one row, which ran minutes apart, rather than rows.
 
 {table}
 
@@ -150,10 +152,14 @@ The fixed allocation with libgomp's default (spinning) wait policy, same runs:
 of the machine is estimated as cores x clock x 32 FLOP per cycle (two 256-bit FMA pipes, 8 lanes, 2 FLOP
 per FMA) = {cores} x {clock_ghz:.2f} GHz x 32 = {peak:.0f} GFLOP/s, at the TSC clock (boost clocks are not
 visible in the VM). The flexible wavefront reaches the percentage in the last column. What limits it:
-the window sums are short loops over M with a boundary test on every read (`i - k >= 0 && j - l >= 0`),
-which GCC does not vectorise, so each multiply-add is a scalar load-test-FMA chain; the recurrence also
-allows only one point per column at a time. Splitting the boundary rows/columns from the interior (no
-tests, vectorisable window rows) is the obvious next step for this target.
+`polyc build` passes no `-march`, so GCC targets baseline x86-64 (SSE2, no FMA) and at most a quarter of
+that peak is in reach (4-lane vectors, separate multiply and add); GCC vectorises the FIR window's inner
+loop 4 lanes wide (`-fopt-info-vec` reports it) but leaves the feedback
+window's loop, with its `(k1, k2) != (0, 0)` test, scalar. The recurrence also lets only one point per
+column be computed at a time, and on a loaded machine a worker whose neighbour column is descheduled
+can only wait. Next steps for this target: split the image border from the interior (no boundary
+tests, contiguous window rows), hoist the `(0, 0)` exclusion out of the feedback loop, and let
+`POLYC_CXXFLAGS=-march=native` (already honoured by `polyc build`) into the benchmark.
 """
 doc_path = os.path.join(root, "docs", "performance.md")
 doc = open(doc_path).read() if os.path.exists(doc_path) else "# Performance\n"
