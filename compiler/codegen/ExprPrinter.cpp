@@ -807,9 +807,9 @@ static isl::aff toAff(const ast::Expr &e, const isl::space &space,
 // Which ends of each index of `read` can be crossed, as isl decides over the statement's domain and
 // the ranges of the enclosing reductions. (The model's access relations cannot tell: they describe
 // the elements actually read, after the boundary rule.) When in doubt, both ends are checked.
-std::vector<std::pair<bool, bool>> ExprPrinter::boundsChecks(const ast::ArrayRead &read) const {
+std::vector<ExprPrinter::BoundsCheck> ExprPrinter::boundsChecks(const ast::ArrayRead &read) const {
   unsigned rank = static_cast<unsigned>(read.indices.size());
-  std::vector<std::pair<bool, bool>> checks(rank, {true, true});
+  std::vector<BoundsCheck> checks(rank);
   if (!scope_ || !scope_->statement || scope_->statement->domain.is_null())
     return checks;
   const model::Statement &s = *scope_->statement;
@@ -843,17 +843,21 @@ std::vector<std::pair<bool, bool>> ExprPrinter::boundsChecks(const ast::ArrayRea
         wide = wide.intersect(var.lt_set(hi));
     }
     for (unsigned d = 0; d < rank; ++d) {
+      isl::aff zero = isl::aff::zero_on_domain(space);
+      isl::aff extent = toAff(*array->decl->shape[d], space, positions, *model_.program);
+      if (extent.is_null())
+        continue;
+      checks[d].emptyExtent = !wide.intersect(extent.le_set(zero)).is_empty();
       if (d < read.isGather.size() && read.isGather[d])
         continue; // a gathered index can be anything: check both ends
       isl::aff index = toAff(*read.indices[d], space, positions, *model_.program);
-      isl::aff extent = toAff(*array->decl->shape[d], space, positions, *model_.program);
-      if (index.is_null() || extent.is_null())
+      if (index.is_null())
         continue;
-      checks[d].first = !wide.intersect(index.lt_set(isl::aff::zero_on_domain(space))).is_empty();
-      checks[d].second = !wide.intersect(index.ge_set(extent)).is_empty();
+      checks[d].low = !wide.intersect(index.lt_set(zero)).is_empty();
+      checks[d].high = !wide.intersect(index.ge_set(extent)).is_empty();
     }
   } catch (const isl::exception &) {
-    return std::vector<std::pair<bool, bool>>(rank, {true, true}); // cannot prove: check every end
+    return std::vector<BoundsCheck>(rank); // cannot prove: check every end
   }
   return checks;
 }
@@ -862,12 +866,12 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
   const model::ArrayInfo *array = findArray(model_, read.name);
   assert(array && read.array && "Sema resolves every array read");
   ast::Boundary rule = read.array->effectiveBoundary;
-  std::vector<std::pair<bool, bool>> checks = boundsChecks(read);
+  std::vector<BoundsCheck> checks = boundsChecks(read);
   std::vector<std::string> indices;
   std::vector<std::string> conditions;
   for (unsigned d = 0; d < read.indices.size(); ++d) {
     Code idx = index(*read.indices[d], w);
-    auto [low, high] = checks[d];
+    bool low = checks[d].low, high = checks[d].high;
     if (!low && !high) {
       indices.push_back(idx.text);
       continue;
@@ -888,6 +892,9 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
         conditions.push_back(wrapIf(text, idx.prec, Additive) + " < " + ext);
       indices.push_back(text);
     } else {
+      // An empty dimension has no element to clamp or mirror to: such a read yields 0.
+      if (checks[d].emptyExtent)
+        conditions.push_back(wrapIf(ext, isAtomText(ext) ? Atom : Additive, Relational) + " > 0");
       indices.push_back(std::string(rule == ast::Boundary::Clamp ? "polyc_clamp(" : "polyc_mirror(") + text +
                         ", " + ext + ")");
     }

@@ -134,7 +134,11 @@ private:
   Code reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w);
   Code call(const ast::Call &call, ast::ElemType type, CodeWriter &w);
   Code varRef(const ast::VarRef &ref, ast::ElemType type) const;
-  std::vector<std::pair<bool, bool>> boundsChecks(const ast::ArrayRead &read) const;
+  struct BoundsCheck {
+    bool low = true, high = true; // whether the index can fall below 0 / reach the extent
+    bool emptyExtent = true;      // whether the dimension's extent can be 0 where the read happens
+  };
+  std::vector<BoundsCheck> boundsChecks(const ast::ArrayRead &read) const;
   std::string funcName(const ast::FuncDecl &func, ast::ElemType type) const;
   void collectFuncUses(const ast::Expr &expr, ast::ElemType type);
   void computeFuncParams();

@@ -292,6 +292,14 @@ TEST(ExprPrinterTest, ClampMirrorAndTypes) {
   EXPECT_EQ(printStatement(f, 1), "q[i] = polyc_div_i32(n[i], 2) + polyc_mod_i32(n[i], 3) - int32_t(N);\n");
 }
 
+TEST(ExprPrinterTest, ClampOfAPossiblyEmptyArrayIsGuarded) {
+  // x may have no elements at all (K = 0) while y has some: there is nothing to clamp to, the read is 0.
+  Fixture f("param N, K;\ninput f32 x[K] boundary clamp;\noutput f32 y[N];\ny[i] = x[i - 1];\n");
+  f.setContext("N >= 0 and K >= 0");
+  f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }", {});
+  EXPECT_EQ(printStatement(f, 0), "y[i] = (K > 0 ? x[polyc_clamp(i - 1, K)] : 0.0f);\n");
+}
+
 TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
   Fixture f("param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
             "s[j] = max(c in 0..C) r[pre[j, c]];\n");
