@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <cctype>
+
 using namespace polyc::codegen;
 
 // Keywords of C, C++, CUDA C++ and OpenCL C, plus names emitted code depends on (std, the runtime
@@ -42,5 +44,21 @@ std::string NameScope::fresh(const std::string &base) {
   for (unsigned suffix = 1; isTaken(name) || name != cIdentifier(name); ++suffix)
     name = base + std::to_string(suffix);
   take(name);
+  return name;
+}
+
+std::string polyc::codegen::programStructName(llvm::StringRef program) {
+  std::string name;
+  bool upper = true;
+  for (char ch : program) {
+    if (ch == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
+    upper = false;
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    name = "P" + name;
   return name;
 }

@@ -13,6 +13,11 @@ namespace polyc::codegen {
 // trailing '_' when it is a keyword of any C-family target or starts with the reserved prefix "polyc_".
 std::string cIdentifier(llvm::StringRef name);
 
+// The name of the struct that emitted host code declares for the program `program`: its words
+// (separated by '_') capitalised and joined, "iir_2d" -> "Iir2d", with a leading "P" when that would
+// be empty or start with a digit.
+std::string programStructName(llvm::StringRef program);
+
 // A set of names in use. `fresh("t")` returns "t" if free, else "t1", "t2", ...; the result is taken.
 class NameScope {
 public:

@@ -2,22 +2,18 @@
 // for it and PTX, so newer GPUs can still run it) and links it against the runtime's CUDA part and the
 // runtime. nvcc: $CUDACXX, else nvcc on the PATH, else /usr/local/cuda/bin/nvcc.
 #include "Commands.h"
+#include "HostCompile.h"
 #include "Targets.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 
-#ifndef POLYC_RUNTIME_INCLUDE_DIR
-#define POLYC_RUNTIME_INCLUDE_DIR ""
-#endif
 #ifndef POLYC_RUNTIME_LIBRARY
 #define POLYC_RUNTIME_LIBRARY ""
 #endif
@@ -36,38 +32,14 @@ static cl::opt<std::string> cudaArch("cuda-arch",
 // POLYC_RUNTIME_DIR (include/, libpolyc_runtime.a and libpolyc_runtime_cuda.a, directly or under lib/)
 // when set, else where this build put them.
 static bool locateCudaRuntime(std::string &includeDir, std::string &runtime, std::string &cuda) {
-  if (const char *dir = std::getenv("POLYC_RUNTIME_DIR"); dir && *dir) {
-    SmallString<256> include(dir);
-    sys::path::append(include, "include");
-    includeDir = include.str().str();
-    auto find = [&](const char *name) {
-      SmallString<256> direct(dir), under(dir);
-      sys::path::append(direct, name);
-      sys::path::append(under, "lib", name);
-      return sys::fs::exists(direct) ? direct.str().str() : under.str().str();
-    };
-    runtime = find("libpolyc_runtime.a");
-    cuda = find("libpolyc_runtime_cuda.a");
-  } else {
-    includeDir = POLYC_RUNTIME_INCLUDE_DIR;
-    runtime = POLYC_RUNTIME_LIBRARY;
-    cuda = POLYC_RUNTIME_CUDA_LIBRARY;
-  }
+  includeDir = runtimeIncludeDir();
+  runtime = runtimeLibrary("libpolyc_runtime.a", POLYC_RUNTIME_LIBRARY);
+  cuda = runtimeLibrary("libpolyc_runtime_cuda.a", POLYC_RUNTIME_CUDA_LIBRARY);
   SmallString<256> header(includeDir);
   sys::path::append(header, "polyc", "cuda", "Wavefront.cuh");
-  if (!sys::fs::exists(header)) {
-    errs() << "polyc: error: cannot find the runtime's CUDA headers (no " << header
-           << "); set POLYC_RUNTIME_DIR to a folder with include/ and the runtime libraries\n";
-    return false;
-  }
-  for (const std::string &library : {runtime, cuda})
-    if (library.empty() || !sys::fs::exists(library)) {
-      errs() << "polyc: error: cannot find the runtime library '" << library
-             << "' (this polyc was built without CUDA, or the library is not built: ninja polyc_runtime_cuda); "
-                "set POLYC_RUNTIME_DIR\n";
-      return false;
-    }
-  return true;
+  return runtimeHeaderExists(header, "runtime's CUDA headers", "the runtime libraries") &&
+         runtimeLibrariesExist({runtime, cuda}, " (this polyc was built without CUDA, or the library is not built: "
+                                                "ninja polyc_runtime_cuda); set POLYC_RUNTIME_DIR");
 }
 
 static std::optional<std::string> findNvcc() {
@@ -102,12 +74,7 @@ int polyc::driver::buildCuda(const BuildJob &job) {
   std::string n = std::to_string(number);
   std::vector<std::string> args = {*nvcc, "-std=c++17", "-O3", "-gencode",
                                    "arch=compute_" + n + ",code=[sm_" + n + ",compute_" + n + "]"};
-  if (const char *extra = std::getenv("POLYC_NVCCFLAGS")) {
-    SmallVector<StringRef> words;
-    StringRef(extra).split(words, ' ', -1, false);
-    for (StringRef w : words)
-      args.push_back(w.str());
-  }
+  appendFlagsFromEnvironment(args, "POLYC_NVCCFLAGS");
   args.push_back("-I" + job.sourceDir);
   args.push_back("-I" + includeDir);
   args.push_back(source.str().str());
@@ -117,28 +84,5 @@ int polyc::driver::buildCuda(const BuildJob &job) {
   for (const char *flag : {"-Xcompiler", "-fopenmp", "-lpthread", "-o"})
     args.push_back(flag);
   args.push_back(job.output);
-
-  std::string commandText;
-  for (const std::string &a : args)
-    commandText += (commandText.empty() ? "" : " ") + a;
-  if (job.verbose)
-    errs() << commandText << "\n";
-  SmallString<256> logPath(job.sourceDir);
-  sys::path::append(logPath, "compiler-output.txt");
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath), StringRef(logPath)};
-  std::vector<StringRef> argRefs(args.begin(), args.end());
-  std::string message;
-  int status = sys::ExecuteAndWait(*nvcc, argRefs, std::nullopt, redirects, 0, 0, &message);
-  auto log = MemoryBuffer::getFile(logPath);
-  if (status != 0) {
-    if (log)
-      errs() << (*log)->getBuffer();
-    errs() << "polyc: error: compiling the generated code failed"
-           << (status < 0 ? " (" + message + ")" : " (exit status " + std::to_string(status) + ")")
-           << "; the command was:\n  " << commandText << "\n";
-    return 1;
-  }
-  if (job.verbose && log)
-    errs() << (*log)->getBuffer();
-  return 0;
+  return runCompiler(job, args);
 }

@@ -2,11 +2,9 @@
 // shows what it found and why, as text, JSON, a Graphviz dependence graph or an SVG iteration space.
 #include "Commands.h"
 #include "ExplainPrinters.h"
+#include "Pipeline.h"
 
-#include "compiler/support/IslContext.h"
 #include "compiler/support/SourceError.h"
-#include "dsl/Diagnostics.h"
-#include "dsl/Frontend.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -39,71 +37,21 @@ static cl::opt<allocate::AllocationChoice> explainAllocation(
 static cl::opt<bool> explainNoFuse("no-fuse", cl::desc("Do not fuse statements into shared loop nests"),
                                    cl::sub(driver::ExplainCommand));
 
-// Reports an error from a middle-end stage: at its place in the source when it has one.
-static int report(Error err, SourceMgr &sm) {
-  int status = 1;
-  handleAllErrors(
-      std::move(err),
-      [&](const SourceError &e) {
-        if (e.range.isValid()) {
-          dsl::DiagnosticEngine diags(sm, errs());
-          diags.error(e.range, e.message);
-        } else {
-          errs() << "polyc: error: " << e.message << "\n";
-        }
-      },
-      [&](const ErrorInfoBase &e) { errs() << "polyc: error: " << e.message() << "\n"; });
-  return status;
-}
-
-static Expected<std::map<std::string, int64_t>> parseParams() {
-  std::map<std::string, int64_t> values;
-  for (const std::string &text : explainParams) {
-    size_t eq = text.find('=');
-    StringRef name = StringRef(text).substr(0, eq), value = eq == std::string::npos ? "" : StringRef(text).substr(eq + 1);
-    int64_t v = 0;
-    if (eq == std::string::npos || name.empty() || value.getAsInteger(10, v))
-      return makeError("--param expects NAME=VALUE with an integer VALUE, got '" + text + "'");
-    if (values.count(name.str()) && values[name.str()] != v)
-      return makeError("--param " + name + " is given twice with different values");
-    values[name.str()] = v;
-  }
-  return values;
-}
-
 int polyc::driver::runExplain() {
   SourceMgr sm;
-  auto params = parseParams();
+  auto params = parseParamAssignments(explainParams);
   if (!params)
-    return report(params.takeError(), sm);
-  std::unique_ptr<ast::Program> program = loadProgram(sm, explainInput);
-  if (!program)
+    return reportError(params.takeError(), sm);
+  PipelineOptions options;
+  options.params = std::move(*params);
+  options.allocation = explainAllocation;
+  options.fuse = !explainNoFuse;
+  // compileProgram runs the independent legality check too, in every build, so that tests see it.
+  std::unique_ptr<CompiledProgram> compiled = compileProgram(sm, explainInput, options);
+  if (!compiled)
     return 1;
-  IslContext isl;
-  isl::ctx ctx(isl.get());
-  model::ModelOptions modelOptions;
-  modelOptions.paramValues = *params;
-  auto model = model::buildModel(*program, ctx, modelOptions);
-  if (!model)
-    return report(model.takeError(), sm);
-  auto deps = analysis::computeDependences(*model);
-  if (!deps)
-    return report(deps.takeError(), sm);
-  schedule::ScheduleOptions scheduleOptions;
-  scheduleOptions.fuse = !explainNoFuse;
-  auto schedule = schedule::chooseSchedule(*model, *deps, scheduleOptions);
-  if (!schedule)
-    return report(schedule.takeError(), sm);
-  // The independent legality check runs here in every build, so that tests see it.
-  if (Error err = schedule::verifySchedule(*model, *deps, *schedule))
-    return report(std::move(err), sm);
-  allocate::AllocationOptions allocationOptions;
-  allocationOptions.choice = explainAllocation;
-  auto allocation = allocate::allocate(*model, *deps, *schedule, allocationOptions);
-  if (!allocation)
-    return report(allocation.takeError(), sm);
 
-  ExplainInput in{explainInput, *model, *deps, *schedule, *allocation};
+  ExplainInput in{explainInput, compiled->model, compiled->deps, compiled->schedule, compiled->allocation};
   try {
     switch (explainFormat) {
     case ExplainFormat::Text:
@@ -117,11 +65,11 @@ int polyc::driver::runExplain() {
       break;
     case ExplainFormat::Svg:
       if (Error err = printExplainSvg(in, outs()))
-        return report(std::move(err), sm);
+        return reportError(std::move(err), sm);
       break;
     }
   } catch (const isl::exception &e) {
-    return report(makeError(std::string("internal error while explaining (isl): ") + e.what()), sm);
+    return reportError(makeError(std::string("internal error while explaining (isl): ") + e.what()), sm);
   }
   return 0;
 }

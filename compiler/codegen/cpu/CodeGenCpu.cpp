@@ -256,22 +256,6 @@ void CpuAstPrinter::printStatementCall(const StatementCall &call) {
 // ---------------------------------------------------------------------------------------------
 // The file
 
-static std::string structName(const std::string &prog) {
-  std::string name;
-  bool upper = true;
-  for (char ch : prog) {
-    if (ch == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper ? static_cast<char>(toupper(static_cast<unsigned char>(ch))) : ch;
-    upper = false;
-  }
-  if (name.empty() || isdigit(static_cast<unsigned char>(name[0])))
-    name = "P" + name;
-  return name;
-}
-
 static const model::ArrayInfo *findArray(const model::Model &model, const std::string &name) {
   for (const model::ArrayInfo &a : model.arrays)
     if (a.name == name)
@@ -361,7 +345,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (printer.error)
     return llvm::createStringError(*printer.error);
 
-  std::string type = structName(prog);
+  std::string type = programStructName(prog);
   CodeWriter w;
   printBanner(input, prog + ".cpp", "C++17 + OpenMP code for the CPU", w);
   w.blank();

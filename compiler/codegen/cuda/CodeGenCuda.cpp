@@ -886,22 +886,6 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
 // ---------------------------------------------------------------------------------------------
 // The file
 
-static std::string structName(const std::string &prog) {
-  std::string name;
-  bool upper = true;
-  for (char ch : prog) {
-    if (ch == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper ? static_cast<char>(toupper(static_cast<unsigned char>(ch))) : ch;
-    upper = false;
-  }
-  if (name.empty() || isdigit(static_cast<unsigned char>(name[0])))
-    name = "P" + name;
-  return name;
-}
-
 static const char *roleWord(ast::ArrayKind kind) {
   switch (kind) {
   case ast::ArrayKind::Input: return "input";
@@ -1007,7 +991,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
   CudaProgram cp(input, exprs);
-  cp.type = structName(prog);
+  cp.type = programStructName(prog);
   cp.device = cp.type + "Device";
 
   CodeWriter host;
