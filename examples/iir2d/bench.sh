@@ -120,8 +120,8 @@ section = f"""## CPU target
 
 Machine: **a 2-core virtual machine** ({cores} vCPUs of an {model}, family 25 (Zen 4), AVX2 and FMA,
 no AVX-512 exposed, {clock_ghz:.2f} GHz TSC clock), shared with other jobs: the 1-minute load average
-was {load_before:.1f} when the benchmark started and {load_after:.1f} when it ended, so the cores were
-oversubscribed and every number below is pessimistic and noisy. Compiler: the host `c++` (GCC 12) with
+was {load_before:.1f} when the benchmark started and {load_after:.1f} when it ended (above 2, the cores
+are oversubscribed and the numbers below pessimistic and noisy). Compiler: the host `c++` (GCC 12) with
 `-std=c++17 -O3 -fopenmp` (what `polyc build` uses), OpenMP's default thread count (2).
 Command (from the repository root):
 
@@ -132,15 +132,15 @@ WRITE_DOC=1 examples/iir2d/bench.sh build
 Image {size} x {size}, random input from `generate_inputs.py`; each time is the median of {runs} runs.
 `fixed`: `--allocation=fixed` (a sequential loop over the H + W - 1 hyperplanes t = i + j around
 `#pragma omp parallel for` over the points of one hyperplane), run with `OMP_WAIT_POLICY=passive`: with
-libgomp's default policy its threads spin at each of the 4095 per-hyperplane barriers, and on this
-oversubscribed machine that made it several times slower still (second table). `flexible`:
+libgomp's default policy its threads spin at each of the 4095 per-hyperplane barriers, which is faster on
+idle cores and many times slower on oversubscribed ones (second table: both, same runs). `flexible`:
 `--allocation=flexible` (`polyc::rt::cpu::runFlexibleWavefront`: workers take image rows as columns
 under per-column locks and progress counters, seed 004). The generated executables time their compute
 region; `reference` (`iir2d-reference`, plain sequential float64 loops) is timed as a whole process,
 .npy reading and writing included (0.16 to 0.26 s of it at this size, measured with M = 1). Every output
-was checked against the reference (relative error <= 1e-5 of the largest magnitude). With the load this
-high, repeated runs differ by up to 2x (the flexible M = 9 run took 1.96 s in an earlier run on the same
-day); compare the columns of one row, which ran minutes apart, rather than rows.
+was checked against the reference (relative error <= 1e-5 of the largest magnitude). Under load, repeated
+runs differ by up to 2x (an earlier run on the same day, at load 10, is in the git history of this file);
+compare the columns of one row, which ran minutes apart, rather than rows.
 
 {table}
 
