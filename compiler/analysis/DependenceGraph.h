@@ -11,6 +11,8 @@ namespace polyc::analysis {
 
 enum class DependenceKind { Flow, Anti, Output };
 enum class DependenceClass { Uniform, Affine, NonUniform };
+const char *spelling(DependenceKind kind);   // "flow", "anti", "output"
+const char *spelling(DependenceClass depClass); // "uniform", "affine", "non-uniform"
 
 struct Dependence {
   DependenceKind kind = DependenceKind::Flow;

@@ -395,4 +395,28 @@ isl::union_map DependenceGraph::validity() const {
   return result;
 }
 
+const char *spelling(DependenceKind kind) {
+  switch (kind) {
+  case DependenceKind::Flow:
+    return "flow";
+  case DependenceKind::Anti:
+    return "anti";
+  case DependenceKind::Output:
+    return "output";
+  }
+  return "?";
+}
+
+const char *spelling(DependenceClass depClass) {
+  switch (depClass) {
+  case DependenceClass::Uniform:
+    return "uniform";
+  case DependenceClass::Affine:
+    return "affine";
+  case DependenceClass::NonUniform:
+    return "non-uniform";
+  }
+  return "?";
+}
+
 } // namespace polyc::analysis

@@ -39,30 +39,6 @@ unsigned equationLine(const model::Statement &stmt, const llvm::SourceMgr &sm) {
   return sm.getLineAndColumn(stmt.range.Start).first;
 }
 
-const char *kindName(analysis::DependenceKind kind) {
-  switch (kind) {
-  case analysis::DependenceKind::Flow:
-    return "flow";
-  case analysis::DependenceKind::Anti:
-    return "anti";
-  case analysis::DependenceKind::Output:
-    return "output";
-  }
-  return "?";
-}
-
-const char *className(analysis::DependenceClass depClass) {
-  switch (depClass) {
-  case analysis::DependenceClass::Uniform:
-    return "uniform";
-  case analysis::DependenceClass::Affine:
-    return "affine";
-  case analysis::DependenceClass::NonUniform:
-    return "non-uniform";
-  }
-  return "?";
-}
-
 std::string vectorText(const std::vector<int64_t> &v) {
   std::string text = "(";
   for (size_t i = 0; i < v.size(); ++i)

@@ -20,7 +20,7 @@ void printExplainDot(const ExplainInput &in, llvm::raw_ostream &os) {
   for (const model::Statement &stmt : in.model.statements)
     os << "  " << stmt.name << " [label=\"" << stmt.name << ": " << escape(equationText(stmt)) << "\"];\n";
   for (const analysis::Dependence &dep : in.deps.edges) {
-    std::string label = escape(std::string(kindName(dep.kind)) + " " + dep.array + " (" + className(dep.depClass) + ")");
+    std::string label = escape(std::string(analysis::spelling(dep.kind)) + " " + dep.array + " (" + analysis::spelling(dep.depClass) + ")");
     if (dep.distanceVectors) {
       constexpr size_t kShown = 12;
       std::string vectors;

@@ -73,11 +73,11 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
   Array deps;
   for (const analysis::Dependence &dep : in.deps.edges) {
     Object d;
-    d["kind"] = kindName(dep.kind);
+    d["kind"] = analysis::spelling(dep.kind);
     d["source"] = model.statements[dep.source].name;
     d["target"] = model.statements[dep.target].name;
     d["array"] = dep.array;
-    d["class"] = className(dep.depClass);
+    d["class"] = analysis::spelling(dep.depClass);
     d["relation"] = islText(dep.relation);
     d["sharedDims"] = dep.sharedDims;
     d["distances"] = islText(dep.distances);

@@ -24,8 +24,6 @@ struct ExplainInput {
 // The equation of a statement as written (whitespace collapsed), and its line in the source.
 std::string equationText(const model::Statement &stmt);
 unsigned equationLine(const model::Statement &stmt, const llvm::SourceMgr &sm);
-const char *kindName(analysis::DependenceKind kind);
-const char *className(analysis::DependenceClass depClass);
 std::string vectorText(const std::vector<int64_t> &v);
 template <typename T> std::string islText(const T &object);
 

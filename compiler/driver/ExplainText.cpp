@@ -49,8 +49,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   os << "\n";
   for (const analysis::Dependence &dep : in.deps.edges) {
     const model::Statement &src = model.statements[dep.source], &tgt = model.statements[dep.target];
-    os << "  " << kindName(dep.kind) << " " << src.name << " -> " << tgt.name << " through " << dep.array << ": "
-       << className(dep.depClass) << "\n";
+    os << "  " << analysis::spelling(dep.kind) << " " << src.name << " -> " << tgt.name << " through " << dep.array << ": "
+       << analysis::spelling(dep.depClass) << "\n";
     os << "    relation:  " << islText(dep.relation) << "\n";
     os << "    distances: " << islText(dep.distances) << "\n";
     if (dep.distanceVectors) {

@@ -10,18 +10,6 @@
 
 namespace polyc::schedule {
 
-static const char *kindName(analysis::DependenceKind kind) {
-  switch (kind) {
-  case analysis::DependenceKind::Flow:
-    return "flow";
-  case analysis::DependenceKind::Anti:
-    return "anti";
-  case analysis::DependenceKind::Output:
-    return "output";
-  }
-  return "?";
-}
-
 llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
                            const Schedule &schedule) {
   try {
@@ -46,7 +34,7 @@ llvm::Error verifySchedule(const model::Model &model, const analysis::Dependence
           time.apply_range(isl::union_map(polyc::islutil::lexGe(timePairs.domain().space()))).apply_range(time.reverse());
       isl::union_map bad = isl::union_map(dep.relation).intersect(wrongOrder);
       std::ostringstream os;
-      os << "the schedule violates the " << kindName(dep.kind) << " dependence " << src.name << " -> " << tgt.name
+      os << "the schedule violates the " << analysis::spelling(dep.kind) << " dependence " << src.name << " -> " << tgt.name
          << " through '" << dep.array << "'";
       if (!bad.is_empty())
         os << ": " << bad.as_map().wrap().sample_point() << " is not ordered";
