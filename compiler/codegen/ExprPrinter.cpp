@@ -866,7 +866,9 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
   const model::ArrayInfo *array = findArray(model_, read.name);
   assert(array && read.array && "Sema resolves every array read");
   ast::Boundary rule = read.array->effectiveBoundary;
-  std::vector<BoundsCheck> checks = boundsChecks(read);
+  std::vector<BoundsCheck> checks =
+      storageHoldsBoundary(*array) ? std::vector<BoundsCheck>(read.indices.size(), BoundsCheck{false, false, false})
+                                  : boundsChecks(read);
   std::vector<std::string> indices;
   std::vector<std::string> conditions;
   for (unsigned d = 0; d < read.indices.size(); ++d) {

@@ -112,6 +112,9 @@ public:
   // wavefront reads the recurrence from a ring of recent rows in local memory).
   virtual std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
                                  llvm::ArrayRef<std::string> indices) const;
+  // Whether the storage a read of `array` goes to already holds the boundary rule's values around the
+  // array (a GPU strip's window staged with its zeros), so that the read needs no bounds test.
+  virtual bool storageHoldsBoundary(const model::ArrayInfo &) const { return false; }
   // Prints the store of one statement instance, `target op rhs;` by default (`op` is " = ", " += " or
   // " -= "). A GPU target whose work-group computes one instance together can reduce the value across
   // the group and store it from one work-item.
