@@ -14,6 +14,7 @@
 
 #include <isl/aff.h>
 #include <isl/ast.h>
+#include <isl/map.h>
 #include <isl/set.h>
 #include <isl/union_set.h>
 
@@ -32,10 +33,15 @@ namespace {
 // shared by all work-items); or a run of `lanes` work-items of a flexible wavefront's strip.
 enum class PointMode { Item, Group, Strip };
 
-// The recurrence array of a flexible wavefront, read from the ring of recent rows in local memory.
-struct RingView {
-  std::string array;
+// An array a flexible wavefront's point reads from a ring of recent rows in local memory (its window),
+// through `origin`: a pointer to the point's own cell, with rows `ringCols` elements apart.
+struct WindowView {
   unsigned rowDim = 0, colDim = 1;
+  std::string row, col;       // the point's row and column (C names of the statement's dimensions)
+  std::string origin, ringCols;
+  std::string ringRows;       // for the recurrence's second copy of a row
+  bool holdsBoundary = false; // the ring holds the boundary's zeros: reads need no bounds test
+  bool recurrence = false;    // the statement's own array: its stores go to the ring too
 };
 
 bool isWord(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -58,6 +64,13 @@ isl::set projectOutDim(const isl::set &set, unsigned pos) {
   return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
 }
 isl::set anonymous(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
+bool isBounded(const isl::set &set) { return isl_set_is_bounded(set.get()) == isl_bool_true; }
+isl::map gistRange(const isl::map &map, const isl::set &context) {
+  return isl::manage(isl_map_gist_range(map.copy(), context.copy()));
+}
+isl::map anonymousMap(const isl::map &map) {
+  return isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(map.copy(), isl_dim_in), isl_dim_out));
+}
 isl::set flatProduct(const isl::set &a, const isl::set &b) {
   return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
 }
@@ -89,7 +102,7 @@ public:
   // group reduction of the whole value follows (half the barriers of one reduction per sum).
   bool deferSum = false;
   std::string storeGuard; // the condition under which this work-item stores, empty: always
-  std::optional<RingView> ring;
+  std::map<std::string, WindowView> windows; // by array name
   std::set<ast::ElemType> scratchTypes; // the local scratch arrays the printed code uses
 
   std::string typeName(ast::ElemType type) const override {
@@ -139,21 +152,44 @@ public:
   std::string indexCast(const std::string &expr) const override { return "(int)(" + expr + ")"; }
 
   std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
+  std::string printFlatReduction(const ReductionParts &parts, CodeWriter &w);
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
                          llvm::ArrayRef<std::string> indices) const override;
   void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
                   const std::string &op, const std::string &rhs, CodeWriter &w) override;
 
-  // The ring element of (row, col) of the recurrence array (array coordinates).
-  std::string ringElement(const std::string &row, const std::string &col) const {
-    return "polyc_ring[((" + row + ") & polyc_ring_mask) * polyc_ring_cols + (" + col +
-           ") - polyc_first_col + polyc_window_cols]";
+  bool storageHoldsBoundary(const model::ArrayInfo &array) const override {
+    auto it = windows.find(array.name);
+    return it != windows.end() && it->second.holdsBoundary;
+  }
+
+  // The element at (row, col) of a window, relative to the point's own cell.
+  std::string windowElement(const WindowView &view, const std::string &row, const std::string &col) const {
+    return view.origin + "[" + offsetText(row, view.row) + " * " + view.ringCols + " + " + offsetText(col, view.col) +
+           "]";
+  }
+
+private:
+  // `index - var` as C; "(-r1)" rather than "((i - r1) - i)" when the index is `var` plus or minus
+  // terms of additive precedence.
+  static std::string offsetText(const std::string &index, const std::string &var) {
+    if (index == var)
+      return "0";
+    if (index.size() > var.size() + 3 && index.compare(0, var.size() + 1, var + " ") == 0 &&
+        index.find_first_of("?:<>=&|!", var.size()) == std::string::npos) {
+      std::string rest = index.substr(var.size() + 1);
+      if (rest.compare(0, 2, "- ") == 0)
+        return "(-" + rest.substr(2) + ")";
+      if (rest.compare(0, 2, "+ ") == 0)
+        return "(" + rest.substr(2) + ")";
+    }
+    return "((" + index + ") - " + var + ")";
   }
 };
 
-std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
-  if (mode == PointMode::Item || parts.nested)
-    return ExprPrinter::printReduction(parts, w);
+// A work-group per point (the fixed wavefront): the group's lanes deal out the flattened index space,
+// which keeps a group of up to 256 work-items busy on small windows too.
+std::string OpenCLExprPrinter::printFlatReduction(const ReductionParts &parts, CodeWriter &w) {
   // The terms are shared by the lanes: lane l takes terms l, l + lanes, l + 2 * lanes, ... of the
   // reduction's index space flattened in row-major order.
   const std::string acc = parts.accumulator;
@@ -237,10 +273,80 @@ std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeW
   return acc;
 }
 
+std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  if (mode == PointMode::Item || parts.nested || parts.loops.empty())
+    return ExprPrinter::printReduction(parts, w);
+  if (mode == PointMode::Group)
+    return printFlatReduction(parts, w);
+  // A strip's point: a few lanes (at most a warp) over the innermost variable.
+  const std::string acc = parts.accumulator;
+  w.line(typeName(parts.type) + " " + acc + " = " + parts.identity + ";");
+  const size_t n = parts.loops.size();
+  // Whether a range depends on another variable of the reduction (a triangular range).
+  bool independent = true;
+  for (size_t k = 0; k < n; ++k)
+    for (size_t e = 0; e < n; ++e)
+      independent = independent && (e == k || (!mentions(parts.loops[k].lo, parts.loops[e].var) &&
+                                                !mentions(parts.loops[k].hi, parts.loops[e].var)));
+  auto body = [&]() {
+    if (!parts.condition.empty())
+      w.openBlock("if (" + parts.condition + ")");
+    std::string value = parts.body(w);
+    w.line(parts.update(value));
+    if (!parts.condition.empty())
+      w.closeBlock();
+  };
+  const ReductionLoop &inner = parts.loops.back();
+  auto loopHeader = [&](const ReductionLoop &loop) {
+    return "for (int " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi + "; ++" + loop.var + ")";
+  };
+  const std::string innerHeader = "for (int " + inner.var + " = " + inner.lo + " + " + lane + "; " + inner.var +
+                                  " < " + inner.hi + "; " + inner.var + " += " + lanes + ")";
+  if (n == 1 || !independent) {
+    // One variable (or ranges that depend on each other): the lanes share the innermost loop.
+    w.comment("The lanes of the point take the terms of " + inner.var + " in turn" +
+              (deferSum ? " (the group adds the lanes' shares below)." : "."));
+    for (size_t k = 0; k + 1 < n; ++k)
+      w.openBlock(loopHeader(parts.loops[k]));
+    w.openBlock(innerHeader);
+    body();
+    w.closeBlock();
+    for (size_t k = 0; k + 1 < n; ++k)
+      w.closeBlock();
+  } else {
+    // Independent ranges: the lanes take consecutive values of the innermost variable (neighbouring
+    // local-memory cells: no bank conflicts) and each runs the other variables in order inside,
+    // unrolled so that several reads are in flight. (Dealing out the flattened index space instead,
+    // with a carry per term, measured 3x slower on the CUDA target at M=31.)
+    w.comment("The lanes of the point take consecutive values of " + inner.var + "; each runs the other variables" +
+              " in order" + (deferSum ? " (the group adds the lanes' shares below)." : "."));
+    w.openBlock(innerHeader);
+    for (size_t k = 0; k + 1 < n; ++k) {
+      if (k + 2 == n)
+        w.line("#pragma unroll 4");
+      w.openBlock(loopHeader(parts.loops[k]));
+    }
+    body();
+    for (size_t k = 0; k + 1 < n; ++k)
+      w.closeBlock();
+    w.closeBlock();
+  }
+  if (deferSum)
+    return acc;
+  scratchTypes.insert(parts.type);
+  const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
+                   : parts.reduction->op == ast::ReductionOp::Max ? "max"
+                                                                  : "min";
+  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
+         suffix(parts.type) + ");");
+  return acc;
+}
+
 std::string OpenCLExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
                                           llvm::ArrayRef<std::string> indices) const {
-  if (ring && array.name == ring->array && storage == arrayRef(array) && indices.size() == 2)
-    return ringElement(indices[ring->rowDim], indices[ring->colDim]);
+  auto it = windows.find(array.name);
+  if (it != windows.end() && storage == arrayRef(array) && indices.size() == 2)
+    return windowElement(it->second, indices[it->second.rowDim], indices[it->second.colDim]);
   return ExprPrinter::elementRef(array, storage, indices);
 }
 
@@ -257,14 +363,28 @@ void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef
   }
   if (!storeGuard.empty())
     w.openBlock("if (" + storeGuard + ")");
-  bool toRing = ring && array.name == ring->array && indices.size() == 2;
-  if (toRing && op != " = ") {
-    // An update: the new value is the old one changed, and both copies get it.
+  auto it = windows.find(array.name);
+  const WindowView *ring = it != windows.end() && it->second.recurrence && indices.size() == 2 ? &it->second : nullptr;
+  // The ring holds every row twice (see the kernel): the point's cell and the one ringRows rows before.
+  auto ringStores = [&](const std::string &v) {
+    std::string cell = windowElement(*ring, indices[ring->rowDim], indices[ring->colDim]);
+    std::string twin = ring->origin + "[" + "-" + ring->ringRows + " * " + ring->ringCols + "]";
+    if (cell != ring->origin + "[0 * " + ring->ringCols + " + 0]") {
+      // Not the point's own cell: address the other copy from the cell itself.
+      twin = cell.substr(0, cell.size() - 1) + " - " + ring->ringRows + " * " + ring->ringCols + "]";
+    } else {
+      cell = ring->origin + "[0]";
+    }
+    w.line(cell + " = " + v + ";");
+    w.line(twin + " = " + v + ";");
+  };
+  if (ring && op != " = ") {
+    // An update: the new value is the old one changed, and the ring gets it.
     w.line(target + op + value + ";");
-    w.line(ringElement(indices[ring->rowDim], indices[ring->colDim]) + " = " + target + ";");
+    ringStores(target);
   } else {
-    if (toRing)
-      w.line(ringElement(indices[ring->rowDim], indices[ring->colDim]) + " = " + value + ";");
+    if (ring)
+      ringStores(value);
     w.line(target + op + value + ";");
   }
   if (!storeGuard.empty())
@@ -632,7 +752,7 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   exprs_.mode = mode;
   exprs_.lane = "polyc_lid";
   exprs_.lanes = "polyc_group_size";
-  exprs_.ring.reset();
+  exprs_.windows.clear();
   exprs_.scratchTypes.clear();
   kernelBand_ = &band;
   if (kernel.group) {
@@ -897,7 +1017,7 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
   }
   CodeWriter w;
   exprs_.mode = PointMode::Item;
-  exprs_.ring.reset();
+  exprs_.windows.clear();
   printKernelStatement(call.statement, argNames, w);
   emitKernel(name, statement.name + " at one point, by one work-item.", args, w.str());
   kernels.push_back({name, member});
@@ -908,18 +1028,124 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
 
 // ---- The flexible wavefront
 
+// The coefficient of `var` in an affine index expression; nullopt when the expression is not affine
+// in it with a known coefficient. (The CUDA target has the same test, in its own file.)
+static std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar *var,
+                                            const ast::Program &program) {
+  switch (expr.kind()) {
+  case ast::Expr::Kind::IntLit:
+    return 0;
+  case ast::Expr::Kind::VarRef: {
+    auto &ref = llvm::cast<ast::VarRef>(expr);
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding))
+      return v->var == var ? 1 : 0;
+    if (std::holds_alternative<const ast::ParamDecl *>(ref.binding))
+      return 0;
+    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
+      return std::holds_alternative<int64_t>((*c)->value) ? std::optional<int64_t>(0) : std::nullopt;
+    return std::nullopt;
+  }
+  case ast::Expr::Kind::Unary: {
+    auto &u = llvm::cast<ast::Unary>(expr);
+    auto c = coefficientOf(*u.operand, var, program);
+    if (u.op != ast::UnaryOp::Neg || !c)
+      return std::nullopt;
+    return -*c;
+  }
+  case ast::Expr::Kind::Binary: {
+    auto &b = llvm::cast<ast::Binary>(expr);
+    auto l = coefficientOf(*b.lhs, var, program), r = coefficientOf(*b.rhs, var, program);
+    if (!l || !r)
+      return std::nullopt;
+    if (b.op == ast::BinaryOp::Add)
+      return *l + *r;
+    if (b.op == ast::BinaryOp::Sub)
+      return *l - *r;
+    if (b.op == ast::BinaryOp::Mul) {
+      // A product is affine in `var` only when one side does not involve it; the other side must then
+      // be a constant for the coefficient to be known.
+      auto lc = affineForm(*b.lhs, program), rc = affineForm(*b.rhs, program);
+      if (*l == 0 && *r == 0)
+        return 0;
+      if (*l == 0 && lc && lc->terms.empty())
+        return lc->constant * *r;
+      if (*r == 0 && rc && rc->terms.empty())
+        return rc->constant * *l;
+    }
+    return std::nullopt;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// Whether an expression mentions any of the given index variables.
+static bool mentionsVar(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
+  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
+    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
+      return llvm::is_contained(vars, v->var);
+    return false;
+  }
+  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
+    return mentionsVar(*u->operand, vars);
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
+    return mentionsVar(*b->lhs, vars) || mentionsVar(*b->rhs, vars);
+  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
+    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentionsVar(*a, vars); });
+  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
+    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsVar(*a, vars); });
+  if (auto *r = llvm::dyn_cast<ast::Reduction>(&expr))
+    return mentionsVar(*r->body, vars) || (r->where && mentionsVar(*r->where, vars));
+  return true; // anything else: assume it may
+}
+
+// A window of the flexible wavefront: an array read at the point's row and column plus offsets bounded
+// by the params, staged in local memory as a ring of recent rows.
+struct FlexibleWindow {
+  const model::ArrayInfo *array = nullptr;
+  bool recurrence = false;
+  isl::set deltas; // read index - point, over (array dim 0, array dim 1)
+  std::string name; // C identifier of the array
+};
+
+// The extent of the innermost variable of the statement's reductions (the one the lanes of a point
+// share), the largest over its reductions, on the host; 0 when it has none.
+static std::string innerReductionExtent(const model::Statement &statement, const ast::Program &program) {
+  std::vector<const ast::Reduction *> reductions;
+  collectReductions(*statement.equation->rhs, reductions);
+  std::string text = "int64_t(0)";
+  for (const ast::Reduction *r : reductions) {
+    if (r->bindings.empty())
+      continue;
+    const ast::RangeBinding &binding = r->bindings.back();
+    std::optional<AffineForm> lo = affineForm(*binding.lo, program), hi = affineForm(*binding.hi, program);
+    std::string extent = "int64_t(32)"; // a range that depends on more than the params
+    if (lo && hi) {
+      std::string difference = std::to_string(hi->constant - lo->constant);
+      for (auto [param, coefficient] : hi->terms)
+        difference += " + " + std::to_string(coefficient) + " * " + cIdentifier(program.params[param]->name);
+      for (auto [param, coefficient] : lo->terms)
+        difference += " - " + std::to_string(coefficient) + " * " + cIdentifier(program.params[param]->name);
+      extent = "std::max<int64_t>(" + difference + ", 0)";
+    }
+    text = "std::max<int64_t>(" + text + ", " + extent + ")";
+  }
+  return text;
+}
+
 void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   if (band.statements.size() != 1) {
     fail("flexible wavefront of band " + std::to_string(band.index) + ": it needs exactly one statement");
     return;
   }
   const model::Model &model = input_.model;
+  const ast::Program &program = *model.program;
   unsigned s = band.statements[0];
   const model::Statement &statement = model.statements[s];
   allocate::WavefrontMapping mapping;
   if (band.allocation && band.allocation->wavefront)
     mapping = *band.allocation->wavefront;
-  const unsigned rowDim = mapping.rowDim, colDim = mapping.columnDim;
+  unsigned rowDim = mapping.rowDim, colDim = mapping.columnDim;
   const ast::Equation &eq = *statement.equation;
   bool identityWrite = statement.repeatDims == 0 && statement.dimNames.size() == 2 && eq.lhsIndices.size() == 2 &&
                        eq.indexVars.size() == 2 && eq.indexVars[0] && eq.indexVars[1] && rowDim != colDim &&
@@ -929,6 +1155,11 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
          ": the OpenCL target needs a two-dimensional statement outside repeat blocks that writes A[i, j]");
     return;
   }
+  // The strips' columns are the arrays' contiguous (last) dimension, whatever the allocation's mapping
+  // prefers: a ring row a step loads is then contiguous in global memory (coalesced loads). Either
+  // orientation is legal, since every dependence looks back along both dimensions (checked below).
+  if (colDim != 1)
+    std::swap(rowDim, colDim);
   const model::ArrayInfo *array = model.findArray(statement.write.array);
   isl::set domain = statement.domain;
   if (!model.context.is_null())
@@ -943,25 +1174,86 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
       return;
     }
   }
-  // The window: the largest flow distances along rows and columns; none may be negative.
-  isl::set distances;
+  // No dependence may go back along the rows or the columns.
   for (const analysis::Dependence &d : input_.deps.edges) {
     if (d.source != s || d.target != s || d.distances.is_null())
       continue;
     isl::set dist = anonymous(d.distances);
-    distances = distances.is_null() ? dist : distances.unite(dist);
-  }
-  std::string windowRows = "int64_t(0)", windowCols = "int64_t(0)";
-  if (!distances.is_null() && !distances.is_empty()) {
-    isl::set backRows(distances.ctx(), rowDim == 0 ? "{ [a, b] : a < 0 }" : "{ [a, b] : b < 0 }");
-    isl::set backCols(distances.ctx(), colDim == 0 ? "{ [a, b] : a < 0 }" : "{ [a, b] : b < 0 }");
-    if (!distances.intersect(backRows).is_empty() || !distances.intersect(backCols).is_empty()) {
+    isl::set back(dist.ctx(), "{ [a, b] : a < 0 or b < 0 }");
+    if (!dist.intersect(back).is_empty()) {
       fail("flexible wavefront of " + statement.name + ": a dependence goes back along the rows or the columns");
       return;
     }
-    windowRows = "std::max<int64_t>(" + hostExpr(setDimMax(distances, rowDim), context) + ", 0)";
-    windowCols = "std::max<int64_t>(" + hostExpr(setDimMax(distances, colDim), context) + ", 0)";
   }
+
+  // The reads: windows (2D, each index the point's own dimension plus an offset; inputs only with the
+  // zero boundary, whose values the ring holds), staged arrays (an input read at indices that do not
+  // depend on the point: filter coefficients), or global memory.
+  std::vector<const ast::IndexVar *> pointVars = {eq.indexVars[0].get(), eq.indexVars[1].get()};
+  std::map<std::string, FlexibleWindow> windows;
+  std::set<std::string> notWindowed, staged, global;
+  for (const model::Access &read : statement.reads) {
+    if (!read.read || read.implicitUpdateRead)
+      continue;
+    const model::ArrayInfo *source = model.findArray(read.array);
+    const ast::ArrayRead &ar = *read.read;
+    bool recurrence = read.array == statement.write.array;
+    bool gather = llvm::is_contained(ar.isGather, true);
+    bool windowed = !gather && !read.isMay && source->decl->rank() == 2 && ar.indices.size() == 2 &&
+                    (recurrence || source->decl->effectiveBoundary == ast::Boundary::Zero);
+    for (unsigned d = 0; windowed && d < 2; ++d)
+      for (unsigned v = 0; windowed && v < 2; ++v) {
+        auto k = coefficientOf(*ar.indices[d], pointVars[v], program);
+        windowed = k && *k == (d == v ? 1 : 0);
+      }
+    if (windowed) {
+      // The access relation leaves out the elements outside the array (the boundary rule gives them);
+      // the ring holds them too (as zeros), so the window's offsets are taken without that limit.
+      isl::map relation = read.relation;
+      if (!source->extent.is_null())
+        relation = gistRange(relation, source->extent);
+      isl::set deltas = anonymousMap(relation.intersect_domain(domain)).deltas();
+      FlexibleWindow &window = windows[read.array];
+      window.array = source;
+      window.recurrence = recurrence;
+      window.name = cIdentifier(read.array);
+      window.deltas = window.deltas.is_null() ? deltas : window.deltas.unite(deltas);
+      // A window must have bounded offsets (the ring's size).
+      if (!isBounded(window.deltas) && !window.deltas.is_empty())
+        notWindowed.insert(read.array);
+      continue;
+    }
+    notWindowed.insert(read.array);
+    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentionsVar(*e, pointVars); });
+    if (invariant && source->decl->kind == ast::ArrayKind::Input && source->decl->rank() > 0)
+      staged.insert(read.array);
+    else
+      global.insert(read.array);
+  }
+  for (const std::string &n : notWindowed) {
+    windows.erase(n);
+    if (global.count(n))
+      staged.erase(n);
+  }
+  if (notWindowed.count(statement.write.array)) {
+    fail("flexible wavefront of " + statement.name +
+         ": it reads its own array other than at a bounded distance before the point");
+    return;
+  }
+  isl::ctx ctx = domain.ctx();
+  if (windows.count(statement.write.array) &&
+      !windows[statement.write.array].deltas.intersect(isl::set(ctx, "{ [a, b] : a > 0 or b > 0 }")).is_empty()) {
+    fail("flexible wavefront of " + statement.name + ": it reads its own array ahead of the point");
+    return;
+  }
+  // The recurrence first: its ring is the one the point's stores go to.
+  std::vector<FlexibleWindow *> order;
+  if (windows.count(statement.write.array))
+    order.push_back(&windows[statement.write.array]);
+  for (auto &[n, window] : windows)
+    if (!window.recurrence)
+      order.push_back(&window);
+
   std::string rowLo = hostExpr(setDimMin(domain, rowDim), context);
   std::string rowHi = hostExpr(setDimMax(domain, rowDim), context);
   std::string colLo = hostExpr(setDimMin(domain, colDim), context);
@@ -973,7 +1265,6 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   boards.push_back(board);
   ast::ElemType type = array->decl->elemType;
   std::string T = exprs_.typeName(type);
-  std::string A = cIdentifier(array->name);
   std::vector<std::string> dims = exprs_.dimNames(statement);
 
   // The kernel body.
@@ -981,15 +1272,48 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   exprs_.mode = PointMode::Strip;
   exprs_.lane = "polyc_lane";
   exprs_.lanes = "polyc_lanes";
-  exprs_.ring = RingView{array->name, rowDim, colDim};
+  exprs_.windows.clear();
   exprs_.scratchTypes.clear();
-  auto element = [&](const std::string &row, const std::string &col) {
+  for (const FlexibleWindow *window : order) {
+    WindowView view;
+    view.rowDim = rowDim;
+    view.colDim = colDim;
+    view.row = dims[rowDim];
+    view.col = dims[colDim];
+    view.origin = "polyc_" + window->name + "_at";
+    view.ringCols = "polyc_" + window->name + "_ring_cols";
+    view.ringRows = "polyc_" + window->name + "_ring_rows";
+    view.holdsBoundary = window->array->decl->effectiveBoundary == ast::Boundary::Zero;
+    view.recurrence = window->recurrence;
+    exprs_.windows[window->array->name] = view;
+  }
+  for (const std::string &n : staged)
+    exprs_.setReadStorage(n, "polyc_" + cIdentifier(n) + "_local");
+  // The global element (row, col) of a window's array, 0 outside it (the zero boundary).
+  auto globalRead = [&](const FlexibleWindow &window, const std::string &row, const std::string &col) {
     std::vector<std::string> idx(2);
     idx[rowDim] = row;
     idx[colDim] = col;
-    return exprs_.elementIndex(*array, idx);
+    std::string source = window.recurrence ? "polyc_seen" : window.name;
+    return "(" + row + " >= 0 && " + row + " < " + exprs_.extent(*window.array, rowDim) + " && " + col + " >= 0 && " +
+           col + " < " + exprs_.extent(*window.array, colDim) + " ? " + source + "[" +
+           exprs_.elementIndex(*window.array, idx) + "] : " + exprs_.literal(0, window.array->decl->elemType) + ")";
   };
-  std::string arrayRows = exprs_.extent(*array, rowDim), arrayCols = exprs_.extent(*array, colDim);
+  auto p = [&](const FlexibleWindow &window, const std::string &what) { return "polyc_" + window.name + "_" + what; };
+  auto elemType = [&](const FlexibleWindow &window) { return exprs_.typeName(window.array->decl->elemType); };
+  // Stores a ring row's element at both of its slots.
+  auto ringStore = [&](const FlexibleWindow &window, const std::string &row, const std::string &c,
+                       const std::string &value) {
+    w.line("const int polyc_slot = ((" + row + ") & (" + p(window, "ring_rows") + " - 1)) * " + p(window, "ring_cols") +
+           " + " + c + ";");
+    w.line(p(window, "ring") + "[polyc_slot] = " + p(window, "ring") + "[polyc_slot + " + p(window, "ring_rows") +
+           " * " + p(window, "ring_cols") + "] = " + value + ";");
+  };
+  // The columns of a window's rows that are loaded: all of them for an input, only the halo on the
+  // strip's left for the recurrence (the strip computes its own).
+  auto loadedCols = [&](const FlexibleWindow &window) {
+    return window.recurrence ? p(window, "left") : p(window, "ring_cols");
+  };
   w.line("const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);");
   w.line("const int polyc_strip_lane = polyc_lid / polyc_lanes, polyc_lane = polyc_lid % polyc_lanes;");
   w.line("const int polyc_columns = (polyc_cols + polyc_strip - 1) / polyc_strip;");
@@ -997,54 +1321,69 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   w.comment("Step s of a strip needs its left neighbour at step s + strip: strip - 1 for the skew inside the\n"
             "strip, 1 because the next row of the halo is loaded during step s.");
   w.line("const int polyc_lag = polyc_strip;");
-  w.line("const int polyc_ring_mask = polyc_ring_rows - 1;");
   w.line("__local int polyc_shared[4];");
-  w.comment("What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.");
-  w.line("volatile __global const " + T + " *polyc_seen = " + A + ";");
+  if (windows.count(statement.write.array)) {
+    w.comment("What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.");
+    w.line("volatile __global const " + T + " *polyc_seen = " + cIdentifier(array->name) + ";");
+  }
+  if (!staged.empty()) {
+    w.comment("The arrays every point reads whole (point-invariant inputs), once per work-group.");
+    for (const std::string &n : staged) {
+      const model::ArrayInfo &a = *model.findArray(n);
+      w.openBlock("for (int polyc_k = polyc_lid; polyc_k < " + exprs_.storageSize(a) +
+                  "; polyc_k += polyc_group_size)");
+      w.line("polyc_" + cIdentifier(n) + "_local[polyc_k] = " + cIdentifier(n) + "[polyc_k];");
+      w.closeBlock();
+    }
+    w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+  }
   w.line("polyc_wf_state polyc_state = polyc_wf_begin();");
   w.openBlock("while (!polyc_state.done)");
   w.openBlock("if (polyc_state.column < 0)");
   w.line("polyc_wf_scan(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_columns, polyc_steps, "
          "polyc_lag, polyc_scratch_i32, polyc_shared);");
   w.openBlock("if (polyc_state.column >= 0)");
-  w.comment("A new column: fill the ring with the rows its first step reads (the strip's own columns and the\n"
-            "halo of window columns on its left). Rows not computed yet are overwritten before they are read.");
+  w.comment("A new column: fill each ring with the rows its first step reads (zeros outside the arrays). The\n"
+            "recurrence's rows the strip has not computed yet are overwritten before they are read.");
   w.line("const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;");
-  w.line("const int polyc_low_row = polyc_row_lo + polyc_state.step - (polyc_strip - 1) - polyc_window_rows;");
-  w.line("const int polyc_count = (polyc_strip + polyc_window_rows) * polyc_ring_cols;");
-  w.openBlock("for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size)");
-  w.line("const int polyc_row = polyc_low_row + polyc_k / polyc_ring_cols, polyc_c = polyc_k % polyc_ring_cols;");
-  w.line("const int polyc_col = polyc_first_col - polyc_window_cols + polyc_c;");
-  w.openBlock("if (polyc_row >= 0 && polyc_row < " + arrayRows + " && polyc_col >= 0 && polyc_col < " + arrayCols + ")");
-  w.line("polyc_ring[(polyc_row & polyc_ring_mask) * polyc_ring_cols + polyc_c] = polyc_seen[" +
-         element("polyc_row", "polyc_col") + "];");
-  w.closeBlock();
-  w.closeBlock();
+  w.line("const int polyc_step = polyc_row_lo + polyc_state.step;");
+  for (const FlexibleWindow *window : order) {
+    w.openBlock("");
+    w.line("const int polyc_low_row = polyc_step - (polyc_strip - 1) - " + p(*window, "back") + ";");
+    w.line("const int polyc_count = (polyc_strip + " + p(*window, "back") + " + " + p(*window, "ahead") + ") * " +
+           p(*window, "ring_cols") + ";");
+    w.openBlock("for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size)");
+    w.line("const int polyc_row = polyc_low_row + polyc_k / " + p(*window, "ring_cols") + ", polyc_c = polyc_k % " +
+           p(*window, "ring_cols") + ";");
+    w.line("const int polyc_col = polyc_first_col - " + p(*window, "left") + " + polyc_c;");
+    ringStore(*window, "polyc_row", "polyc_c", globalRead(*window, "polyc_row", "polyc_col"));
+    w.closeBlock();
+    w.closeBlock();
+  }
   w.line("barrier(CLK_LOCAL_MEM_FENCE);");
   w.closeBlock();
   w.elseBlock();
   w.line("const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;");
-  w.line("const int polyc_step = polyc_state.step;");
-  w.comment("Load the halo's next row now, store it after this step's reads: its latency hides behind them.");
-  w.line("const int polyc_halo_row = polyc_row_lo + polyc_step + 1;");
-  w.line("const int polyc_halo_col = polyc_first_col - polyc_window_cols + polyc_lid;");
-  w.line("const int polyc_halo_now = polyc_halo_row < " + arrayRows +
-         " && polyc_lid < polyc_window_cols && polyc_halo_col >= 0;");
-  w.line(T + " polyc_halo = " + exprs_.literal(0, type) + ";");
-  w.openBlock("if (polyc_halo_now)");
-  w.line("polyc_halo = polyc_seen[" + element("polyc_halo_row", "polyc_halo_col") + "];");
-  w.closeBlock();
-  w.openBlock("for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_window_cols && polyc_halo_row < " +
-              arrayRows + "; polyc_h += polyc_group_size)");
-  w.line("const int polyc_col = polyc_first_col - polyc_window_cols + polyc_h;");
-  w.openBlock("if (polyc_col >= 0)");
-  w.line("polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_h] = polyc_seen[" +
-         element("polyc_halo_row", "polyc_col") + "];");
-  w.closeBlock();
-  w.closeBlock();
+  w.line("const int polyc_step = polyc_row_lo + polyc_state.step;");
+  w.comment("Load each ring's next row now (row step + ahead + 1, which no point of this step reads: the ring\n"
+            "has more rows than a step reads), store it after this step's reads: its latency hides behind them.");
+  for (const FlexibleWindow *window : order) {
+    std::string next = p(*window, "next");
+    w.line("const int " + next + "_row = polyc_step + " + p(*window, "ahead") + " + 1;");
+    w.line(elemType(*window) + " " + next + " = " + exprs_.literal(0, window->array->decl->elemType) + ";");
+    w.openBlock("if (polyc_lid < " + loadedCols(*window) + ")");
+    w.line("const int polyc_col = polyc_first_col - " + p(*window, "left") + " + polyc_lid;");
+    w.line(next + " = " + globalRead(*window, next + "_row", "polyc_col") + ";");
+    w.closeBlock();
+    w.openBlock("for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < " + loadedCols(*window) +
+                "; polyc_h += polyc_group_size)");
+    w.line("const int polyc_col = polyc_first_col - " + p(*window, "left") + " + polyc_h;");
+    ringStore(*window, next + "_row", "polyc_h", globalRead(*window, next + "_row", "polyc_col"));
+    w.closeBlock();
+  }
   w.comment("Lane group polyc_strip_lane computes the point (row step - lane, column first + lane). Lanes past\n"
             "the domain compute a clamped point and store nothing, so every work-item meets every barrier.");
-  w.line("const int polyc_row = polyc_row_lo + polyc_step - polyc_strip_lane;");
+  w.line("const int polyc_row = polyc_step - polyc_strip_lane;");
   w.line("const int polyc_col = polyc_first_col + polyc_strip_lane;");
   w.line("const int polyc_active = polyc_row >= polyc_row_lo && polyc_row < polyc_row_lo + polyc_rows && "
          "polyc_col < polyc_col_lo + polyc_cols;");
@@ -1052,43 +1391,74 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   w.openBlock("");
   w.line("const int " + dims[rowDim] + " = clamp(polyc_row, polyc_row_lo, polyc_row_lo + polyc_rows - 1);");
   w.line("const int " + dims[colDim] + " = min(polyc_col, polyc_col_lo + polyc_cols - 1);");
+  if (!order.empty())
+    w.comment("Each window's reads go through the point's own cell. Its ring holds every row twice (slots\n"
+              "r % R and r % R + R), so rows back..ahead of the point are contiguous from the copy chosen here.");
+  for (const FlexibleWindow *window : order) {
+    std::string m = p(*window, "m");
+    w.line("const int " + m + " = " + dims[rowDim] + " & (" + p(*window, "ring_rows") + " - 1);");
+    std::string base = window->recurrence ? m + " + " + p(*window, "ring_rows")
+                                          : m + " + (" + m + " + " + p(*window, "ahead") + " < " +
+                                                p(*window, "ring_rows") + " ? " + p(*window, "ring_rows") + " : 0)";
+    w.line(std::string(window->recurrence ? "" : "const ") + "__local " + elemType(*window) + " *" +
+           p(*window, "at") + " = " + p(*window, "ring") + " + (" + base + ") * " + p(*window, "ring_cols") + " + " +
+           dims[colDim] + " - polyc_first_col + " + p(*window, "left") + ";");
+  }
   exprs_.deferSum = isSumOfSums(*eq.rhs);
   exprs_.storeGuard = "polyc_lane == 0 && polyc_active";
   exprs_.printStatement(statement, w);
   exprs_.deferSum = false;
   exprs_.storeGuard.clear();
   w.closeBlock();
-  w.openBlock("if (polyc_halo_now)");
-  w.line("polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_lid] = polyc_halo;");
-  w.closeBlock();
+  for (const FlexibleWindow *window : order) {
+    w.openBlock("if (polyc_lid < " + loadedCols(*window) + ")");
+    ringStore(*window, p(*window, "next") + "_row", "polyc_lid", p(*window, "next"));
+    w.closeBlock();
+  }
   w.line("polyc_wf_publish(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_steps, polyc_lag, "
          "polyc_polls, polyc_shared);");
   w.closeBlock();
   w.closeBlock();
-  exprs_.ring.reset();
+  exprs_.windows.clear();
+  exprs_.clearReadStorage();
 
   std::vector<KernelArg> args = baseArgs({s}, false);
   for (const char *counter : {"progress", "locks", "completed"})
     args.push_back({std::string("__global int *polyc_") + counter, board + "." + counter + "()"});
-  for (const char *value : {"row_lo", "col_lo", "rows", "cols", "strip", "lanes", "ring_rows", "ring_cols",
-                            "window_rows", "window_cols", "polls"})
+  for (const char *value : {"row_lo", "col_lo", "rows", "cols", "strip", "lanes", "polls"})
     args.push_back({std::string("const int polyc_") + value, std::string("cl_int(polyc_") + value + ")"});
-  std::string cl = type == ast::ElemType::F32 ? "cl_float" : type == ast::ElemType::F64 ? "cl_double" : "cl_int";
-  args.push_back({"__local " + T + " *polyc_ring", "polyc_shape.ringBytes", true});
+  for (size_t k = 0; k < order.size(); ++k) {
+    for (const char *value : {"ring_rows", "ring_cols", "back", "ahead", "left"})
+      args.push_back({"const int " + p(*order[k], value), "cl_int(" + p(*order[k], value) + ")"});
+    args.push_back({"__local " + elemType(*order[k]) + " *" + p(*order[k], "ring"),
+                    "polyc_shape.windows[" + std::to_string(k) + "].bytes", true});
+  }
+  for (const std::string &n : staged) {
+    const model::ArrayInfo &a = *model.findArray(n);
+    args.push_back({"__local " + exprs_.typeName(a.decl->elemType) + " *polyc_" + cIdentifier(n) + "_local",
+                    "polyc_" + cIdentifier(n) + "_bytes", true});
+  }
   std::set<ast::ElemType> scratch = exprs_.scratchTypes;
   scratch.insert(ast::ElemType::I32); // the column scan
-  for (ast::ElemType t : scratch) {
-    std::string clt = t == ast::ElemType::F32 ? "cl_float" : t == ast::ElemType::F64 ? "cl_double" : "cl_int";
+  for (ast::ElemType t : scratch)
     args.push_back({"__local " + exprs_.typeName(t) + " *polyc_scratch_" + suffix(t),
-                    "polyc_shape.groupSize * sizeof(" + clt + ")", true});
+                    "polyc_shape.groupSize * sizeof(" + std::string(clScalar(t)) + ")", true});
+  std::string what = "Band " + std::to_string(band.index) + ", " + statement.name +
+                     ": flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of " +
+                     dims[colDim] + " (the arrays' contiguous dimension); a strip is walked in steps over " +
+                     dims[rowDim] + ", skewed inside the strip; work-groups take strips under column locks and "
+                     "progress counters (see the device library above).";
+  if (!order.empty() || !staged.empty()) {
+    std::string inLocal;
+    for (const FlexibleWindow *window : order)
+      inLocal += (inLocal.empty() ? "" : ", ") + window->array->name;
+    what += " A step reads only local memory: rings of recent rows of " + (inLocal.empty() ? "no array" : inLocal);
+    std::string stagedNames;
+    for (const std::string &n : staged)
+      stagedNames += (stagedNames.empty() ? "" : ", ") + n;
+    what += stagedNames.empty() ? "." : ", and copies of " + stagedNames + ".";
   }
-  emitKernel(name,
-             "Band " + std::to_string(band.index) + ", " + statement.name +
-                 ": flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of " +
-                 dims[colDim] + "; a strip is walked in steps over " + dims[rowDim] +
-                 ", skewed inside the strip; work-groups take strips under column locks and progress counters "
-                 "(see the device library above).",
-             args, w.str());
+  emitKernel(name, what, args, w.str());
   kernels.push_back({name, member});
 
   // The launch.
@@ -1098,14 +1468,48 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
           " - polyc_row_lo + 1, 0);");
   w_.line("const int64_t polyc_col_lo = " + colLo + ", polyc_cols = std::max<int64_t>(" + colHi +
           " - polyc_col_lo + 1, 0);");
-  w_.line("const int64_t polyc_window_rows = " + windowRows + ", polyc_window_cols = " + windowCols + ";");
   w_.openBlock("if (polyc_rows > 0 && polyc_cols > 0)");
+  // Offsets along the strip's rows (array dimension rowDim) and columns (colDim), from the params.
+  auto bound = [&](const FlexibleWindow &window, unsigned d, bool low) {
+    if (window.deltas.is_empty())
+      return std::string("int64_t(0)");
+    isl::pw_aff v = low ? setDimMin(window.deltas, d).neg() : setDimMax(window.deltas, d);
+    return "std::max<int64_t>(0, " + hostExpr(v, context) + ")";
+  };
+  std::string windowList;
+  for (const FlexibleWindow *window : order) {
+    windowList += std::string(windowList.empty() ? "" : ", ") + "{" + bound(*window, rowDim, true) + ", " +
+                  (window->recurrence ? "0" : bound(*window, rowDim, false)) + ", " + bound(*window, colDim, true) +
+                  ", " + (window->recurrence ? "0" : bound(*window, colDim, false)) + ", sizeof(" +
+                  clScalar(window->array->decl->elemType) + ")}";
+  }
+  w_.comment("The windows a point reads (rows back and ahead, columns left and right).");
+  w_.line("const std::vector<polyc::rt::ocl::WindowSpec> polyc_windows = {" + windowList + "};");
+  std::string stagedBytes = "0";
+  for (const std::string &n : staged) {
+    const model::ArrayInfo &a = *model.findArray(n);
+    std::string bytes = "polyc_" + cIdentifier(n) + "_bytes";
+    w_.line("const size_t " + bytes + " = size_t(" + exprs_.storageSize(a) + ") * sizeof(" +
+            clScalar(a.decl->elemType) + ");");
+    stagedBytes += " + " + bytes;
+  }
+  std::string scratchType = "cl_int";
+  for (ast::ElemType t : scratch)
+    if (t != ast::ElemType::I32)
+      scratchType = clScalar(t);
   w_.line("const polyc::rt::ocl::StripShape polyc_shape = polyc::rt::ocl::chooseStripShape(device(), " + member +
-          ", polyc_rows, polyc_cols, polyc_window_rows, polyc_window_cols, " + reductionLength({s}) + ", sizeof(" + cl +
-          "));");
+          ", polyc_rows, polyc_cols, polyc_windows, " + stagedBytes + ", " +
+          innerReductionExtent(statement, program) + ", sizeof(" + scratchType + ") * " +
+          std::to_string(scratch.size() - 1) + ");");
   w_.line("const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;");
-  w_.line("const int polyc_ring_rows = polyc_shape.ringRows, polyc_ring_cols = polyc_shape.ringCols;");
   w_.line("const int polyc_polls = polyc_shape.polls;");
+  for (size_t k = 0; k < order.size(); ++k) {
+    std::string at = "polyc_windows[" + std::to_string(k) + "]", sh = "polyc_shape.windows[" + std::to_string(k) + "]";
+    w_.line("const int " + p(*order[k], "ring_rows") + " = " + sh + ".ringRows, " + p(*order[k], "ring_cols") + " = " +
+            sh + ".ringCols;");
+    w_.line("const int " + p(*order[k], "back") + " = int(" + at + ".back), " + p(*order[k], "ahead") + " = int(" +
+            at + ".ahead), " + p(*order[k], "left") + " = int(" + at + ".left);");
+  }
   w_.line(board + ".reset(device(), polyc_shape.columns);");
   printArgs(member, args, false);
   w_.line("timer.enqueue(device(), " + member + ", polyc_shape.groups * polyc_shape.groupSize, polyc_shape.groupSize);");

@@ -447,13 +447,14 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
 }
 
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
-                            int64_t windowRows, int64_t windowCols, int64_t reductionLength,
-                            size_t elementBytes) {
+                            const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
+                            size_t scratchBytes) {
   const bool gpu = device.info().isGpu;
   const int64_t maxGroup = powerOfTwoAtMost(int64_t(std::min(kernel.maxWorkGroupSize(device),
                                                              device.info().maxWorkGroupSize)));
-  // Lanes per point: about 16 terms of the reductions each, at most a warp.
-  int64_t lanes = std::clamp<int64_t>(powerOfTwoAtLeast((reductionLength + 15) / 16), 1, gpu ? 32 : 4);
+  // Lanes per point over the innermost reduction variable, at most a warp: lanes past its extent
+  // would idle. A CPU runs the lanes one after another, so more than a few only adds barriers.
+  int64_t lanes = innerExtent <= 0 ? 1 : std::clamp<int64_t>(powerOfTwoAtLeast(innerExtent), 4, gpu ? 32 : 4);
   lanes = environmentValue("POLYC_OPENCL_LANES", std::min(lanes, maxGroup), 1, maxGroup);
   if (lanes & (lanes - 1))
     throw Error("POLYC_OPENCL_LANES must be a power of two", CL_INVALID_VALUE);
@@ -461,20 +462,26 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
   strip = std::min(strip, std::max<int64_t>(1, maxGroup / lanes));
   strip = environmentValue("POLYC_OPENCL_STRIP", strip, 1, std::max<int64_t>(1, maxGroup / lanes));
   StripShape shape;
-  // Local memory: the ring, plus a float/double scratch and an int scratch of one slot per work-item.
+  // Local memory: the rings, the staged arrays, a scratch and an int scratch of one slot per work-item.
   for (;; strip = (strip + 1) / 2) {
     shape.strip = int(strip);
     shape.lanes = int(lanes);
-    shape.ringRows = int(powerOfTwoAtLeast(strip + windowRows + 1));
-    shape.ringCols = int(windowCols + strip);
     shape.groupSize = size_t(strip * lanes);
-    shape.ringBytes = size_t(shape.ringRows) * size_t(shape.ringCols) * elementBytes;
-    const size_t local = shape.ringBytes + shape.groupSize * (elementBytes + sizeof(cl_int)) + 64;
+    shape.windows.clear();
+    size_t local = stagedBytes + shape.groupSize * (scratchBytes + sizeof(cl_int)) + 64;
+    for (const WindowSpec &window : windows) {
+      WindowShape ring;
+      ring.ringRows = int(powerOfTwoAtLeast(strip + window.back + window.ahead + 1));
+      ring.ringCols = int(window.left + strip + window.right);
+      ring.bytes = 2 * size_t(ring.ringRows) * size_t(ring.ringCols) * window.elementBytes;
+      local += ring.bytes + 16; // each local argument may be aligned
+      shape.windows.push_back(ring);
+    }
     if (local <= device.info().localMemBytes)
       break;
     if (strip == 1)
-      throw Error("the flexible wavefront's window of " + std::to_string(windowRows) + " x " +
-                      std::to_string(windowCols) + " elements does not fit in " +
+      throw Error("the flexible wavefront's windows and staged arrays (" + std::to_string(local) +
+                      " bytes with strips of one column) do not fit in " +
                       std::to_string(device.info().localMemBytes) +
                       " bytes of local memory; use --allocation=fixed",
                   CL_OUT_OF_RESOURCES);

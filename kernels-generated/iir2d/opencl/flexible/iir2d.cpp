@@ -254,16 +254,20 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// Band 0, S0: flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of i; a
-// strip is walked in steps over j, skewed inside the strip; work-groups take strips under column locks and
-// progress counters (see the device library above).
+// Band 0, S0: flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of j (the
+// arrays' contiguous dimension); a strip is walked in steps over i, skewed inside the strip; work-groups take
+// strips under column locks and progress counters (see the device library above). A step reads only local
+// memory: rings of recent rows of y, x, and copies of a, b.
 __kernel void S0_flexible(const int H, const int W, const int M, __global const float *x,
     __global const float *a, __global const float *b, __global float *y, __global int *polyc_progress,
     __global int *polyc_locks, __global int *polyc_completed, const int polyc_row_lo, const int polyc_col_lo,
     const int polyc_rows, const int polyc_cols, const int polyc_strip, const int polyc_lanes,
-    const int polyc_ring_rows, const int polyc_ring_cols, const int polyc_window_rows,
-    const int polyc_window_cols, const int polyc_polls, __local float *polyc_ring,
-    __local float *polyc_scratch_f32, __local int *polyc_scratch_i32) {
+    const int polyc_polls, const int polyc_y_ring_rows, const int polyc_y_ring_cols, const int polyc_y_back,
+    const int polyc_y_ahead, const int polyc_y_left, __local float *polyc_y_ring,
+    const int polyc_x_ring_rows, const int polyc_x_ring_cols, const int polyc_x_back,
+    const int polyc_x_ahead, const int polyc_x_left, __local float *polyc_x_ring,
+    __local float *polyc_a_local, __local float *polyc_b_local, __local float *polyc_scratch_f32,
+    __local int *polyc_scratch_i32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   const int polyc_strip_lane = polyc_lid / polyc_lanes, polyc_lane = polyc_lid % polyc_lanes;
   const int polyc_columns = (polyc_cols + polyc_strip - 1) / polyc_strip;
@@ -271,123 +275,147 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
   // Step s of a strip needs its left neighbour at step s + strip: strip - 1 for the skew inside the
   // strip, 1 because the next row of the halo is loaded during step s.
   const int polyc_lag = polyc_strip;
-  const int polyc_ring_mask = polyc_ring_rows - 1;
   __local int polyc_shared[4];
   // What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.
   volatile __global const float *polyc_seen = y;
+  // The arrays every point reads whole (point-invariant inputs), once per work-group.
+  for (int polyc_k = polyc_lid; polyc_k < M * M; polyc_k += polyc_group_size) {
+    polyc_a_local[polyc_k] = a[polyc_k];
+  }
+  for (int polyc_k = polyc_lid; polyc_k < M * M; polyc_k += polyc_group_size) {
+    polyc_b_local[polyc_k] = b[polyc_k];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
   polyc_wf_state polyc_state = polyc_wf_begin();
   while (!polyc_state.done) {
     if (polyc_state.column < 0) {
       polyc_wf_scan(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_columns, polyc_steps,
           polyc_lag, polyc_scratch_i32, polyc_shared);
       if (polyc_state.column >= 0) {
-        // A new column: fill the ring with the rows its first step reads (the strip's own columns and the
-        // halo of window columns on its left). Rows not computed yet are overwritten before they are read.
+        // A new column: fill each ring with the rows its first step reads (zeros outside the arrays). The
+        // recurrence's rows the strip has not computed yet are overwritten before they are read.
         const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;
-        const int polyc_low_row = polyc_row_lo + polyc_state.step - (polyc_strip - 1) - polyc_window_rows;
-        const int polyc_count = (polyc_strip + polyc_window_rows) * polyc_ring_cols;
-        for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size) {
-          const int polyc_row = polyc_low_row + polyc_k / polyc_ring_cols, polyc_c = polyc_k % polyc_ring_cols;
-          const int polyc_col = polyc_first_col - polyc_window_cols + polyc_c;
-          if (polyc_row >= 0 && polyc_row < W && polyc_col >= 0 && polyc_col < H) {
-            polyc_ring[(polyc_row & polyc_ring_mask) * polyc_ring_cols + polyc_c]
-                = polyc_seen[polyc_col * W + polyc_row];
+        const int polyc_step = polyc_row_lo + polyc_state.step;
+        {
+          const int polyc_low_row = polyc_step - (polyc_strip - 1) - polyc_y_back;
+          const int polyc_count = (polyc_strip + polyc_y_back + polyc_y_ahead) * polyc_y_ring_cols;
+          for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size) {
+            const int polyc_row = polyc_low_row + polyc_k / polyc_y_ring_cols, polyc_c = polyc_k
+                % polyc_y_ring_cols;
+            const int polyc_col = polyc_first_col - polyc_y_left + polyc_c;
+            const int polyc_slot = ((polyc_row) & (polyc_y_ring_rows - 1)) * polyc_y_ring_cols + polyc_c;
+            polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
+                = (polyc_row >= 0 && polyc_row < H && polyc_col >= 0 && polyc_col < W
+                ? polyc_seen[polyc_row * W + polyc_col] : 0.0f);
+          }
+        }
+        {
+          const int polyc_low_row = polyc_step - (polyc_strip - 1) - polyc_x_back;
+          const int polyc_count = (polyc_strip + polyc_x_back + polyc_x_ahead) * polyc_x_ring_cols;
+          for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size) {
+            const int polyc_row = polyc_low_row + polyc_k / polyc_x_ring_cols, polyc_c = polyc_k
+                % polyc_x_ring_cols;
+            const int polyc_col = polyc_first_col - polyc_x_left + polyc_c;
+            const int polyc_slot = ((polyc_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_c;
+            polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
+                = (polyc_row >= 0 && polyc_row < H && polyc_col >= 0 && polyc_col < W
+                ? x[polyc_row * W + polyc_col] : 0.0f);
           }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
       }
     } else {
       const int polyc_first_col = polyc_col_lo + polyc_state.column * polyc_strip;
-      const int polyc_step = polyc_state.step;
-      // Load the halo's next row now, store it after this step's reads: its latency hides behind them.
-      const int polyc_halo_row = polyc_row_lo + polyc_step + 1;
-      const int polyc_halo_col = polyc_first_col - polyc_window_cols + polyc_lid;
-      const int polyc_halo_now = polyc_halo_row < W && polyc_lid < polyc_window_cols && polyc_halo_col >= 0;
-      float polyc_halo = 0.0f;
-      if (polyc_halo_now) {
-        polyc_halo = polyc_seen[polyc_halo_col * W + polyc_halo_row];
+      const int polyc_step = polyc_row_lo + polyc_state.step;
+      // Load each ring's next row now (row step + ahead + 1, which no point of this step reads: the ring
+      // has more rows than a step reads), store it after this step's reads: its latency hides behind them.
+      const int polyc_y_next_row = polyc_step + polyc_y_ahead + 1;
+      float polyc_y_next = 0.0f;
+      if (polyc_lid < polyc_y_left) {
+        const int polyc_col = polyc_first_col - polyc_y_left + polyc_lid;
+        polyc_y_next
+            = (polyc_y_next_row >= 0 && polyc_y_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? polyc_seen[polyc_y_next_row * W + polyc_col] : 0.0f);
       }
-      for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_window_cols && polyc_halo_row
-          < W; polyc_h += polyc_group_size) {
-        const int polyc_col = polyc_first_col - polyc_window_cols + polyc_h;
-        if (polyc_col >= 0) {
-          polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_h]
-              = polyc_seen[polyc_col * W + polyc_halo_row];
-        }
+      for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_y_left; polyc_h += polyc_group_size) {
+        const int polyc_col = polyc_first_col - polyc_y_left + polyc_h;
+        const int polyc_slot = ((polyc_y_next_row) & (polyc_y_ring_rows - 1)) * polyc_y_ring_cols + polyc_h;
+        polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
+            = (polyc_y_next_row >= 0 && polyc_y_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? polyc_seen[polyc_y_next_row * W + polyc_col] : 0.0f);
+      }
+      const int polyc_x_next_row = polyc_step + polyc_x_ahead + 1;
+      float polyc_x_next = 0.0f;
+      if (polyc_lid < polyc_x_ring_cols) {
+        const int polyc_col = polyc_first_col - polyc_x_left + polyc_lid;
+        polyc_x_next
+            = (polyc_x_next_row >= 0 && polyc_x_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? x[polyc_x_next_row * W + polyc_col] : 0.0f);
+      }
+      for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_x_ring_cols; polyc_h
+          += polyc_group_size) {
+        const int polyc_col = polyc_first_col - polyc_x_left + polyc_h;
+        const int polyc_slot = ((polyc_x_next_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_h;
+        polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
+            = (polyc_x_next_row >= 0 && polyc_x_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? x[polyc_x_next_row * W + polyc_col] : 0.0f);
       }
       // Lane group polyc_strip_lane computes the point (row step - lane, column first + lane). Lanes past
       // the domain compute a clamped point and store nothing, so every work-item meets every barrier.
-      const int polyc_row = polyc_row_lo + polyc_step - polyc_strip_lane;
+      const int polyc_row = polyc_step - polyc_strip_lane;
       const int polyc_col = polyc_first_col + polyc_strip_lane;
       const int polyc_active = polyc_row >= polyc_row_lo && polyc_row < polyc_row_lo + polyc_rows && polyc_col
           < polyc_col_lo + polyc_cols;
       // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
       // (0, 0)) b[k1, k2] * y[i - k1, j - k2];
       {
-        const int j = clamp(polyc_row, polyc_row_lo, polyc_row_lo + polyc_rows - 1);
-        const int i = min(polyc_col, polyc_col_lo + polyc_cols - 1);
+        const int i = clamp(polyc_row, polyc_row_lo, polyc_row_lo + polyc_rows - 1);
+        const int j = min(polyc_col, polyc_col_lo + polyc_cols - 1);
+        // Each window's reads go through the point's own cell. Its ring holds every row twice (slots
+        // r % R and r % R + R), so rows back..ahead of the point are contiguous from the copy chosen here.
+        const int polyc_y_m = i & (polyc_y_ring_rows - 1);
+        __local float *polyc_y_at = polyc_y_ring + (polyc_y_m + polyc_y_ring_rows) * polyc_y_ring_cols + j
+            - polyc_first_col + polyc_y_left;
+        const int polyc_x_m = i & (polyc_x_ring_rows - 1);
+        const __local float *polyc_x_at = polyc_x_ring
+            + (polyc_x_m + (polyc_x_m + polyc_x_ahead < polyc_x_ring_rows ? polyc_x_ring_rows : 0))
+            * polyc_x_ring_cols + j - polyc_first_col + polyc_x_left;
         float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max(M - (0), 0);
-          const int sum0_n1 = max(M - (0), 0);
-          int sum0_rest = polyc_lane, sum0_stride = polyc_lanes;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lane; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_lanes) {
-            const int r1 = 0 + sum0_d0;
-            const int r2 = 0 + sum0_d1;
-            sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
+        // The lanes of the point take consecutive values of r2; each runs the other variables in order (the
+        // group adds the lanes' shares below).
+        for (int r2 = 0 + polyc_lane; r2 < M; r2 += polyc_lanes) {
+          #pragma unroll 4
+          for (int r1 = 0; r1 < M; ++r1) {
+            sum0 += polyc_a_local[r1 * M + r2] * polyc_x_at[(-r1) * polyc_x_ring_cols + (-r2)];
           }
         }
         float sum1 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum1_n0 = max(M - (0), 0);
-          const int sum1_n1 = max(M - (0), 0);
-          int sum1_rest = polyc_lane, sum1_stride = polyc_lanes;
-          int sum1_d1 = sum1_n1 ? sum1_rest % sum1_n1 : 0;
-          const int sum1_s1 = sum1_n1 ? sum1_stride % sum1_n1 : 0;
-          sum1_rest = sum1_n1 ? sum1_rest / sum1_n1 : 0;
-          sum1_stride = sum1_n1 ? sum1_stride / sum1_n1 : 0;
-          int sum1_d0 = sum1_rest;
-          const int sum1_s0 = sum1_stride;
-          for (int sum1_k = polyc_lane; sum1_k < sum1_n0 * sum1_n1; sum1_k += polyc_lanes) {
-            const int k1 = 0 + sum1_d0;
-            const int k2 = 0 + sum1_d1;
+        // The lanes of the point take consecutive values of k2; each runs the other variables in order (the
+        // group adds the lanes' shares below).
+        for (int k2 = 0 + polyc_lane; k2 < M; k2 += polyc_lanes) {
+          #pragma unroll 4
+          for (int k1 = 0; k1 < M; ++k1) {
             if (k1 != 0 || k2 != 0) {
-              sum1 += b[k1 * M + k2]
-                  * (i - k1 >= 0 && j - k2 >= 0
-                  ? polyc_ring[((j - k2) & polyc_ring_mask) * polyc_ring_cols + (i - k1) - polyc_first_col
-                  + polyc_window_cols] : 0.0f);
+              sum1 += polyc_b_local[k1 * M + k2] * polyc_y_at[(-k1) * polyc_y_ring_cols + (-k2)];
             }
-            sum1_d1 += sum1_s1;
-            if (sum1_d1 >= sum1_n1) {
-              sum1_d1 -= sum1_n1;
-              ++sum1_d0;
-            }
-            sum1_d0 += sum1_s0;
           }
         }
         const float polyc_value = polyc_group_sum_f32(sum0 + sum1, polyc_lanes, polyc_scratch_f32);
         if (polyc_lane == 0 && polyc_active) {
-          polyc_ring[((j) & polyc_ring_mask) * polyc_ring_cols + (i) - polyc_first_col + polyc_window_cols]
-              = polyc_value;
+          polyc_y_at[0] = polyc_value;
+          polyc_y_at[-polyc_y_ring_rows * polyc_y_ring_cols] = polyc_value;
           y[i * W + j] = polyc_value;
         }
       }
-      if (polyc_halo_now) {
-        polyc_ring[(polyc_halo_row & polyc_ring_mask) * polyc_ring_cols + polyc_lid] = polyc_halo;
+      if (polyc_lid < polyc_y_left) {
+        const int polyc_slot = ((polyc_y_next_row) & (polyc_y_ring_rows - 1)) * polyc_y_ring_cols + polyc_lid;
+        polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
+            = polyc_y_next;
+      }
+      if (polyc_lid < polyc_x_ring_cols) {
+        const int polyc_slot = ((polyc_x_next_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_lid;
+        polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
+            = polyc_x_next;
       }
       polyc_wf_publish(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_steps, polyc_lag,
           polyc_polls, polyc_shared);
@@ -444,30 +472,45 @@ public:
     polyc::rt::ocl::RegionTimer timer;
     // Band 0 (band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
     // band 0: flexible wavefront (rows: dimension 1, columns: dimension 0).
-    // flexible wavefront: one persistent kernel over strips of columns of i.
+    // flexible wavefront: one persistent kernel over strips of columns of j.
     {
-      const int64_t polyc_row_lo = 0, polyc_rows = std::max<int64_t>(W - 1 - polyc_row_lo + 1, 0);
-      const int64_t polyc_col_lo = 0, polyc_cols = std::max<int64_t>(H - 1 - polyc_col_lo + 1, 0);
-      const int64_t polyc_window_rows = std::max<int64_t>(polyc_min(W - 1, M - 1), 0), polyc_window_cols
-          = std::max<int64_t>(polyc_min(H - 1, M - 1), 0);
+      const int64_t polyc_row_lo = 0, polyc_rows = std::max<int64_t>(H - 1 - polyc_row_lo + 1, 0);
+      const int64_t polyc_col_lo = 0, polyc_cols = std::max<int64_t>(W - 1 - polyc_col_lo + 1, 0);
       if (polyc_rows > 0 && polyc_cols > 0) {
+        // The windows a point reads (rows back and ahead, columns left and right).
+        const std::vector<polyc::rt::ocl::WindowSpec> polyc_windows
+            = {{std::max<int64_t>(0, M - 1), 0, std::max<int64_t>(0, M - 1), 0, sizeof(cl_float)},
+            {std::max<int64_t>(0, M - 1), std::max<int64_t>(0, 0), std::max<int64_t>(0, M - 1),
+            std::max<int64_t>(0, 0), sizeof(cl_float)}};
+        const size_t polyc_a_bytes = size_t(M * M) * sizeof(cl_float);
+        const size_t polyc_b_bytes = size_t(M * M) * sizeof(cl_float);
         const polyc::rt::ocl::StripShape polyc_shape
-            = polyc::rt::ocl::chooseStripShape(device(), S0_flexible_, polyc_rows, polyc_cols, polyc_window_rows,
-            polyc_window_cols, std::max<int64_t>((0 + 1 * M) - (0), 0) * std::max<int64_t>((0 + 1 * M) - (0), 0)
-            + std::max<int64_t>((0 + 1 * M) - (0), 0) * std::max<int64_t>((0 + 1 * M) - (0), 0),
-            sizeof(cl_float));
+            = polyc::rt::ocl::chooseStripShape(device(), S0_flexible_, polyc_rows, polyc_cols, polyc_windows, 0
+            + polyc_a_bytes + polyc_b_bytes,
+            std::max<int64_t>(std::max<int64_t>(int64_t(0), std::max<int64_t>(0 + 1 * M, 0)),
+            std::max<int64_t>(0 + 1 * M, 0)), sizeof(cl_float) * 1);
         const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;
-        const int polyc_ring_rows = polyc_shape.ringRows, polyc_ring_cols = polyc_shape.ringCols;
         const int polyc_polls = polyc_shape.polls;
+        const int polyc_y_ring_rows = polyc_shape.windows[0].ringRows, polyc_y_ring_cols
+            = polyc_shape.windows[0].ringCols;
+        const int polyc_y_back = int(polyc_windows[0].back), polyc_y_ahead = int(polyc_windows[0].ahead),
+            polyc_y_left = int(polyc_windows[0].left);
+        const int polyc_x_ring_rows = polyc_shape.windows[1].ringRows, polyc_x_ring_cols
+            = polyc_shape.windows[1].ringCols;
+        const int polyc_x_back = int(polyc_windows[1].back), polyc_x_ahead = int(polyc_windows[1].ahead),
+            polyc_x_left = int(polyc_windows[1].left);
         S0_flexible_board_.reset(device(), polyc_shape.columns);
         S0_flexible_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5,
             b_).arg(6, y_).arg(7, S0_flexible_board_.progress()).arg(8, S0_flexible_board_.locks()).arg(9,
             S0_flexible_board_.completed()).arg(10, cl_int(polyc_row_lo)).arg(11, cl_int(polyc_col_lo)).arg(12,
             cl_int(polyc_rows)).arg(13, cl_int(polyc_cols)).arg(14, cl_int(polyc_strip)).arg(15,
-            cl_int(polyc_lanes)).arg(16, cl_int(polyc_ring_rows)).arg(17, cl_int(polyc_ring_cols)).arg(18,
-            cl_int(polyc_window_rows)).arg(19, cl_int(polyc_window_cols)).arg(20,
-            cl_int(polyc_polls)).localArg(21, polyc_shape.ringBytes).localArg(22, polyc_shape.groupSize
-            * sizeof(cl_float)).localArg(23, polyc_shape.groupSize * sizeof(cl_int));
+            cl_int(polyc_lanes)).arg(16, cl_int(polyc_polls)).arg(17, cl_int(polyc_y_ring_rows)).arg(18,
+            cl_int(polyc_y_ring_cols)).arg(19, cl_int(polyc_y_back)).arg(20, cl_int(polyc_y_ahead)).arg(21,
+            cl_int(polyc_y_left)).localArg(22, polyc_shape.windows[0].bytes).arg(23,
+            cl_int(polyc_x_ring_rows)).arg(24, cl_int(polyc_x_ring_cols)).arg(25, cl_int(polyc_x_back)).arg(26,
+            cl_int(polyc_x_ahead)).arg(27, cl_int(polyc_x_left)).localArg(28,
+            polyc_shape.windows[1].bytes).localArg(29, polyc_a_bytes).localArg(30, polyc_b_bytes).localArg(31,
+            polyc_shape.groupSize * sizeof(cl_float)).localArg(32, polyc_shape.groupSize * sizeof(cl_int));
         timer.enqueue(device(), S0_flexible_, polyc_shape.groups * polyc_shape.groupSize, polyc_shape.groupSize);
       }
     }

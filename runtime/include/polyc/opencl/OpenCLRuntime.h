@@ -237,23 +237,39 @@ size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reduct
 // multiple of the 32-wide warp), 64 on a CPU, within what the kernel allows.
 size_t itemGroupSize(const Device &device, const Kernel &kernel);
 
-// The shape of a flexible wavefront over strips (see DeviceLibrary.h): `strip` image columns per
-// processor column, `lanes` work-items per point (a power of two), the ring of recent rows in local
-// memory, and the persistent grid.
+// One window a flexible wavefront's point reads (an array at the point's row and column plus bounded
+// offsets): rows back..ahead and columns left..right around the point, held in local memory as a ring
+// of recent rows (see DeviceLibrary.h and the generated kernel).
+struct WindowSpec {
+  int64_t back = 0, ahead = 0, left = 0, right = 0;
+  size_t elementBytes = 4;
+};
+// A window's ring for a strip: ringRows (a power of two, > strip + back + ahead) rows of
+// left + strip + right elements, stored twice over (2 * ringRows rows) so that a point's window is
+// contiguous in the ring: row r lives at slots r % ringRows and r % ringRows + ringRows.
+struct WindowShape {
+  int ringRows = 1, ringCols = 1;
+  size_t bytes = 0;
+};
+// The shape of a flexible wavefront over strips: `strip` image columns per processor column, `lanes`
+// work-items per point (a power of two), the windows' rings in local memory, and the persistent grid.
 struct StripShape {
   int strip = 1, lanes = 1;
-  int ringRows = 1, ringCols = 1; // ringRows is a power of two > strip + windowRows
+  std::vector<WindowShape> windows; // in the order given to chooseStripShape
   int columns = 0, steps = 0, lag = 0, polls = 0;
   size_t groups = 0, groupSize = 1;
-  size_t ringBytes = 0;
 };
-// Chooses a shape for a rows x cols domain whose points read back at most windowRows rows and
-// windowCols columns, with reductions of `reductionLength` terms over elements of `elementBytes`.
-// Environment overrides: POLYC_OPENCL_STRIP, POLYC_OPENCL_LANES, POLYC_OPENCL_GROUPS,
-// POLYC_OPENCL_POLLS. Throws when even a strip of one column does not fit in local memory.
+// Chooses a shape for a rows x cols domain whose points read `windows`, with `stagedBytes` of
+// point-invariant arrays copied to local memory once per work-group, reductions whose innermost
+// variable runs over `innerExtent` values (0: no reduction; lanes per point: the smallest power of
+// two >= innerExtent, 4 to 32 on a GPU, 4 on a CPU) and a scratch slot of `scratchBytes` per
+// work-item. The work-group (strip x lanes) stays within the kernel's CL_KERNEL_WORK_GROUP_SIZE and
+// the local memory; the strip shrinks until both hold. Environment overrides: POLYC_OPENCL_STRIP,
+// POLYC_OPENCL_LANES, POLYC_OPENCL_GROUPS, POLYC_OPENCL_POLLS. Throws when even a strip of one column
+// does not fit in local memory.
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
-                            int64_t windowRows, int64_t windowCols, int64_t reductionLength,
-                            size_t elementBytes);
+                            const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
+                            size_t scratchBytes);
 
 // The run-time choice between a band's fixed and flexible wavefront: `conditionHolds` is the cost
 // model's condition (for example M > 5), `flexibleWhenHolds` says which variant it selects. Returns
