@@ -383,6 +383,11 @@ void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef
     w.line(target + op + value + ";");
     ringStores(target);
   } else {
+    if (ring && value != "polyc_value") {
+      // Computed once, stored three times.
+      w.line("const " + typeName(type) + " polyc_value = " + value + ";");
+      value = "polyc_value";
+    }
     if (ring)
       ringStores(value);
     w.line(target + op + value + ";");
@@ -1096,6 +1101,8 @@ static bool mentionsVar(const ast::Expr &expr, const std::vector<const ast::Inde
     return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsVar(*a, vars); });
   if (auto *r = llvm::dyn_cast<ast::Reduction>(&expr))
     return mentionsVar(*r->body, vars) || (r->where && mentionsVar(*r->where, vars));
+  if (expr.kind() == ast::Expr::Kind::IntLit || expr.kind() == ast::Expr::Kind::FloatLit)
+    return false;
   return true; // anything else: assume it may
 }
 
@@ -1489,7 +1496,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   for (const std::string &n : staged) {
     const model::ArrayInfo &a = *model.findArray(n);
     std::string bytes = "polyc_" + cIdentifier(n) + "_bytes";
-    w_.line("const size_t " + bytes + " = size_t(" + exprs_.storageSize(a) + ") * sizeof(" +
+    // At least one element: OpenCL refuses a local argument of 0 bytes (an empty array is never read).
+    w_.line("const size_t " + bytes + " = size_t(std::max<int64_t>(" + exprs_.storageSize(a) + ", 1)) * sizeof(" +
             clScalar(a.decl->elemType) + ");");
     stagedBytes += " + " + bytes;
   }

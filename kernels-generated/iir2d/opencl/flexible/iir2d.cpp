@@ -482,8 +482,8 @@ public:
             = {{std::max<int64_t>(0, M - 1), 0, std::max<int64_t>(0, M - 1), 0, sizeof(cl_float)},
             {std::max<int64_t>(0, M - 1), std::max<int64_t>(0, 0), std::max<int64_t>(0, M - 1),
             std::max<int64_t>(0, 0), sizeof(cl_float)}};
-        const size_t polyc_a_bytes = size_t(M * M) * sizeof(cl_float);
-        const size_t polyc_b_bytes = size_t(M * M) * sizeof(cl_float);
+        const size_t polyc_a_bytes = size_t(std::max<int64_t>(M * M, 1)) * sizeof(cl_float);
+        const size_t polyc_b_bytes = size_t(std::max<int64_t>(M * M, 1)) * sizeof(cl_float);
         const polyc::rt::ocl::StripShape polyc_shape
             = polyc::rt::ocl::chooseStripShape(device(), S0_flexible_, polyc_rows, polyc_cols, polyc_windows, 0
             + polyc_a_bytes + polyc_b_bytes,
