@@ -6,7 +6,8 @@
 #  3. runs the 2D IIR end to end against the float64 reference (iir2d-reference) for both allocations
 #     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
 #     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
-#  4. runs the flexible kernel with forced grids from 1 block to 4x the resident count;
+#  4. runs the flexible kernel with every lanes-per-point variant and forced grids from 1 block to 4x
+#     the resident count;
 #  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
 # Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)
@@ -92,6 +93,19 @@ stage e2e && for shape in 1x1 1x37 41x1 97x131 300x257; do
     run_case "$shape M=$M --allocation=fixed" POLYC_CUDA_VERBOSE=0 -- "$fixed"
   done
 done
+
+if stage e2e; then
+  echo "== flexible wavefront: every lanes-per-point variant, and windows that choose 16 and 32 lanes"
+  make_case 97 131 12 && run_case "97x131 M=12 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  make_case 97 131 20 && run_case "97x131 M=20 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  make_case 300 257 5
+  for lanes in 4 8 16 32; do
+    for publish in 1 3; do
+      run_case "300x257 M=5 flexible lanes $lanes publish $publish" POLYC_CUDA_WAVEFRONT=flexible \
+        POLYC_CUDA_LANES=$lanes POLYC_CUDA_PUBLISH=$publish -- "$auto"
+    done
+  done
+fi
 
 if stage grids; then
 echo "== flexible wavefront with forced grids"

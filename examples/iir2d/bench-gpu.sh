@@ -12,6 +12,7 @@
 # Times are the median of --repeat runs of the compute region (device events), from the committed
 # kernels-generated/iir2d/cuda executables; flexible and fixed outputs are checked against each other.
 #   examples/iir2d/bench-gpu.sh [BUILD_DIR]    (default build-gpu, built by scripts/gpu-check.sh)
+# Env: SIZES (default "2048 8192"), WINDOWS (default "3 5 9 17 31"), SWEEP=1 (also the shape sweep below).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-gpu}
@@ -63,3 +64,25 @@ echo
 echo "| image | M | fixed, plain (ms) | fixed, graph (ms) | flexible (ms) | fixed graph / flexible | copy floor (ms) | steps floor (ms) | launch floor (ms) | flexible = fixed |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+
+# SWEEP=1: the flexible kernel's run-time shape at SWEEP_SIZE (default 2048): threads per point
+# (POLYC_CUDA_LANES) x steps between progress stores (POLYC_CUDA_PUBLISH), for each M.
+if [[ -n ${SWEEP:-} ]]; then
+  size=${SWEEP_SIZE:-2048}
+  "$python" "$root/examples/iir2d/generate_inputs.py" --height "$size" --width "$size" --window 3 --seed 1 --out "$work"
+  echo
+  echo "Flexible wavefront shape, ${size}x$size (ms; rows: M, lanes per point; columns: progress every N steps)"
+  echo "| M | lanes | 1 | 2 | 4 | 8 |"
+  echo "|---|---|---|---|---|---|"
+  for M in $windows; do
+    "$python" "$root/examples/iir2d/generate_inputs.py" --height "$size" --width "$size" --window "$M" --seed "$M" \
+      --no-x --out "$work"
+    for lanes in 4 8 16 32; do
+      line="| $M | $lanes |"
+      for publish in 1 2 4 8; do
+        line+=" $(time_variant 3 POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_LANES=$lanes POLYC_CUDA_PUBLISH=$publish) |"
+      done
+      echo "$line"
+    done
+  done
+fi

@@ -26,9 +26,10 @@ using namespace polyc;
 using namespace polyc::codegen;
 using allocate::AllocationKind;
 
-// The flexible wavefront's shape: strips of StripWidth columns, GroupWidth lanes per point (a warp),
-// progress published every PublishInterval steps (docs/performance.md, CUDA, measured these).
-static constexpr int StripWidth = 16;
+// The flexible wavefront's shape: progress published every PublishInterval steps (docs/performance.md,
+// CUDA, measured this); its lanes per point are chosen at run time from the window sums' length
+// (polyc::rt::cuda::lanesFor) and its strip width from the lanes (stripWidthFor). GroupWidth: the fixed
+// wavefront's lanes per point.
 static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 4;
 // Threads per block of a kernel with one thread per point.
@@ -60,6 +61,9 @@ struct FlexibleVariant {
   std::vector<std::string> windowArrays;        // template parameter order
   std::vector<std::string> stagedArrays;        // parameter order
   std::map<std::string, CudaWindowRead> windows; // array -> its view parameter
+  // Whether every lane of the strip computes (reads only windows and staged arrays: see step()), so
+  // that a point's lanes reduce with full-warp shuffles.
+  bool convergedLanes = true;
 };
 
 // What the printers collect for the file around the host code.
@@ -182,6 +186,7 @@ private:
   std::string extentOf(const BandView &band, unsigned member);
   std::string paramsExpr(const isl::pw_aff &aff) const;
   std::string wavefrontGroup(const BandView &band) const;
+  std::optional<std::string> windowSumLength(const model::Statement &statement, const isl::set &domain) const;
 
   CudaProgram &program_;
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
@@ -466,6 +471,25 @@ std::string CudaHostPrinter::wavefrontGroup(const BandView &band) const {
   return std::to_string(GroupWidth);
 }
 
+// The longest loop that a point's lanes share in the flexible wavefront's value function (each
+// reduction's innermost variable: CudaExprPrinter::printReduction), as a C expression of the params;
+// nullopt when the statement has no reduction (a thread per point).
+std::optional<std::string> CudaHostPrinter::windowSumLength(const model::Statement &statement,
+                                                            const isl::set &domain) const {
+  std::vector<std::string> lengths;
+  for (const model::ReductionInfo &reduction : statement.reductions) {
+    isl::set range = reduction.range.intersect_domain(domain).range();
+    unsigned last = unsigned(range.tuple_dim()) - 1;
+    isl::pw_aff length = dimMax(range, last).sub(dimMin(range, last)).add_constant(isl::val(range.ctx(), 1));
+    std::string text = "int64_t(" + paramsExpr(length) + ")";
+    if (!llvm::is_contained(lengths, text))
+      lengths.push_back(text);
+  }
+  if (lengths.empty())
+    return std::nullopt;
+  return lengths.size() == 1 ? lengths.front() : "std::max<int64_t>({" + llvm::join(lengths, ", ") + "})";
+}
+
 // The fixed wavefront: the hyperplane loop on the host, one launch per hyperplane. At the top level
 // the launches go into a function that a CUDA graph captures once and replays (POLYC_CUDA_GRAPH).
 void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body) {
@@ -729,6 +753,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   }
   for (const std::string &name : staged)
     variant.stagedArrays.push_back(name);
+  variant.convergedLanes = global.empty();
   program_.flexibleVariants.push_back(variant);
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
@@ -737,16 +762,19 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   std::string args = program_.globalNames.fresh("Band" + b + "FlexibleArgs");
   std::string kernel = program_.globalNames.fresh("band" + b + "Flexible");
   std::string elem = program_.exprs.typeName(target->decl->elemType);
-  std::string group = wavefrontGroup(band);
+  std::optional<std::string> lanes = windowSumLength(statement, domain);
   CodeWriter &kw = program_.kernels;
   const std::vector<std::string> dims = program_.exprs.dimNames(statement);
   kw.blank();
   kw.comment("Band " + b + " (" + statement.name + "), flexible wavefront (seed 004): the columns of " + dims[c] +
-             " in strips of " + std::to_string(StripWidth) + ", each strip walked along " + dims[r] +
+             " in strips of S columns, each strip walked along " + dims[r] +
              " by one block at a time; a step computes one point in each of the strip's columns, skewed (the "
-             "lane group l at row step - l), with " +
-             group + " threads per point. What a step reads is staged in shared memory.");
+             "lane group l at row step - l), with G threads per point" +
+             (lanes ? " (chosen at run time from the window sums' length)" : "") +
+             ". What a step reads is staged in shared memory.");
   kw.openBlock("struct " + args);
+  kw.line("static constexpr int PublishInterval = " + std::to_string(PublishInterval) +
+          "; // steps between progress stores");
   kw.line(program_.device + " " + program_.program + ";");
   kw.line("int64_t rows = 0, cols = 0; // the domain: " + dims[r] + " in [0, rows), " + dims[c] + " in [0, cols)");
   for (const std::string &name : windowOrder)
@@ -757,12 +785,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
             cIdentifier(name) + "Staged;");
   kw.closeBlock(";");
   kw.blank();
+  kw.comment("G threads per point.");
+  kw.line("template <unsigned G>");
   kw.openBlock("struct " + strip);
-  kw.line("static constexpr int S = " + std::to_string(StripWidth) + "; // columns per strip");
-  kw.line("static constexpr unsigned G = " + group + "; // threads per point");
+  kw.line("static constexpr int S = polyc::rt::cuda::stripWidthFor(G);");
   kw.line("static constexpr int Threads = S * G;");
-  kw.line("static constexpr int PublishInterval = " + std::to_string(PublishInterval) +
-          "; // steps between progress stores");
   kw.line("const " + args + " &args;");
   kw.line("unsigned char *shared;");
   for (const std::string &name : windowOrder) {
@@ -796,9 +823,9 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   kw.openBlock("__device__ void step(int column, int step)");
   for (const std::string &name : windowOrder)
     kw.line(cIdentifier(name) + ".prefetch(step);");
-  kw.line("const int64_t row = int64_t(step) - polyc::rt::cuda::stripLane<G>();");
-  kw.line("const int64_t col = int64_t(column) * S + polyc::rt::cuda::stripLane<G>();");
-  kw.openBlock("if (row >= 0 && row < args.rows && col < args.cols)");
+  kw.line("const int row = step - polyc::rt::cuda::stripLane<G>();");
+  kw.line("const int col = column * S + polyc::rt::cuda::stripLane<G>();");
+  kw.line("const bool inside = row >= 0 && row < args.rows && col < args.cols;");
   std::vector<std::string> callArgs(2);
   callArgs[r] = "row";
   callArgs[c] = "col";
@@ -806,33 +833,55 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : staged)
     callArgs.push_back(cIdentifier(name) + "Staged");
   for (const std::string &name : windowOrder)
-    callArgs.push_back(cIdentifier(name) + ".view()");
-  kw.line("const " + elem + " value = args." + program_.program + ".template " + variant.function + "<G>(" +
-          llvm::join(callArgs, ", ") + ");");
-  kw.line("if (polyc::rt::cuda::groupLane<G>() == 0)");
-  kw.indent();
-  kw.line(cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
-          cIdentifier(statement.write.array) + ");");
-  kw.dedent();
-  kw.closeBlock();
+    callArgs.push_back(cIdentifier(name) + ".view(row, col)");
+  std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
+                      llvm::join(callArgs, ", ") + ")";
+  std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
+                      cIdentifier(statement.write.array) + ");";
+  if (variant.convergedLanes) {
+    kw.comment("Every lane computes, so that a point's lanes reduce with the whole warp. A lane group outside "
+               "the domain reads staged boundary values and cells no lane writes in this step (the skew), and "
+               "stores nothing.");
+    kw.line("const " + elem + " value = " + value + ";");
+    kw.line("if (inside && polyc::rt::cuda::groupLane<G>() == 0)");
+    kw.indent();
+    kw.line(store);
+    kw.dedent();
+  } else {
+    kw.comment("Only points inside the domain compute: the statement reads global memory at the point.");
+    kw.openBlock("if (inside)");
+    kw.line("const " + elem + " value = " + value + ";");
+    kw.line("if (polyc::rt::cuda::groupLane<G>() == 0)");
+    kw.indent();
+    kw.line(store);
+    kw.dedent();
+    kw.closeBlock();
+  }
   for (const std::string &name : windowOrder)
     kw.line(cIdentifier(name) + ".commit(step);");
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();
-  kw.openBlock("__global__ void __launch_bounds__(" + strip + "::Threads) " + kernel +
+  kw.line("template <unsigned G>");
+  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<G>::Threads) " + kernel +
                "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
   kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");
-  kw.line(strip + " strip(args, dynamicShared);");
+  kw.line(strip + "<G> strip(args, dynamicShared);");
   kw.line("polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);");
   kw.closeBlock();
 
-  // The host side: window sizes from the params, the fit check, the launch.
+  // The host side: for the lanes per point the window sums' length asks for (and the strip width that
+  // goes with them), the window sizes from the params, the fit check, the launch.
   std::string board = "band" + b + "Board_";
   program_.memberVariables.push_back("polyc::rt::cuda::FlexibleBoardStorage " + board + ";");
   auto extentText = [&](const model::ArrayInfo &a, unsigned d) { return program_.exprs.extent(a, d); };
   w_.openBlock("");
+  w_.comment("Returns false, launching nothing, when the windows do not fit in shared memory or the indices "
+             "and params not in int.");
+  w_.openBlock("auto launch = [&](auto lanes)");
+  w_.line("constexpr unsigned G = decltype(lanes)::value;");
+  w_.line("constexpr int S = " + strip + "<G>::S;");
   w_.line(args + " args;");
   w_.line("args." + program_.program + " = " + program_.program + ";");
   w_.line("args.rows = " + paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ";");
@@ -859,7 +908,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       w_.line(g + ".ahead = " + bound(r, false) + ";");
       w_.line(g + ".right = " + bound(c, false) + ";");
     }
-    w_.line("polyc::rt::cuda::layoutWindow(" + g + ", " + strip + "::S, sharedBytes);");
+    w_.line("polyc::rt::cuda::layoutWindow(" + g + ", S, sharedBytes);");
   }
   for (const std::string &name : staged) {
     const model::ArrayInfo &a = *model.findArray(name);
@@ -868,15 +917,27 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     w_.line(g + ".count = " + program_.exprs.storageSize(a) + ";");
     w_.line("polyc::rt::cuda::layoutStaged(" + g + ", sharedBytes);");
   }
-  std::string columns = "int((args.cols + " + strip + "::S - 1) / " + strip + "::S)";
-  w_.comment("The flexible wavefront needs its windows in shared memory; when they do not fit, the fixed one runs.");
-  w_.openBlock("if (polyc::rt::cuda::fitsInSharedMemory(sharedBytes) && args.rows + " + strip +
-               "::S < INT32_MAX && args.cols < INT32_MAX)");
+  std::vector<std::string> params;
+  for (auto &param : model.program->params)
+    params.push_back(cIdentifier(param->name));
+  w_.openBlock("if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols "
+               ">= INT32_MAX || !polyc::rt::cuda::fitInInt({" + llvm::join(params, ", ") + "}))");
+  w_.line("return false;");
+  w_.closeBlock();
+  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<G>, " + board + ", args, " + strip +
+          "<G>::Threads, sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1, " + args +
+          "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
+  w_.line("return true;");
+  w_.closeBlock(";");
+  if (lanes) {
+    w_.comment("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
+               "when the flexible one does not fit.");
+    w_.openBlock("if (polyc::rt::cuda::withLanes(polyc::rt::cuda::lanesFor(" + *lanes + "), launch))");
+  } else {
+    w_.openBlock("if (launch(std::integral_constant<unsigned, 1>()))");
+  }
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
               "): flexible wavefront\\n\");");
-  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + ", " + board + ", args, " + strip + "::Threads, sharedBytes, " +
-          columns + ", int(args.rows) + " + strip + "::S - 1, " + strip + "::S + 1, " + strip +
-          "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
   w_.elseBlock();
   return true;
 }
@@ -931,8 +992,13 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
         continue;
       const model::ArrayInfo *target = model.findArray(statement.write.array);
       std::string type = exprs.typeName(target->decl->elemType);
+      exprs.mode = CudaStatementMode::FlexibleValue;
+      exprs.convergedGroups = variant.convergedLanes;
       std::string templateParams = "unsigned G";
-      std::string args = params + ", unsigned " + exprs.lane;
+      std::string args;
+      for (const std::string &d : dims)
+        args += exprs.indexType() + " " + d + ", ";
+      args += "unsigned " + exprs.lane;
       for (const std::string &name : variant.stagedArrays)
         args += ", const " + exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
                 "Staged";
@@ -946,7 +1012,6 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
                          "instance from the strip's windows and staged arrays, and every thread returns it.");
       w.line("template <" + templateParams + ">");
       w.openBlock("__device__ " + type + " " + variant.function + "(" + args + ") const");
-      exprs.mode = CudaStatementMode::FlexibleValue;
       exprs.windows = variant.windows;
       for (const std::string &name : variant.stagedArrays)
         exprs.setReadStorage(name, cIdentifier(name) + "Staged");

@@ -119,7 +119,11 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
       w.closeBlock();
     w.closeBlock();
   }
-  w.line(parts.accumulator + " = polyc::rt::cuda::reduceInGroup<" + G + ">(" + parts.accumulator + ", " +
+  // Where all lanes of the flexible strip compute (points outside the domain too), its groups reduce
+  // with full-warp shuffles.
+  std::string reduce =
+      mode == CudaStatementMode::FlexibleValue && convergedGroups ? "warpGroupReduce" : "reduceInGroup";
+  w.line(parts.accumulator + " = polyc::rt::cuda::" + reduce + "<" + G + ">(" + parts.accumulator + ", " +
          opFunctor(parts.reduction->op, typeName(parts.type)) + ");");
   return parts.accumulator;
 }

@@ -32,9 +32,21 @@ public:
   std::string groupSize = "G"; // the group size (a template parameter of the statement's function)
   std::string lane = "lane";   // the thread's lane in its group
   std::map<std::string, CudaWindowRead> windows; // FlexibleValue: arrays read through windows
+  bool convergedGroups = false; // FlexibleValue: every lane of the warp computes (full-warp shuffles)
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
+  // The flexible wavefront's value function computes in int (its host code checks that the params and
+  // the strip's rows and columns fit): 64-bit index arithmetic costs GPUs several instructions a term.
+  std::string indexType() const override { return mode == CudaStatementMode::FlexibleValue ? "int" : "int64_t"; }
+  std::string paramRef(const std::string &param) const override {
+    return mode == CudaStatementMode::FlexibleValue ? "int(" + ExprPrinter::paramRef(param) + ")"
+                                                    : ExprPrinter::paramRef(param);
+  }
+  // A strip's window holds the zeros around the array: its reads need no bounds test.
+  bool storageHoldsBoundary(const model::ArrayInfo &array) const override {
+    return mode == CudaStatementMode::FlexibleValue && windows.count(array.name);
+  }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override;
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
                          llvm::ArrayRef<std::string> indices) const override;

@@ -147,6 +147,15 @@ std::optional<int64_t> gridOverride() {
   return integerFromEnvironment("POLYC_CUDA_GRID", 1, (int64_t(1) << 31) - 1);
 }
 
+std::optional<int64_t> lanesOverride() {
+  std::optional<int64_t> lanes = integerFromEnvironment("POLYC_CUDA_LANES", 4, 32);
+  if (lanes && (*lanes & (*lanes - 1)))
+    throw CudaError("invalid POLYC_CUDA_LANES='" + std::to_string(*lanes) + "': expected 4, 8, 16 or 32");
+  return lanes;
+}
+
+std::optional<int64_t> publishOverride() { return integerFromEnvironment("POLYC_CUDA_PUBLISH", 1, 1 << 20); }
+
 bool verbose() {
   static const bool enabled = integerFromEnvironment("POLYC_CUDA_VERBOSE", 0, 1).value_or(0) == 1;
   return enabled;

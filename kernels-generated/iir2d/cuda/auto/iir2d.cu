@@ -99,35 +99,37 @@ struct Iir2dDevice {
   // group compute the value of an instance from the strip's windows and staged arrays, and every thread
   // returns it.
   template <unsigned G, typename yWindowView, typename xWindowView>
-  __device__ float S0Value(int64_t i, int64_t j, unsigned lane, const float *aStaged, const float *bStaged,
+  __device__ float S0Value(int i, int j, unsigned lane, const float *aStaged, const float *bStaged,
       const yWindowView &yWindow, const xWindowView &xWindow) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
-    for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
+    for (int r2 = 0 + lane; r2 < int(M); r2 += G) {
       #pragma unroll 4
-      for (int64_t r1 = 0; r1 < M; ++r1) {
-        sum0 += aStaged[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? xWindow(i - r1, j - r2) : 0.0f);
+      for (int r1 = 0; r1 < int(M); ++r1) {
+        sum0 += aStaged[r1 * int(M) + r2] * xWindow(i - r1, j - r2);
       }
     }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
+    sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
     float sum1 = 0.0f;
     // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+    for (int k2 = 0 + lane; k2 < int(M); k2 += G) {
       #pragma unroll 4
-      for (int64_t k1 = 0; k1 < M; ++k1) {
+      for (int k1 = 0; k1 < int(M); ++k1) {
         if (k1 != 0 || k2 != 0) {
-          sum1 += bStaged[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? yWindow(i - k1, j - k2) : 0.0f);
+          sum1 += bStaged[k1 * int(M) + k2] * yWindow(i - k1, j - k2);
         }
       }
     }
-    sum1 = polyc::rt::cuda::reduceInGroup<G>(sum1, polyc::rt::cuda::SumOp<float>());
+    sum1 = polyc::rt::cuda::warpGroupReduce<G>(sum1, polyc::rt::cuda::SumOp<float>());
     return sum0 + sum1;
   }
 };
-// Band 0 (S0), flexible wavefront (seed 004): the columns of j in strips of 16, each strip walked along i by
-// one block at a time; a step computes one point in each of the strip's columns, skewed (the lane group l at
-// row step - l), with 32 threads per point. What a step reads is staged in shared memory.
+// Band 0 (S0), flexible wavefront (seed 004): the columns of j in strips of S columns, each strip walked
+// along i by one block at a time; a step computes one point in each of the strip's columns, skewed (the lane
+// group l at row step - l), with G threads per point (chosen at run time from the window sums' length). What
+// a step reads is staged in shared memory.
 struct Band0FlexibleArgs {
+  static constexpr int PublishInterval = 4; // steps between progress stores
   Iir2dDevice program;
   int64_t rows = 0, cols = 0; // the domain: i in [0, rows), j in [0, cols)
   polyc::rt::cuda::WindowGeometry<float> yWindow;
@@ -136,11 +138,11 @@ struct Band0FlexibleArgs {
   polyc::rt::cuda::StagedArray<float> bStaged;
 };
 
+// G threads per point.
+template <unsigned G>
 struct Band0Strip {
-  static constexpr int S = 16; // columns per strip
-  static constexpr unsigned G = 32; // threads per point
+  static constexpr int S = polyc::rt::cuda::stripWidthFor(G);
   static constexpr int Threads = S * G;
-  static constexpr int PublishInterval = 4; // steps between progress stores
   const Band0FlexibleArgs &args;
   unsigned char *shared;
   polyc::rt::cuda::StripWindow<float, S, true> y;
@@ -169,25 +171,28 @@ struct Band0Strip {
   __device__ void step(int column, int step) {
     y.prefetch(step);
     x.prefetch(step);
-    const int64_t row = int64_t(step) - polyc::rt::cuda::stripLane<G>();
-    const int64_t col = int64_t(column) * S + polyc::rt::cuda::stripLane<G>();
-    if (row >= 0 && row < args.rows && col < args.cols) {
-      const float value
-          = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), aStaged, bStaged,
-          y.view(), x.view());
-      if (polyc::rt::cuda::groupLane<G>() == 0)
-        y.store(row, col, value, args.program.y);
-    }
+    const int row = step - polyc::rt::cuda::stripLane<G>();
+    const int col = column * S + polyc::rt::cuda::stripLane<G>();
+    const bool inside = row >= 0 && row < args.rows && col < args.cols;
+    // Every lane computes, so that a point's lanes reduce with the whole warp. A lane group outside the
+    // domain reads staged boundary values and cells no lane writes in this step (the skew), and stores
+    // nothing.
+    const float value
+        = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), aStaged, bStaged,
+        y.view(row, col), x.view(row, col));
+    if (inside && polyc::rt::cuda::groupLane<G>() == 0)
+      y.store(row, col, value, args.program.y);
     y.commit(step);
     x.commit(step);
   }
 };
 
-__global__ void __launch_bounds__(Band0Strip::Threads) band0Flexible(polyc::rt::cuda::FlexibleBoard board,
+template <unsigned G>
+__global__ void __launch_bounds__(Band0Strip<G>::Threads) band0Flexible(polyc::rt::cuda::FlexibleBoard board,
     const Band0FlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
-  Band0Strip strip(args, dynamicShared);
+  Band0Strip<G> strip(args, dynamicShared);
   polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);
 }
 
@@ -232,43 +237,54 @@ protected:
     if (wavefront == polyc::rt::cuda::WavefrontOverride::Flexible
         || (wavefront == polyc::rt::cuda::WavefrontOverride::Auto && (M > 5))) {
       {
-        Band0FlexibleArgs args;
-        args.program = program;
-        args.rows = H;
-        args.cols = W;
-        size_t sharedBytes = 0;
-        args.yWindow.array = program.y;
-        args.yWindow.rows = H;
-        args.yWindow.cols = W;
-        args.yWindow.rowStride = W;
-        args.yWindow.colStride = 1;
-        args.yWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
-        args.yWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
-        polyc::rt::cuda::layoutWindow(args.yWindow, Band0Strip::S, sharedBytes);
-        args.xWindow.array = program.x;
-        args.xWindow.rows = H;
-        args.xWindow.cols = W;
-        args.xWindow.rowStride = W;
-        args.xWindow.colStride = 1;
-        args.xWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
-        args.xWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
-        args.xWindow.ahead = int(std::max<int64_t>(0, 0));
-        args.xWindow.right = int(std::max<int64_t>(0, 0));
-        polyc::rt::cuda::layoutWindow(args.xWindow, Band0Strip::S, sharedBytes);
-        args.aStaged.array = program.a;
-        args.aStaged.count = M * M;
-        polyc::rt::cuda::layoutStaged(args.aStaged, sharedBytes);
-        args.bStaged.array = program.b;
-        args.bStaged.count = M * M;
-        polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
-        // The flexible wavefront needs its windows in shared memory; when they do not fit, the fixed one runs.
-        if (polyc::rt::cuda::fitsInSharedMemory(sharedBytes) && args.rows + Band0Strip::S < INT32_MAX
-            && args.cols < INT32_MAX) {
+        // Returns false, launching nothing, when the windows do not fit in shared memory or the indices and
+        // params not in int.
+        auto launch = [&](auto lanes) {
+          constexpr unsigned G = decltype(lanes)::value;
+          constexpr int S = Band0Strip<G>::S;
+          Band0FlexibleArgs args;
+          args.program = program;
+          args.rows = H;
+          args.cols = W;
+          size_t sharedBytes = 0;
+          args.yWindow.array = program.y;
+          args.yWindow.rows = H;
+          args.yWindow.cols = W;
+          args.yWindow.rowStride = W;
+          args.yWindow.colStride = 1;
+          args.yWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+          args.yWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
+          polyc::rt::cuda::layoutWindow(args.yWindow, S, sharedBytes);
+          args.xWindow.array = program.x;
+          args.xWindow.rows = H;
+          args.xWindow.cols = W;
+          args.xWindow.rowStride = W;
+          args.xWindow.colStride = 1;
+          args.xWindow.back = int(std::max<int64_t>(0, polyc_min(H - 1, M - 1)));
+          args.xWindow.left = int(std::max<int64_t>(0, polyc_min(W - 1, M - 1)));
+          args.xWindow.ahead = int(std::max<int64_t>(0, 0));
+          args.xWindow.right = int(std::max<int64_t>(0, 0));
+          polyc::rt::cuda::layoutWindow(args.xWindow, S, sharedBytes);
+          args.aStaged.array = program.a;
+          args.aStaged.count = M * M;
+          polyc::rt::cuda::layoutStaged(args.aStaged, sharedBytes);
+          args.bStaged.array = program.b;
+          args.bStaged.count = M * M;
+          polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
+          if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols
+              >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
+            return false;
+          }
+          polyc::rt::cuda::launchFlexible(band0Flexible<G>, band0Board_, args, Band0Strip<G>::Threads,
+              sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1,
+              Band0FlexibleArgs::PublishInterval, stream, "band0Flexible");
+          return true;
+        };
+        // Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs when the
+        // flexible one does not fit.
+        if (polyc::rt::cuda::withLanes(polyc::rt::cuda::lanesFor(int64_t(M)), launch)) {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 0 (S0): flexible wavefront\n");
-          polyc::rt::cuda::launchFlexible(band0Flexible, band0Board_, args, Band0Strip::Threads, sharedBytes,
-              int((args.cols + Band0Strip::S - 1) / Band0Strip::S), int(args.rows) + Band0Strip::S - 1,
-              Band0Strip::S + 1, Band0Strip::PublishInterval, stream, "band0Flexible");
         } else {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 0 (S0): fixed wavefront\n");

@@ -46,6 +46,17 @@ template <unsigned G, typename Op, typename T> __device__ __forceinline__ T grou
   return value;
 }
 
+// As groupReduce, for groups that all lanes of the warp call together (converged), as the flexible
+// wavefront's strips do: the full-warp mask spares the compiler the convergence checks (MATCH.ANY,
+// REDUX) it emits around a partial-mask shuffle.
+template <unsigned G, typename Op, typename T> __device__ __forceinline__ T warpGroupReduce(T value, Op op) {
+  static_assert(G >= 1 && G <= WarpSize && (G & (G - 1)) == 0, "group size: a power of two <= 32");
+#pragma unroll
+  for (unsigned offset = G / 2; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset, G));
+  return value;
+}
+
 // Combines `value` over all Threads threads of the block (a multiple of 32, at most 1024); every
 // thread must call it and gets the result. `scratch` is shared memory of Threads / 32 elements; the
 // call begins with a barrier, so consecutive calls may reuse it.

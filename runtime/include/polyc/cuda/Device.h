@@ -143,12 +143,16 @@ const cudaDeviceProp &deviceProperties();
 //   POLYC_CUDA_GRID=N             flexible wavefront: the persistent kernel's grid (default: resident blocks)
 //   POLYC_CUDA_WAVEFRONT=auto|fixed|flexible   override the allocation's run-time choice
 //   POLYC_CUDA_VERBOSE=0|1        print launch configurations and choices to stderr
+//   POLYC_CUDA_LANES=4|8|16|32    flexible wavefront: threads per point (default: from the window length)
+//   POLYC_CUDA_PUBLISH=N          flexible wavefront: steps between progress stores (default: the program's)
 // A malformed value throws CudaError with a message naming the variable.
 bool useCudaGraph();
 std::optional<int64_t> gridOverride();
 enum class WavefrontOverride { Auto, Fixed, Flexible };
 WavefrontOverride wavefrontOverride();
 bool verbose();
+std::optional<int64_t> lanesOverride();
+std::optional<int64_t> publishOverride();
 
 // Enqueues a sequence of launches on `stream`: directly when POLYC_CUDA_GRAPH=0, else by replaying
 // `graph`, captured from `enqueue` the first time and whenever `key` changes. `prepareOnly` captures

@@ -39,6 +39,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <optional>
+#include <type_traits>
 
 namespace polyc::rt::cuda {
 
@@ -194,17 +198,17 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
 
 // Thread 0, owning `column`: polls the left neighbour until it allows `step` or the wait budget is
 // spent; returns the step limit seen last (acquire: the data behind it is visible after a barrier).
+// It polls without sleeping: in the steady state every strip but the first waits here for its left
+// neighbour's next publication, and a sleep would add to every hand-over on the critical path (one
+// thread re-reading one L2 line costs the other blocks nothing).
 __device__ inline int waitForLeft(const FlexibleBoard &board, int column, int step) {
   const uint64_t start = globalNanoseconds();
-  unsigned backoff = MinBackoffNs;
   for (;;) {
     const int limit = stepLimit(board, loadRelaxed(&board.progress[column - 1]));
     if (limit >= step || globalNanoseconds() - start > WaitBudgetNs) {
       acquireFence();
       return limit;
     }
-    __nanosleep(backoff);
-    backoff = backoff < 1024 ? 2 * backoff : backoff;
   }
 }
 
@@ -299,9 +303,9 @@ template <typename T> struct WindowGeometry {
   int64_t rowStride = 0, colStride = 0; // element (row, col) is array[row * rowStride + col * colStride]
   int back = 0, ahead = 0, left = 0, right = 0;
   BoundaryRule boundary = BoundaryRule::Zero;
-  int ringRows = 0;          // a power of two > S + back + ahead + 2 (see windowRingRows)
+  int ringRows = 0;          // R: a power of two > S + back + ahead + 2 (see layoutWindow)
   int ringCols = 0;          // left + S + right
-  unsigned sharedOffset = 0; // where the ring starts in the block's dynamic shared memory, in bytes
+  unsigned sharedOffset = 0; // where the ring (2R rows, see StripWindow) starts in dynamic shared memory
 };
 
 // Host: completes a window's ring sizes for strips of S columns and returns its bytes.
@@ -313,7 +317,7 @@ template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWi
   window.ringCols = window.left + stripWidth + window.right;
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   window.sharedOffset = unsigned(sharedBytes);
-  const size_t bytes = size_t(window.ringRows) * size_t(window.ringCols) * sizeof(T);
+  const size_t bytes = 2 * size_t(window.ringRows) * size_t(window.ringCols) * sizeof(T);
   sharedBytes += bytes;
   return bytes;
 }
@@ -322,11 +326,17 @@ template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWi
 // ring; the recurrence (the array the strip computes, "Recurrence = true", back/left only) stages the
 // `left` halo columns that other strips compute, while its own columns are written by the steps.
 // Rows and columns outside the array hold the boundary rule's value, so reads need no checks.
+//
+// The ring keeps its R rows twice: row r at slots r mod R and r mod R + R. A point's window, rows
+// p - back .. p + ahead, is then one contiguous run of slots, and a read at (row, col) is a constant
+// offset from the point's own cell (View): the point code's addresses are pointer arithmetic, with no
+// wrap-around mask or multiply per term (Nsight Compute showed those, with 64-bit index math, as most
+// of a step's instructions on the H100: docs/performance.md, CUDA).
 template <typename T, int S, bool Recurrence> struct StripWindow {
   WindowGeometry<T> geometry;
   T *ring = nullptr;
-  int threads = 0;       // threads in the block
-  int64_t firstCol = 0;  // the strip's first column
+  int threads = 0;  // threads in the block
+  int firstCol = 0; // the strip's first column
   // This thread's elements of the next row to store (`pending`, loaded one step earlier) and of the
   // row after it (`next`, loaded by this step's prefetch). commit() moves `next` into `pending` at the
   // end of the step, so a load has a whole step's computation to complete before anything waits on
@@ -341,76 +351,84 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   __device__ __forceinline__ int perRow() const {
     return Recurrence ? geometry.left : geometry.ringCols;
   }
-  __device__ __forceinline__ T &cell(int64_t row, int64_t col) const {
-    return ring[(int(row) & (geometry.ringRows - 1)) * geometry.ringCols + int(col - firstCol) +
-                geometry.left];
+  // Both copies of a staged element.
+  __device__ __forceinline__ void put(int row, int col, T value) const {
+    const int slot = (row & (geometry.ringRows - 1)) * geometry.ringCols + col - firstCol + geometry.left;
+    ring[slot] = value;
+    ring[slot + geometry.ringRows * geometry.ringCols] = value;
   }
   // An element of the array with the boundary rule. The recurrence's elements come from other
   // blocks, so they are read at L2 (ld.global.cg), never from a stale L1 line.
-  __device__ __forceinline__ T load(int64_t row, int64_t col) const {
+  __device__ __forceinline__ T load(int row, int col) const {
+    int64_t r = row, c = col;
     if (Recurrence || geometry.boundary == BoundaryRule::Zero) {
-      if (row < 0 || col < 0 || row >= geometry.rows || col >= geometry.cols)
+      // The launch checks that the extents fit in an int: 32-bit compares.
+      if (row < 0 || col < 0 || row >= int(geometry.rows) || col >= int(geometry.cols))
         return T(0);
     } else {
-      row = boundaryIndex(row, geometry.rows, geometry.boundary);
-      col = boundaryIndex(col, geometry.cols, geometry.boundary);
+      r = boundaryIndex(r, geometry.rows, geometry.boundary);
+      c = boundaryIndex(c, geometry.cols, geometry.boundary);
     }
-    const T *element = geometry.array + row * geometry.rowStride + col * geometry.colStride;
+    const T *element = geometry.array + r * geometry.rowStride + c * geometry.colStride;
     return Recurrence ? __ldcg(element) : __ldg(element);
   }
-  __device__ __forceinline__ int64_t stagedCol(int index) const { return firstCol - geometry.left + index; }
+  __device__ __forceinline__ int stagedCol(int index) const { return firstCol - geometry.left + index; }
 
   // Stages the rows step `firstStep` reads, and loads the row after them for commit(firstStep). For
   // the recurrence, its own columns' rows that no lane has computed yet hold stale values that are
   // overwritten before anyone reads them.
   __device__ void fill(int column, int firstStep) {
-    firstCol = int64_t(column) * S;
-    const int64_t lowRow = int64_t(firstStep) - (S - 1) - geometry.back;
-    const int64_t count = (int64_t(firstStep) + geometry.ahead - lowRow + 1) * geometry.ringCols;
-    for (int64_t index = threadIdx.x; index < count; index += threads) {
-      const int64_t row = lowRow + index / geometry.ringCols;
-      const int64_t col = firstCol - geometry.left + index % geometry.ringCols;
-      cell(row, col) = load(row, col);
+    firstCol = column * S;
+    const int lowRow = firstStep - (S - 1) - geometry.back;
+    const int count = (firstStep + geometry.ahead - lowRow + 1) * geometry.ringCols;
+    for (int index = threadIdx.x; index < count; index += threads) {
+      const int row = lowRow + index / geometry.ringCols;
+      const int col = stagedCol(index % geometry.ringCols);
+      put(row, col, load(row, col));
     }
-    const int64_t nextRow = int64_t(firstStep) + geometry.ahead + 1;
+    const int nextRow = firstStep + geometry.ahead + 1;
     if (int(threadIdx.x) < perRow())
       pending = load(nextRow, stagedCol(int(threadIdx.x)));
     for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
-      cell(nextRow, stagedCol(index)) = load(nextRow, stagedCol(index));
+      put(nextRow, stagedCol(index), load(nextRow, stagedCol(index)));
   }
   // Issues the loads of row step + ahead + 2. Nobody reads that row before step + 2, and its ring
-  // slot holds a row older than any step `step` reads (ringRows > S + back + ahead + 2).
+  // slots hold a row older than any step `step` reads (ringRows > S + back + ahead + 2).
   __device__ __forceinline__ void prefetch(int step) {
-    const int64_t row = int64_t(step) + geometry.ahead + 2;
+    const int row = step + geometry.ahead + 2;
     if (int(threadIdx.x) < perRow())
       next = load(row, stagedCol(int(threadIdx.x)));
     for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
-      cell(row, stagedCol(index)) = load(row, stagedCol(index));
+      put(row, stagedCol(index), load(row, stagedCol(index)));
   }
   // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
   __device__ __forceinline__ void commit(int step) {
     if (int(threadIdx.x) < perRow()) {
-      cell(int64_t(step) + geometry.ahead + 1, stagedCol(int(threadIdx.x))) = pending;
+      put(step + geometry.ahead + 1, stagedCol(int(threadIdx.x)), pending);
       pending = next;
     }
   }
   // The recurrence's value of the point (row, col), in the strip's coordinates, that this block
   // computed: into the ring and the array.
-  __device__ __forceinline__ void store(int64_t row, int64_t col, T value, T *array) const {
-    cell(row, col) = value;
-    array[row * geometry.rowStride + col * geometry.colStride] = value;
+  __device__ __forceinline__ void store(int row, int col, T value, T *array) const {
+    put(row, col, value);
+    array[int64_t(row) * geometry.rowStride + int64_t(col) * geometry.colStride] = value;
   }
-  // What the point's code reads through: window(row, col).
+  // What the point's code reads through: window(row, col) for the rows and columns of the point's
+  // window, as an offset from the point's own cell.
   struct View {
-    const T *ring;
-    int rowMask, ringCols;
-    int64_t base; // left - firstCol
-    __device__ __forceinline__ T operator()(int64_t row, int64_t col) const {
-      return ring[(int(row) & rowMask) * ringCols + int(col + base)];
+    const T *origin; // the cell of (pointRow, pointCol)
+    int ringCols, pointRow, pointCol;
+    __device__ __forceinline__ T operator()(int row, int col) const {
+      return origin[(row - pointRow) * ringCols + (col - pointCol)];
     }
   };
-  __device__ __forceinline__ View view() const {
-    return View{ring, geometry.ringRows - 1, geometry.ringCols, geometry.left - firstCol};
+  // The view of the point (row, col): its cell in the copy of the ring where rows row - back ..
+  // row + ahead are consecutive slots.
+  __device__ __forceinline__ View view(int row, int col) const {
+    const int R = geometry.ringRows, slot = row & (R - 1);
+    const int base = slot + geometry.ahead < R ? slot + R : slot;
+    return View{ring + base * geometry.ringCols + col - firstCol + geometry.left, geometry.ringCols, row, col};
   }
 };
 
@@ -441,6 +459,35 @@ template <typename T> __device__ T *stageArray(const StagedArray<T> &staged, uns
 template <int G> __device__ __forceinline__ int stripLane() { return int(threadIdx.x) / G; }
 template <int G> __device__ __forceinline__ unsigned groupLane() { return threadIdx.x % G; }
 
+// Host: the threads per point of a flexible wavefront whose window sums share among a point's lanes a
+// loop of `length` terms: the smallest power of two >= length, from 4 to 32 (POLYC_CUDA_LANES
+// overrides). Lanes beyond the loop's length would only idle, and a warp then holds several points.
+inline unsigned lanesFor(int64_t length) {
+  if (const std::optional<int64_t> forced = lanesOverride())
+    return unsigned(*forced);
+  unsigned lanes = 4;
+  while (lanes < WarpSize && lanes < length)
+    lanes *= 2;
+  return lanes;
+}
+
+// The strip width that goes with G lanes per point: 16 columns for 32 lanes (512 threads), wider strips
+// for fewer lanes, up to 64 columns. Wider strips mean fewer hand-overs between blocks on the critical
+// path (each costs the strip's skew plus a publication), and a step's latency, not its work, limits small
+// windows.
+__host__ __device__ constexpr int stripWidthFor(unsigned lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 32 : 64; }
+
+// Host: returns body(std::integral_constant<unsigned, G>()) with G = lanes (4, 8, 16 or 32): the
+// generated strip is a template on its lanes per point, instantiated for each.
+template <typename Body> auto withLanes(unsigned lanes, Body &&body) {
+  switch (lanes) {
+  case 4: return body(std::integral_constant<unsigned, 4>());
+  case 8: return body(std::integral_constant<unsigned, 8>());
+  case 16: return body(std::integral_constant<unsigned, 16>());
+  default: return body(std::integral_constant<unsigned, 32>());
+  }
+}
+
 // Host: the flexible wavefront's launch. `Kernel` is the generated persistent kernel
 // (FlexibleBoard, Args, int); `columns` strips of `stripWidth` columns with `steps` steps each.
 template <typename Kernel, typename Args>
@@ -452,6 +499,11 @@ void launchFlexible(Kernel kernel, FlexibleBoardStorage &storage, const Args &ar
   POLYC_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
   const int grid = flexibleGridSize(kernel, threads, sharedBytes, columns, name);
+  if (const std::optional<int64_t> forced = publishOverride())
+    publishInterval = int(*forced);
+  if (verbose())
+    std::fprintf(stderr, "polyc: %s: %d threads per block, %zu bytes of shared memory, progress every %d steps\n",
+                 name, threads, sharedBytes, publishInterval);
   const FlexibleBoard board = storage.reset(columns, steps, lag, stream);
   kernel<<<grid, threads, sharedBytes, stream>>>(board, args, publishInterval);
   POLYC_CUDA_CHECK_LAUNCH(name);
@@ -461,6 +513,11 @@ void launchFlexible(Kernel kernel, FlexibleBoardStorage &storage, const Args &ar
 // wavefront).
 inline bool fitsInSharedMemory(size_t sharedBytes) {
   return sharedBytes + sizeof(FlexibleShared) <= deviceProperties().sharedMemPerBlockOptin;
+}
+
+// Host: whether every value fits in an int (the flexible wavefront's point code computes in int).
+inline bool fitInInt(std::initializer_list<int64_t> values) {
+  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
 }
 
 } // namespace polyc::rt::cuda

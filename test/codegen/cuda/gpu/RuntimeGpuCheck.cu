@@ -130,18 +130,20 @@ struct IirArrays {
 template <int G, bool Fused> struct IirPoint {
   int64_t H, W, M;
   const float *a, *b;
-  template <typename YRead, typename XRead>
-  __device__ float operator()(int64_t i, int64_t j, unsigned lane, const YRead &y, const XRead &x) const {
+  // Index: int64_t for the fixed wavefront's global reads, int for the strip's windows (as polyc emits).
+  template <typename Index, typename YRead, typename XRead>
+  __device__ float operator()(Index i, Index j, unsigned lane, const YRead &y, const XRead &x) const {
+    const Index M = Index(this->M);
     float sum0 = 0.0f;
-    for (int64_t r2 = lane; r2 < M; r2 += G) {
+    for (Index r2 = lane; r2 < M; r2 += G) {
 #pragma unroll 4
-      for (int64_t r1 = 0; r1 < M; ++r1)
+      for (Index r1 = 0; r1 < M; ++r1)
         sum0 += a[r1 * M + r2] * x(i - r1, j - r2);
     }
     float sum1 = 0.0f;
-    for (int64_t k2 = lane; k2 < M; k2 += G) {
+    for (Index k2 = lane; k2 < M; k2 += G) {
 #pragma unroll 4
-      for (int64_t k1 = 0; k1 < M; ++k1)
+      for (Index k1 = 0; k1 < M; ++k1)
         if (k1 != 0 || k2 != 0)
           sum1 += b[k1 * M + k2] * y(i - k1, j - k2);
     }
@@ -218,10 +220,10 @@ template <int S, int G, bool Fused> struct IirStrip {
   __device__ void step(int column, int step) {
     y.prefetch(step);
     x.prefetch(step);
-    const int64_t i = int64_t(step) - stripLane<G>(), j = int64_t(column) * S + stripLane<G>();
+    const int i = step - stripLane<G>(), j = column * S + stripLane<G>();
     if (i >= 0 && i < args.H && j < args.W) {
       const IirPoint<G, Fused> compute{args.H, args.W, args.M, a, b};
-      const float value = compute(i, j, groupLane<G>(), y.view(), x.view());
+      const float value = compute(i, j, groupLane<G>(), y.view(i, j), x.view(i, j));
       if (groupLane<G>() == 0)
         y.store(i, j, value, args.y);
     }
