@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -116,6 +117,244 @@ TEST(OpenCLBuffer, RoundTripAndTimedKernel) {
   for (int i = 0; i < n; ++i)
     ASSERT_EQ(back[i], host[i] * 4.0f) << i;
   EXPECT_EQ(RegionTimer().finish(device), 0.0);
+}
+
+// ---- recorded launch sequences (cl_khr_command_buffer) ----
+
+// Sets an environment variable for one test and restores the old value (or its absence) after.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    had_ = std::getenv(name) != nullptr;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnvironment() {
+    if (had_)
+      setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      unsetenv(name_.c_str());
+  }
+
+private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// Each launch reads the cell the launch before wrote, so the result depends on the order of the
+// launches and on each one's own arguments (i, v and the __local size).
+const char *kChainKernel = R"CLC(
+__kernel void chain(__global int *p, const int i, const int v, __local int *s) {
+  s[get_local_id(0)] = v + (int)get_local_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0)
+    p[i] = (p[i > 0 ? i - 1 : 0] * 3 + s[get_local_size(0) - 1]) % 1000003;
+}
+)CLC";
+
+constexpr int kChainLength = 40;
+constexpr size_t kChainGroup = 8;
+
+// Launch i (0 <= i < kChainLength) with v = base + 7 i; p starts as zeros.
+std::vector<int> referenceChain(int base) {
+  std::vector<int> p(kChainLength + 1, 0);
+  for (int i = 0; i < kChainLength; ++i)
+    p[i] = (p[i > 0 ? i - 1 : 0] * 3 + base + 7 * i + int(kChainGroup) - 1) % 1000003;
+  return p;
+}
+
+void enqueueChain(const Device &device, Kernel &kernel, const Buffer &p, LaunchSink &sink, int base) {
+  kernel.arg(0, p).localArg(3, kChainGroup * sizeof(cl_int));
+  for (int i = 0; i < kChainLength; ++i) {
+    kernel.arg(1, cl_int(i)).arg(2, cl_int(base + 7 * i));
+    sink.enqueue(device, kernel, kChainGroup, kChainGroup);
+  }
+  sink.enqueue(device, kernel, 0, kChainGroup); // an empty launch is no command
+}
+
+std::vector<int> readChain(const Device &device, const Buffer &p) {
+  std::vector<int> values(kChainLength + 1, -1);
+  p.read(device, values.data(), values.size() * sizeof(int));
+  return values;
+}
+
+class LaunchSequenceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    device_ = std::make_unique<Device>(Device::fromEnvironment());
+    program_ = Program(*device_, kChainKernel, "-cl-std=CL1.2");
+    kernel_ = program_.kernel("chain");
+    p_ = Buffer(*device_, (kChainLength + 1) * sizeof(int));
+  }
+  // Zeroes p, runs `body` in a timed region and returns p.
+  template <typename Body> std::vector<int> run(Body &&body, double *seconds = nullptr) {
+    p_.fill32(*device_, 0);
+    RegionTimer timer;
+    body(timer);
+    double elapsed = timer.finish(*device_);
+    if (seconds)
+      *seconds = elapsed;
+    return readChain(*device_, p_);
+  }
+  bool isPocl() const { return device_->info().platformName.find("Portable Computing Language") != std::string::npos; }
+
+  std::unique_ptr<Device> device_;
+  Program program_;
+  Kernel kernel_;
+  Buffer p_;
+};
+
+TEST_F(LaunchSequenceTest, PoclHasCommandBuffers) {
+  // PoCL 3.1 (CI's device) lists cl_khr_command_buffer; elsewhere this test has nothing to check.
+  if (!isPocl())
+    GTEST_SKIP() << "not PoCL: " << device_->info().platformName;
+  EXPECT_TRUE(hasCommandBuffers(*device_));
+}
+
+TEST_F(LaunchSequenceTest, ReplaysEachLaunchWithItsOwnArgumentsInOrder) {
+  ScopedEnvironment on("POLYC_OPENCL_COMMAND_BUFFER", "1");
+  if (!hasCommandBuffers(*device_))
+    GTEST_SKIP() << "no cl_khr_command_buffer on " << device_->info().deviceName;
+  LaunchSequence sequence;
+  sequence.record(*device_, 42, [&](LaunchSink &sink) { enqueueChain(*device_, kernel_, p_, sink, 5); });
+  ASSERT_TRUE(sequence.recorded(42));
+  EXPECT_FALSE(sequence.recorded(43));
+  EXPECT_EQ(sequence.commands(), size_t(kChainLength));
+  // Arguments set after recording belong to no recorded launch.
+  kernel_.arg(1, cl_int(3)).arg(2, cl_int(-100000));
+  int enqueued = 0;
+  auto replay = [&](RegionTimer &timer) {
+    sequence.enqueueOrReplay(*device_, timer, 42, [&](LaunchSink &sink) {
+      ++enqueued;
+      enqueueChain(*device_, kernel_, p_, sink, 5);
+    });
+  };
+  double seconds = 0;
+  EXPECT_EQ(run(replay, &seconds), referenceChain(5));
+  EXPECT_GT(seconds, 0.0);
+  EXPECT_LT(seconds, 10.0);
+  // A second replay of the same buffer gives the same values.
+  EXPECT_EQ(run(replay), referenceChain(5));
+  EXPECT_EQ(enqueued, 0) << "the launches were enqueued directly instead of replayed";
+}
+
+TEST_F(LaunchSequenceTest, RecordsOnFirstUseAndAgainForAnotherKey) {
+  ScopedEnvironment on("POLYC_OPENCL_COMMAND_BUFFER", nullptr); // unset: on where available
+  if (!hasCommandBuffers(*device_))
+    GTEST_SKIP() << "no cl_khr_command_buffer on " << device_->info().deviceName;
+  LaunchSequence sequence;
+  int calls = 0;
+  auto runWith = [&](uint64_t key, int base) {
+    return run([&](RegionTimer &timer) {
+      sequence.enqueueOrReplay(*device_, timer, key, [&](LaunchSink &sink) {
+        ++calls;
+        enqueueChain(*device_, kernel_, p_, sink, base);
+      });
+    });
+  };
+  EXPECT_EQ(runWith(1, 11), referenceChain(11)); // recorded here, then replayed
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(runWith(1, 11), referenceChain(11)); // replayed only
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(runWith(2, 29), referenceChain(29)); // a new key records again
+  EXPECT_EQ(calls, 2);
+  EXPECT_TRUE(sequence.recorded(2));
+  EXPECT_FALSE(sequence.recorded(1));
+}
+
+TEST_F(LaunchSequenceTest, ForcedOffEnqueuesDirectly) {
+  ScopedEnvironment off("POLYC_OPENCL_COMMAND_BUFFER", "0");
+  EXPECT_FALSE(commandBuffersWanted());
+  LaunchSequence sequence;
+  sequence.record(*device_, 7, [&](LaunchSink &sink) { enqueueChain(*device_, kernel_, p_, sink, 3); });
+  EXPECT_FALSE(sequence.recorded(7));
+  EXPECT_EQ(sequence.commands(), 0u);
+  int calls = 0;
+  auto direct = [&](RegionTimer &timer) {
+    sequence.enqueueOrReplay(*device_, timer, 7, [&](LaunchSink &sink) {
+      ++calls;
+      EXPECT_EQ(&sink, static_cast<LaunchSink *>(&timer)); // straight to the queue
+      enqueueChain(*device_, kernel_, p_, sink, 3);
+    });
+  };
+  EXPECT_EQ(run(direct), referenceChain(3));
+  EXPECT_EQ(run(direct), referenceChain(3));
+  EXPECT_EQ(calls, 2);
+}
+
+TEST_F(LaunchSequenceTest, EmptySequenceReplaysNothing) {
+  ScopedEnvironment on("POLYC_OPENCL_COMMAND_BUFFER", "1");
+  if (!hasCommandBuffers(*device_))
+    GTEST_SKIP() << "no cl_khr_command_buffer on " << device_->info().deviceName;
+  LaunchSequence sequence;
+  auto nothing = [&](LaunchSink &sink) { sink.enqueue(*device_, kernel_, 0, kChainGroup); };
+  sequence.record(*device_, 9, nothing);
+  EXPECT_TRUE(sequence.recorded(9));
+  EXPECT_EQ(sequence.commands(), 0u);
+  double seconds = -1;
+  std::vector<int> zeros(kChainLength + 1, 0);
+  EXPECT_EQ(run([&](RegionTimer &timer) { sequence.enqueueOrReplay(*device_, timer, 9, nothing); }, &seconds), zeros);
+  EXPECT_EQ(seconds, 0.0);
+}
+
+TEST(OpenCLCommandBuffer, SettingIsZeroOrOne) {
+  {
+    ScopedEnvironment bad("POLYC_OPENCL_COMMAND_BUFFER", "yes");
+    try {
+      commandBuffersWanted();
+      FAIL() << "POLYC_OPENCL_COMMAND_BUFFER=yes was accepted";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()), "POLYC_OPENCL_COMMAND_BUFFER='yes': expected 0 or 1");
+    }
+  }
+  ScopedEnvironment empty("POLYC_OPENCL_COMMAND_BUFFER", "");
+  EXPECT_TRUE(commandBuffersWanted());
+}
+
+TEST(OpenCLCommandBuffer, KeysDependOnEveryValueAndItsPlace) {
+  EXPECT_EQ(hashKey({1, 2, 3}), hashKey({1, 2, 3}));
+  EXPECT_NE(hashKey({1, 2, 3}), hashKey({1, 2, 4}));
+  EXPECT_NE(hashKey({1, 2, 3}), hashKey({3, 2, 1}));
+  EXPECT_NE(hashKey({1, 2}), hashKey({1, 2, 0}));
+  EXPECT_NE(hashKey({uint64_t(1) << 40}), hashKey({uint64_t(1) << 41}));
+}
+
+TEST(OpenCLKernel, CopyKeepsTheArgumentsSetSoFar) {
+  Device device = Device::fromEnvironment();
+  Program program(device, kChainKernel, "-cl-std=CL1.2");
+  Kernel kernel = program.kernel("chain");
+  Buffer p(device, (kChainLength + 1) * sizeof(int));
+  p.fill32(device, 0);
+  kernel.arg(0, p).arg(1, cl_int(0)).arg(2, cl_int(100)).localArg(3, kChainGroup * sizeof(cl_int));
+  Kernel copy = kernel.copy();
+  EXPECT_NE(copy.get(), kernel.get());
+  EXPECT_EQ(copy.name(), "chain");
+  kernel.arg(2, cl_int(-5)); // the copy keeps 100
+  RegionTimer timer;
+  timer.enqueue(device, copy, kChainGroup, kChainGroup);
+  timer.finish(device);
+  EXPECT_EQ(readChain(device, p)[0], 100 + int(kChainGroup) - 1);
+}
+
+TEST(OpenCLBuffer, ResizeKeepsTheHandleOfTheSameSize) {
+  Device device = Device::fromEnvironment();
+  Buffer buffer;
+  buffer.resize(device, 64);
+  ASSERT_TRUE(buffer);
+  cl_mem first = buffer.get();
+  int value = 1234;
+  buffer.write(device, &value, sizeof(value));
+  buffer.resize(device, 64);
+  EXPECT_EQ(buffer.get(), first);
+  int back = 0;
+  buffer.read(device, &back, sizeof(back));
+  EXPECT_EQ(back, 1234);
+  buffer.resize(device, 128);
+  EXPECT_EQ(buffer.bytes(), 128u);
 }
 
 // ---- work-group reductions ----

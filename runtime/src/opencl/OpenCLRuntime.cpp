@@ -1,9 +1,14 @@
 // The runtime's OpenCL part (see polyc/opencl/OpenCLRuntime.h): device choice, program build, buffers,
-// kernels and event timing, each OpenCL call checked and turned into an ocl::Error naming the call.
+// kernels, event timing and recorded launch sequences, each OpenCL call checked and turned into an
+// ocl::Error naming the call.
 #include "polyc/opencl/OpenCLRuntime.h"
+
+// cl_khr_command_buffer's types and entry-point signatures (the Khronos headers of 2023 and later).
+#include <CL/cl_ext.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -251,6 +256,13 @@ Buffer::Buffer(const Device &device, size_t bytes, cl_mem_flags flags) : bytes_(
   check(status, "clCreateBuffer");
 }
 
+void Buffer::resize(const Device &device, size_t bytes, cl_mem_flags flags) {
+  if (mem_ && bytes_ == bytes)
+    return;
+  mem_.reset(); // free the old buffer before allocating the new one
+  *this = Buffer(device, bytes, flags);
+}
+
 void Buffer::write(const Device &device, const void *host, size_t bytes) const {
   if (bytes == 0)
     return;
@@ -316,6 +328,29 @@ void Kernel::setArg(cl_uint index, size_t size, const void *value) {
   cl_int status = clSetKernelArg(kernel_.get(), index, size, value);
   if (status != CL_SUCCESS)
     check(status, ("clSetKernelArg(" + name_ + ", " + std::to_string(index) + ")").c_str());
+  if (args_.size() <= index)
+    args_.resize(index + 1);
+  ArgValue &arg = args_[index];
+  arg.isSet = true;
+  arg.isLocal = value == nullptr;
+  arg.size = size;
+  if (value)
+    arg.bytes.assign(static_cast<const unsigned char *>(value), static_cast<const unsigned char *>(value) + size);
+}
+
+Kernel Kernel::copy() const {
+  cl_program program = nullptr;
+  check(clGetKernelInfo(kernel_.get(), CL_KERNEL_PROGRAM, sizeof(program), &program, nullptr), "clGetKernelInfo");
+  cl_int status = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, name_.c_str(), &status);
+  check(status, ("clCreateKernel(" + name_ + ")").c_str());
+  Kernel result(kernel, name_);
+  for (size_t index = 0; index < args_.size(); ++index) {
+    const ArgValue &arg = args_[index];
+    if (arg.isSet)
+      result.setArg(cl_uint(index), arg.size, arg.isLocal ? nullptr : arg.bytes.data());
+  }
+  return result;
 }
 
 size_t Kernel::maxWorkGroupSize(const Device &device) const {
@@ -368,6 +403,14 @@ double RegionTimer::finish(const Device &device) {
     if (state < 0)
       check(state, "kernel execution");
   }
+  for (const EventHandle &replay : replays_) {
+    cl_int state = CL_COMPLETE;
+    check(clGetEventInfo(replay.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr),
+          "clGetEventInfo");
+    if (state < 0)
+      check(state, "command buffer execution");
+  }
+  replays_.clear();
   cl_ulong start = profilingTime(first_.get(), CL_PROFILING_COMMAND_START);
   cl_ulong end = profilingTime(last_ ? last_.get() : first_.get(), CL_PROFILING_COMMAND_END);
   first_.reset();
@@ -376,12 +419,246 @@ double RegionTimer::finish(const Device &device) {
   return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
 }
 
+// POLYC_OPENCL_VERBOSE set to anything but empty or 0.
+static bool verboseEnabled() {
+  const char *verbose = std::getenv("POLYC_OPENCL_VERBOSE");
+  return verbose && *verbose && std::string(verbose) != "0";
+}
+
+// ---- recorded launch sequences
+
+bool commandBuffersWanted() {
+  const char *text = std::getenv("POLYC_OPENCL_COMMAND_BUFFER");
+  std::string value = text ? text : "";
+  if (value.empty() || value == "1")
+    return true;
+  if (value == "0")
+    return false;
+  throw Error("POLYC_OPENCL_COMMAND_BUFFER='" + value + "': expected 0 or 1", CL_INVALID_VALUE);
+}
+
+// The extension's entry points on one platform (all null when the device lacks the extension).
+struct CommandBufferApi {
+  clCreateCommandBufferKHR_fn create = nullptr;
+  clCommandNDRangeKernelKHR_fn ndrange = nullptr;
+  clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  clReleaseCommandBufferKHR_fn release = nullptr;
+  explicit operator bool() const { return create && ndrange && finalize && enqueue && release; }
+};
+
+// Whether the space-separated extension list names `extension` (a whole name: cl_khr_command_buffer
+// is a prefix of the names of its layered extensions).
+static bool listsExtension(const std::string &extensions, const std::string &extension) {
+  std::istringstream words(extensions);
+  std::string word;
+  while (words >> word)
+    if (word == extension)
+      return true;
+  return false;
+}
+
+// The entry points, or an empty api with `why` saying what is missing.
+static CommandBufferApi commandBufferApi(const Device &device, std::string &why) {
+  CommandBufferApi api;
+  if (!listsExtension(deviceString(device.id(), CL_DEVICE_EXTENSIONS), "cl_khr_command_buffer")) {
+    why = "the device does not list cl_khr_command_buffer";
+    return api;
+  }
+  cl_platform_id platform = deviceValue<cl_platform_id>(device.id(), CL_DEVICE_PLATFORM);
+  auto entry = [&](const char *name) { return clGetExtensionFunctionAddressForPlatform(platform, name); };
+  api.create = reinterpret_cast<clCreateCommandBufferKHR_fn>(entry("clCreateCommandBufferKHR"));
+  api.ndrange = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(entry("clCommandNDRangeKernelKHR"));
+  api.finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(entry("clFinalizeCommandBufferKHR"));
+  api.enqueue = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(entry("clEnqueueCommandBufferKHR"));
+  api.release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(entry("clReleaseCommandBufferKHR"));
+  if (!api) {
+    why = "the platform gives no address for one of the cl_khr_command_buffer functions";
+    return CommandBufferApi();
+  }
+  cl_command_queue_properties required = 0, present = 0;
+  if (clGetDeviceInfo(device.id(), CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof(required),
+                      &required, nullptr) != CL_SUCCESS)
+    required = 0;
+  check(clGetCommandQueueInfo(device.queue(), CL_QUEUE_PROPERTIES, sizeof(present), &present, nullptr),
+        "clGetCommandQueueInfo");
+  if ((required & ~present) != 0) {
+    why = "the extension requires queue properties " + std::to_string(required) + ", the queue has " +
+          std::to_string(present);
+    return CommandBufferApi();
+  }
+  return api;
+}
+
+bool hasCommandBuffers(const Device &device) {
+  std::string why;
+  return static_cast<bool>(commandBufferApi(device, why));
+}
+
+uint64_t hashKey(std::initializer_list<uint64_t> values) {
+  uint64_t hash = 14695981039346656037ull;
+  for (uint64_t value : values)
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (value >> (8 * byte)) & 0xff;
+      hash *= 1099511628211ull;
+    }
+  return hash;
+}
+
+// The recording side of a LaunchSequence: a LaunchSink that records each launch into the command
+// buffer, in order (each command waits for the one before through a sync point).
+struct LaunchSequence::State : LaunchSink {
+  enum class Phase { Empty, Recording, Ready, Off };
+  Phase phase = Phase::Empty;
+  CommandBufferApi api;
+  bool apiLoaded = false;
+  cl_command_buffer_khr buffer = nullptr;
+  std::vector<Kernel> kernels; // the copies the commands were recorded with, alive while recorded
+  uint64_t key = 0;
+  size_t commands = 0;
+  cl_sync_point_khr last = 0;
+  bool failed = false;  // a command-buffer call failed while recording
+  std::string failure;  // what failed
+  std::chrono::steady_clock::time_point started;
+
+  ~State() override { release(); }
+
+  void release() {
+    if (buffer)
+      api.release(buffer); // a release failure has nowhere to go
+    buffer = nullptr;
+    kernels.clear();
+    commands = 0;
+  }
+
+  // Turns recording off for this sequence after `what` failed.
+  void turnOff(const std::string &what) {
+    if (verboseEnabled())
+      std::fprintf(stderr, "polyc: OpenCL command buffer not used (%s); launches are enqueued directly\n",
+                   what.c_str());
+    release();
+    phase = Phase::Off;
+  }
+
+  void enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize) override {
+    (void)device;
+    if (globalSize == 0 || failed)
+      return;
+    try {
+      Kernel copy = kernel.copy();
+      cl_sync_point_khr point = 0;
+      cl_int status = api.ndrange(buffer, nullptr, nullptr, copy.get(), 1, nullptr, &globalSize,
+                                  localSize ? &localSize : nullptr, commands ? 1 : 0, commands ? &last : nullptr,
+                                  &point, nullptr);
+      check(status, ("clCommandNDRangeKernelKHR(" + kernel.name() + ")").c_str());
+      kernels.push_back(std::move(copy));
+      last = point;
+      ++commands;
+    } catch (const Error &error) {
+      // The launches go straight to the queue instead (enqueueOrReplay), or are left to compute().
+      failed = true;
+      failure = error.what();
+    }
+  }
+};
+
+LaunchSequence::LaunchSequence() = default;
+LaunchSequence::~LaunchSequence() = default;
+
+LaunchSink *LaunchSequence::beginRecording(const Device &device, uint64_t key) {
+  if (!state_)
+    state_ = std::make_unique<State>();
+  State &state = *state_;
+  if (state.phase == State::Phase::Off || (state.phase == State::Phase::Ready && state.key == key) ||
+      !commandBuffersWanted())
+    return nullptr;
+  if (!state.apiLoaded) {
+    std::string why;
+    state.api = commandBufferApi(device, why);
+    state.apiLoaded = true;
+    if (!state.api) {
+      state.turnOff(why);
+      return nullptr;
+    }
+  }
+  state.release();
+  cl_command_queue queue = device.queue();
+  cl_int status = CL_SUCCESS;
+  state.buffer = state.api.create(1, &queue, nullptr, &status);
+  if (status != CL_SUCCESS || !state.buffer) {
+    state.buffer = nullptr;
+    state.turnOff(std::string("clCreateCommandBufferKHR: ") + errorString(status) + " (" + std::to_string(status) +
+                  ")");
+    return nullptr;
+  }
+  state.phase = State::Phase::Recording;
+  state.key = key;
+  state.failed = false;
+  state.started = std::chrono::steady_clock::now();
+  return &state;
+}
+
+void LaunchSequence::endRecording() {
+  State &state = *state_;
+  if (state.failed)
+    return state.turnOff(state.failure);
+  if (state.commands > 0) {
+    cl_int status = state.api.finalize(state.buffer);
+    if (status != CL_SUCCESS)
+      return state.turnOff(std::string("clFinalizeCommandBufferKHR: ") + errorString(status) + " (" +
+                           std::to_string(status) + ")");
+  } else {
+    state.release(); // nothing to replay
+  }
+  state.phase = State::Phase::Ready;
+  if (verboseEnabled()) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state.started).count();
+    std::fprintf(stderr, "polyc: OpenCL command buffer: recorded %zu launches in %.1f ms\n", state.commands, ms);
+  }
+}
+
+void LaunchSequence::abandonRecording() {
+  state_->release();
+  state_->phase = State::Phase::Empty;
+}
+
+bool LaunchSequence::recorded(uint64_t key) const {
+  return state_ && state_->phase == State::Phase::Ready && state_->key == key;
+}
+
+size_t LaunchSequence::commands() const {
+  return state_ && state_->phase == State::Phase::Ready ? state_->commands : 0;
+}
+
+bool LaunchSequence::replay(const Device &device, RegionTimer &timer, uint64_t key) {
+  if (!recorded(key) || !commandBuffersWanted())
+    return false;
+  State &state = *state_;
+  if (state.commands == 0)
+    return true;
+  if (!timer.first_) {
+    // The region starts with this replay: a marker before it gives the start time.
+    cl_event marker = nullptr;
+    check(clEnqueueMarkerWithWaitList(device.queue(), 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
+    timer.first_ = EventHandle(marker);
+  }
+  cl_event event = nullptr;
+  cl_int status = state.api.enqueue(0, nullptr, state.buffer, 0, nullptr, &event);
+  if (status != CL_SUCCESS) {
+    state.turnOff(std::string("clEnqueueCommandBufferKHR: ") + errorString(status) + " (" + std::to_string(status) +
+                  ")");
+    return false;
+  }
+  timer.replays_.push_back(EventHandle(event));
+  timer.pending_ = true;
+  return true;
+}
+
 void OpenCLCompute::prepare() {
   if (device_)
     return;
   auto device = std::make_unique<Device>(Device::fromEnvironment());
-  const char *verbose = std::getenv("POLYC_OPENCL_VERBOSE");
-  bool isVerbose = verbose && *verbose && std::string(verbose) != "0";
+  bool isVerbose = verboseEnabled();
   if (isVerbose) {
     const DeviceInfo &info = device->info();
     std::fprintf(stderr, "polyc: OpenCL device %u:%u %s / %s (%s, %s, %u compute units)\n",

@@ -1,6 +1,7 @@
 // The runtime's OpenCL part: device choice (POLYC_OPENCL_DEVICE), context and profiling queue, program
-// build with the build log on failure, RAII buffers/kernels/events, and OpenCLCompute, the base of every
-// generated OpenCL program's Compute. Every OpenCL call is checked; a failure throws ocl::Error.
+// build with the build log on failure, RAII buffers/kernels/events, launch sequences recorded into
+// command buffers, and OpenCLCompute, the base of every generated OpenCL program's Compute. Every
+// OpenCL call is checked; a failure throws ocl::Error.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -123,6 +125,9 @@ class Buffer {
 public:
   Buffer() = default;
   Buffer(const Device &device, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
+  // Allocates `bytes` unless the buffer already has that size (then it keeps its handle and contents),
+  // so that repeated runs see the same cl_mem and a recorded LaunchSequence stays valid.
+  void resize(const Device &device, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
   cl_mem get() const { return mem_.get(); }
   explicit operator bool() const { return static_cast<bool>(mem_); }
   size_t bytes() const { return bytes_; }
@@ -176,28 +181,120 @@ public:
   }
   // The largest work-group this kernel can run with on `device` (registers, local memory).
   size_t maxWorkGroupSize(const Device &device) const;
+  // A new kernel object of the same program and function with the arguments set so far (the values
+  // are kept here: OpenCL cannot read them back). A LaunchSequence records a copy per launch.
+  Kernel copy() const;
 
 private:
+  struct ArgValue {
+    bool isSet = false;
+    bool isLocal = false; // a __local size, no value
+    size_t size = 0;
+    std::vector<unsigned char> bytes;
+  };
   void setArg(cl_uint index, size_t size, const void *value);
   KernelHandle kernel_;
   std::string name_;
+  std::vector<ArgValue> args_;
+};
+
+class LaunchSequence;
+
+// Where a band's launches go: straight to the queue (RegionTimer) or into a LaunchSequence being
+// recorded. Generated code that may be recorded enqueues through this interface.
+class LaunchSink {
+public:
+  virtual ~LaunchSink() = default;
+  // Enqueues (or records) a 1D NDRange of `globalSize` work-items in groups of `localSize` (0: the
+  // implementation's choice) with the kernel's current arguments. globalSize 0 does nothing.
+  virtual void enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize) = 0;
 };
 
 // Times a region of enqueued commands by device events: from the start of the first command to the
-// end of a marker enqueued after the last (the queue is in order).
-class RegionTimer {
+// end of a marker enqueued after the last (the queue is in order). A replayed LaunchSequence is one
+// command of the region; when it comes first, a marker before it opens the region.
+class RegionTimer : public LaunchSink {
 public:
   // Enqueues a 1D NDRange of `globalSize` work-items in groups of `localSize` (0: implementation's
   // choice). globalSize 0 enqueues nothing.
-  void enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize);
+  void enqueue(const Device &device, const Kernel &kernel, size_t globalSize, size_t localSize) override;
   // Waits for the queue and returns the seconds between the first start and the last end (0 when
-  // nothing was enqueued).
+  // nothing was enqueued). Throws when a kernel or a replayed sequence ended in an error.
   double finish(const Device &device);
 
 private:
+  friend class LaunchSequence;
   EventHandle first_, last_;
+  std::vector<EventHandle> replays_; // replayed command buffers, for their execution status
   bool pending_ = false; // commands were enqueued after the first
+};
 
+// ---- Recorded launch sequences (cl_khr_command_buffer, an OpenCL 3.0 extension). A fixed wavefront
+// enqueues one kernel per hyperplane, thousands in a row, each costing microseconds of host time in
+// the driver; recorded once into a command buffer, they replay with one enqueue.
+
+// POLYC_OPENCL_COMMAND_BUFFER=0|1: 0 enqueues every launch directly; 1 (the default, also when unset)
+// records and replays where the device has cl_khr_command_buffer. Another value throws an Error.
+bool commandBuffersWanted();
+
+// Whether `device` can record: it lists cl_khr_command_buffer, its platform gives the entry points,
+// and the queue has the properties the extension requires there.
+bool hasCommandBuffers(const Device &device);
+
+// FNV-1a over the values: what a recorded sequence depends on (the params, the cl_mem handles).
+uint64_t hashKey(std::initializer_list<uint64_t> values);
+
+// A sequence of launches recorded once into a command buffer and replayed with one enqueue, keyed by
+// `key` (a different key records again). Kernel arguments belong to each recorded launch: every launch
+// is recorded with its own copy of the kernel (Kernel::copy), because the spec captures arguments when
+// a command is recorded but some implementations (PoCL 3.1) read the kernel object's arguments when the
+// buffer is enqueued. Whenever recording is off (commandBuffersWanted), not available
+// (hasCommandBuffers) or a command-buffer call fails, the launches are enqueued directly instead (a
+// failure is reported on stderr with POLYC_OPENCL_VERBOSE=1 and turns recording off for this
+// sequence). Not copyable.
+class LaunchSequence {
+public:
+  LaunchSequence();
+  ~LaunchSequence();
+  LaunchSequence(const LaunchSequence &) = delete;
+  LaunchSequence &operator=(const LaunchSequence &) = delete;
+
+  // Records the launches `enqueue(LaunchSink &)` makes, unless a sequence with `key` is recorded
+  // already or recording is off, unavailable or failed before. For work outside the timed region
+  // (a Compute's upload).
+  template <typename Enqueue> void record(const Device &device, uint64_t key, Enqueue &&enqueue) {
+    LaunchSink *recorder = beginRecording(device, key);
+    if (!recorder)
+      return;
+    try {
+      enqueue(*recorder);
+    } catch (...) {
+      abandonRecording();
+      throw;
+    }
+    endRecording();
+  }
+  // Replays the sequence recorded with `key` through `timer` (recording it first if needed); where
+  // there is none, calls `enqueue(timer)`, which enqueues the launches directly.
+  template <typename Enqueue>
+  void enqueueOrReplay(const Device &device, RegionTimer &timer, uint64_t key, Enqueue &&enqueue) {
+    record(device, key, enqueue);
+    if (!replay(device, timer, key))
+      enqueue(static_cast<LaunchSink &>(timer));
+  }
+
+  // Whether a sequence with `key` is recorded and ready to replay.
+  bool recorded(uint64_t key) const;
+  // The launches in the recorded sequence (0 when none is recorded).
+  size_t commands() const;
+
+private:
+  struct State;
+  LaunchSink *beginRecording(const Device &device, uint64_t key);
+  void endRecording();
+  void abandonRecording();
+  bool replay(const Device &device, RegionTimer &timer, uint64_t key);
+  std::unique_ptr<State> state_;
 };
 
 // The base of a generated program's Compute: owns the device and its built program. The device is
