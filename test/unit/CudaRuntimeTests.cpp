@@ -113,3 +113,60 @@ TEST(CudaCheck, AFailedCallThrowsWithTheCallFileAndLine) {
   }
   EXPECT_NO_THROW(POLYC_CUDA_CHECK(cudaSuccess));
 }
+
+// The flexible wavefront's lanes per point: the smallest power of two covering the loop the lanes
+// share, from 4 to 32; POLYC_CUDA_LANES overrides it with 4, 8, 16 or 32 only.
+TEST(CudaFlexibleShape, LanesFromTheWindowLength) {
+  unsetenv("POLYC_CUDA_LANES");
+  EXPECT_EQ(lanesFor(0), 4u);
+  EXPECT_EQ(lanesFor(1), 4u);
+  EXPECT_EQ(lanesFor(3), 4u);
+  EXPECT_EQ(lanesFor(4), 4u);
+  EXPECT_EQ(lanesFor(5), 8u);
+  EXPECT_EQ(lanesFor(9), 16u);
+  EXPECT_EQ(lanesFor(16), 16u);
+  EXPECT_EQ(lanesFor(17), 32u);
+  EXPECT_EQ(lanesFor(31), 32u);
+  EXPECT_EQ(lanesFor(1000), 32u);
+  setenv("POLYC_CUDA_LANES", "8", 1);
+  EXPECT_EQ(lanesFor(31), 8u);
+  unsetenv("POLYC_CUDA_LANES");
+  for (const char *bad : {"12", "2", "64", "eight"}) {
+    setenv("POLYC_CUDA_LANES", bad, 1);
+    EXPECT_THROW(lanesFor(3), CudaError) << bad;
+  }
+  unsetenv("POLYC_CUDA_LANES");
+}
+
+// Strips get narrower as points get more lanes: 64 columns up to 8 lanes, 32 at 16, 16 at 32.
+TEST(CudaFlexibleShape, StripWidthFollowsTheLanes) {
+  static_assert(stripWidthFor(4) == 64 && stripWidthFor(8) == 64);
+  static_assert(stripWidthFor(16) == 32 && stripWidthFor(32) == 16);
+  for (unsigned lanes : {4u, 8u, 16u, 32u})
+    EXPECT_LE(stripWidthFor(lanes) * lanes, 512u) << lanes;
+}
+
+TEST(CudaFlexibleShape, WithLanesPassesTheLanesAsACompileTimeConstantAndReturnsTheResult) {
+  for (unsigned lanes : {4u, 8u, 16u, 32u}) {
+    const unsigned seen = withLanes(lanes, [](auto g) { return unsigned(decltype(g)::value); });
+    EXPECT_EQ(seen, lanes);
+  }
+  EXPECT_FALSE(withLanes(8, [](auto) { return false; }));
+}
+
+TEST(CudaFlexibleShape, ParamsFitInIntOrTheFixedWavefrontRuns) {
+  EXPECT_TRUE(fitInInt({}));
+  EXPECT_TRUE(fitInInt({0, 2048, INT32_MAX, INT32_MIN}));
+  EXPECT_FALSE(fitInInt({3, int64_t(INT32_MAX) + 1}));
+  EXPECT_FALSE(fitInInt({int64_t(INT32_MIN) - 1}));
+}
+
+TEST(CudaSettings, PublishIntervalOverride) {
+  unsetenv("POLYC_CUDA_PUBLISH");
+  EXPECT_FALSE(publishOverride().has_value());
+  setenv("POLYC_CUDA_PUBLISH", "3", 1);
+  EXPECT_EQ(publishOverride().value_or(0), 3);
+  setenv("POLYC_CUDA_PUBLISH", "0", 1);
+  EXPECT_THROW(publishOverride(), CudaError);
+  unsetenv("POLYC_CUDA_PUBLISH");
+}

@@ -5,6 +5,7 @@
 
 #include "polyc/cuda/Check.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -172,6 +173,42 @@ void enqueueOrReplay(CapturedGraph &graph, uint64_t key, cudaStream_t stream, bo
   }
   if (!prepareOnly)
     graph.launch(stream);
+}
+
+// ---- The flexible wavefront's launch shape (host side; the strips are in polyc/cuda/Wavefront.cuh)
+
+// Host: the threads per point of a flexible wavefront whose window sums share among a point's lanes a
+// loop of `length` terms: the smallest power of two >= length, from 4 to 32 (POLYC_CUDA_LANES
+// overrides). Lanes beyond the loop's length would only idle, and a warp then holds several points.
+inline unsigned lanesFor(int64_t length) {
+  if (const std::optional<int64_t> forced = lanesOverride())
+    return unsigned(*forced);
+  unsigned lanes = 4;
+  while (lanes < 32 && lanes < length) // at most a warp
+    lanes *= 2;
+  return lanes;
+}
+
+// The strip width that goes with G lanes per point: 16 columns for 32 lanes (512 threads), wider strips
+// for fewer lanes, up to 64 columns. Wider strips mean fewer hand-overs between blocks on the critical
+// path (each costs the strip's skew plus a publication), and a step's latency, not its work, limits small
+// windows.
+__host__ __device__ constexpr int stripWidthFor(unsigned lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 32 : 64; }
+
+// Host: returns body(std::integral_constant<unsigned, G>()) with G = lanes (4, 8, 16 or 32): the
+// generated strip is a template on its lanes per point, instantiated for each.
+template <typename Body> auto withLanes(unsigned lanes, Body &&body) {
+  switch (lanes) {
+  case 4: return body(std::integral_constant<unsigned, 4>());
+  case 8: return body(std::integral_constant<unsigned, 8>());
+  case 16: return body(std::integral_constant<unsigned, 16>());
+  default: return body(std::integral_constant<unsigned, 32>());
+  }
+}
+
+// Host: whether every value fits in an int (the flexible wavefront's point code computes in int).
+inline bool fitInInt(std::initializer_list<int64_t> values) {
+  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
 }
 
 } // namespace polyc::rt::cuda
