@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The OpenCL target on an NVIDIA GPU (the lent H100; CI has none), in one run:
-#  1. registers NVIDIA's OpenCL driver with the ICD loader (OCL_ICD_VENDORS) and shows the device;
+#  1. registers NVIDIA's OpenCL driver with the ICD loader (OCL_ICD_VENDORS), shows the device and, when
+#     BIN has polyc-opencl-enqueue-floor, the host cost of one kernel enqueue;
 #  2. correctness: the 2D IIR filter's committed OpenCL executables (kernels-generated/iir2d/opencl, both
 #     allocations and the run-time choice, plus the flexible kernel on one work-group and on many) against
 #     the float64 reference over shapes 1x1, 1x17, 17x1, 97x131, 300x257 and M in {1, 2, 3, 5, 8}, and one
@@ -46,6 +47,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total 
 "$python" "$root/examples/iir2d/generate_inputs.py" --height 4 --width 4 --window 3 --out "$work/tiny" >/dev/null
 POLYC_OPENCL_VERBOSE=1 "$bin/iir2d-opencl-flexible" --in x="$work/tiny/x.npy" --in a="$work/tiny/a.npy" \
   --in b="$work/tiny/b.npy" 2>&1 | grep -v "^iir2d: note" | tee -a "$log"
+
+# The floor of one enqueue per hyperplane (the fixed wavefront's shape), when BIN has the tool.
+if [[ -x $bin/polyc-opencl-enqueue-floor ]]; then
+  say "== enqueue floor (4095 enqueues: the 2048x2048 IIR's hyperplanes)"
+  "$bin/polyc-opencl-enqueue-floor" 4095 2>&1 | tee -a "$log" "$out/floor.txt"
+fi
 
 say "== correctness (relative error <= 1e-5 of the largest reference magnitude)"
 "$python" "$root/test/run/iir2d-opencl/Inputs/run_cases.py" --work "$work/cases" --reference "$bin/iir2d-reference" \

@@ -1,0 +1,53 @@
+// polyc-opencl-enqueue-floor: the floor of a schedule with one kernel enqueue per step on an OpenCL
+// device (the fixed wavefront's shape): N enqueues of a kernel that does nothing, on one in-order queue,
+// with 0 and 3 arguments set before each through the runtime's Kernel::arg (the fixed wavefront sets
+// 3), timed on the host around clFinish. Prints one line per measurement: "enqueue_floor args A: T us per enqueue (N enqueues)".
+// Device choice as the runtime's (POLYC_OPENCL_DEVICE). Used by scripts/opencl-gpu.sh.
+//   polyc-opencl-enqueue-floor [N]    (default 4095: the 2048x2048 IIR's hyperplanes)
+#include "polyc/opencl/OpenCLRuntime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <vector>
+
+int main(int argc, char **argv) {
+  const int enqueues = argc > 1 ? std::max(1, std::atoi(argv[1])) : 4095;
+  try {
+    const polyc::rt::ocl::Device device = polyc::rt::ocl::Device::fromEnvironment();
+    const char *source = "__kernel void nothing(int a, int b, int c, __global int *out) {\n"
+                         "  if (a < 0 && get_global_id(0) == 0) out[0] = b + c;\n"
+                         "}\n";
+    const polyc::rt::ocl::Program program(device, source, "");
+    polyc::rt::ocl::Kernel kernel = program.kernel("nothing");
+    const polyc::rt::ocl::Buffer out(device, sizeof(cl_int));
+    kernel.arg(0, cl_int(0)).arg(1, cl_int(0)).arg(2, cl_int(0)).arg(3, out);
+    const size_t global = 256, local = 256;
+    for (int args : {0, 3}) {
+      std::vector<double> perEnqueue;
+      for (int repeat = 0; repeat < 5; ++repeat) {
+        polyc::rt::ocl::check(clFinish(device.queue()), "clFinish");
+        const auto start = std::chrono::steady_clock::now();
+        for (int step = 0; step < enqueues; ++step) {
+          for (int a = 0; a < args; ++a)
+            kernel.arg(unsigned(a), cl_int(step));
+          polyc::rt::ocl::check(clEnqueueNDRangeKernel(device.queue(), kernel.get(), 1, nullptr, &global, &local, 0,
+                                                       nullptr, nullptr),
+                                "clEnqueueNDRangeKernel");
+        }
+        polyc::rt::ocl::check(clFinish(device.queue()), "clFinish");
+        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        perEnqueue.push_back(1e6 * elapsed.count() / enqueues);
+      }
+      std::sort(perEnqueue.begin(), perEnqueue.end());
+      std::printf("enqueue_floor args %d: %.2f us per enqueue (%d enqueues, median of 5)\n", args, perEnqueue[2],
+                  enqueues);
+    }
+  } catch (const std::exception &failure) {
+    std::fprintf(stderr, "polyc-opencl-enqueue-floor: %s\n", failure.what());
+    return 1;
+  }
+  return 0;
+}
