@@ -6,9 +6,10 @@
 #     allocations and the run-time choice, plus the flexible kernel on one work-group and on many) against
 #     the float64 reference over shapes 1x1, 1x17, 17x1, 97x131, 300x257 and M in {1, 2, 3, 5, 8}, and one
 #     2048x2048 M=31 case;
-#  3. benchmark: 2048x2048 (and 8192x8192 unless SIZES says otherwise) with M in {3, 5, 9, 17, 31}, fixed vs
-#     flexible, the median of REPEAT device-timed runs; the CUDA target's executables
-#     (kernels-generated/iir2d/cuda, built here with nvcc in a runtime-only build) are timed the same way
+#  3. benchmark: 2048x2048 (and 8192x8192 unless SIZES says otherwise) with M in {3, 5, 9, 17, 31}, fixed
+#     (launches replayed from a command buffer where the driver has cl_khr_command_buffer, and enqueued one
+#     by one: POLYC_OPENCL_COMMAND_BUFFER=0) vs flexible, the median of REPEAT device-timed runs; the CUDA
+#     target's executables (kernels-generated/iir2d/cuda, built here with nvcc in a runtime-only build) are timed the same way
 #     for a side-by-side table;
 #  4. a sweep of the flexible kernel's shape (lanes per point, strip width, polls) at 2048x2048.
 # The executables and the reference come prebuilt in BIN (x86-64; this machine has no isl or LLVM); the
@@ -47,6 +48,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total 
 "$python" "$root/examples/iir2d/generate_inputs.py" --height 4 --width 4 --window 3 --out "$work/tiny" >/dev/null
 POLYC_OPENCL_VERBOSE=1 "$bin/iir2d-opencl-flexible" --in x="$work/tiny/x.npy" --in a="$work/tiny/a.npy" \
   --in b="$work/tiny/b.npy" 2>&1 | grep -v "^iir2d: note" | tee -a "$log"
+# Whether the fixed wavefront's launches are recorded into a command buffer (cl_khr_command_buffer) or, and
+# why not, enqueued one by one.
+POLYC_OPENCL_VERBOSE=1 "$bin/iir2d-opencl-fixed" --in x="$work/tiny/x.npy" --in a="$work/tiny/a.npy" \
+  --in b="$work/tiny/b.npy" 2>&1 | grep "command buffer" | tee -a "$log"
 
 # The floor of one enqueue per hyperplane (the fixed wavefront's shape), when BIN has the tool.
 if [[ -x $bin/polyc-opencl-enqueue-floor ]]; then
@@ -59,7 +64,8 @@ say "== correctness (relative error <= 1e-5 of the largest reference magnitude)"
   --examples "$root/examples" --shapes "${CASES:-1x1,1x17,17x1,97x131,300x257}" --windows 1,2,3,5,8 --big "${BIG:-2048x2048}" \
   --big-windows 31 --case fixed="$bin/iir2d-opencl-fixed" --case flexible="$bin/iir2d-opencl-flexible" \
   --case auto="$bin/iir2d-opencl-auto" --case one-group="$bin/iir2d-opencl-flexible:POLYC_OPENCL_GROUPS=1" \
-  --case many-groups="$bin/iir2d-opencl-flexible:POLYC_OPENCL_GROUPS=2000" >"$out/correctness.txt" 2>&1
+  --case many-groups="$bin/iir2d-opencl-flexible:POLYC_OPENCL_GROUPS=2000" \
+  --case fixed-direct="$bin/iir2d-opencl-fixed:POLYC_OPENCL_COMMAND_BUFFER=0" >"$out/correctness.txt" 2>&1
 correctness=$?
 grep -v ": ok$" "$out/correctness.txt" | tee -a "$log"
 
@@ -82,8 +88,8 @@ if [[ -x $cuda/iir2d-cuda-auto ]]; then say "== CUDA build: ok"; else say "== CU
 
 table=$out/results.md
 {
-  echo "| size | M | OpenCL fixed (ms) | OpenCL flexible (ms) | CUDA fixed (ms) | CUDA flexible (ms) | OpenCL/CUDA fixed | OpenCL/CUDA flexible |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| size | M | OpenCL fixed (ms) | OpenCL fixed, direct (ms) | OpenCL flexible (ms) | CUDA fixed (ms) | CUDA flexible (ms) | OpenCL/CUDA fixed | OpenCL/CUDA flexible |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 } >"$table"
 for size in $sizes; do
   base=$work/bench$size
@@ -96,6 +102,7 @@ for size in $sizes; do
     "$python" "$root/examples/iir2d/generate_inputs.py" --height "$size" --width "$size" --window "$M" --seed 1 \
       --no-x --out "$dir" >/dev/null
     of=$(time_ms "$bin/iir2d-opencl-fixed" "$dir")
+    od=$(time_ms "$bin/iir2d-opencl-fixed" "$dir" POLYC_OPENCL_COMMAND_BUFFER=0)
     ox=$(time_ms "$bin/iir2d-opencl-flexible" "$dir")
     cf=n/a
     cx=n/a
@@ -106,7 +113,7 @@ for size in $sizes; do
     ratio() { "$python" -c 'import sys
 try: print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))
 except ValueError: print("n/a")' "$1" "$2"; }
-    echo "| ${size}x$size | $M | $of | $ox | $cf | $cx | $(ratio "$of" "$cf") | $(ratio "$ox" "$cx") |" >>"$table"
+    echo "| ${size}x$size | $M | $of | $od | $ox | $cf | $cx | $(ratio "$of" "$cf") | $(ratio "$ox" "$cx") |" >>"$table"
   done
 done
 

@@ -449,6 +449,11 @@ public:
   std::vector<KernelInfo> kernels;   // every kernel, for the host's members
   std::vector<std::string> boards;   // WavefrontBoard members
   std::string error;                 // the first mapping failure
+  // Top-level fixed wavefronts, recorded into command buffers: their LaunchSequence members, the
+  // member functions that enqueue their launches, and what upload() runs to record them.
+  std::vector<std::string> sequences;
+  CodeWriter sequenceFunctions;
+  std::vector<std::string> recordLines;
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
@@ -484,6 +489,7 @@ private:
   void printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
                          const std::string &kindName);
   void printFixedWavefront(const BandView &band, const isl::ast_node &body);
+  void printFixedLoop(const BandView &band, const isl::ast_node &body);
   void printFlexibleWavefront(const BandView &band);
 
   // Kernel body printing: the AST under a band with the mapped members as guarded indices.
@@ -504,6 +510,10 @@ private:
 
   CodeWriter &kernels_;
   OpenCLExprPrinter &exprs_;
+  CodeWriter *out_ = &w_;       // where a fixed wavefront's host code goes (a recorded function's body)
+  std::string sink_ = "timer";  // the LaunchSink its launches go to
+  std::vector<std::string> variantGuards_; // the run-time conditions that select the band printed now
+  std::map<unsigned, std::string> sequenceCalls_; // band -> its replay statement, printed once per band
   std::vector<std::string> hostIterators_;       // C names of the host loops around, outermost first
   std::map<std::string, std::string> localNames_; // isl iterator -> C name, for loops printed here
   std::map<unsigned, std::string> mappedMembers_; // band member -> the kernel's index variable
@@ -626,7 +636,7 @@ void OpenCLPrinter::printArgs(const std::string &member, const std::vector<Kerne
       text += (text.empty() ? "" : ".") + std::string("arg(") + std::to_string(k) + ", " + args[k].hostValue + ")";
   }
   if (!text.empty())
-    w_.line(member + "." + text + ";");
+    out_->line(member + "." + text + ";");
 }
 
 std::string OpenCLPrinter::hostExpr(const isl::pw_aff &value, const isl::set &context) {
@@ -673,15 +683,18 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     auto isWavefront = [](AllocationKind k) {
       return k == AllocationKind::FixedWavefront || k == AllocationKind::FlexibleWavefront;
     };
+    std::string condition = "(" + allocation->runtimeCondition + ")";
     if (isWavefront(allocation->kind) && isWavefront(*allocation->otherwise) && allocation->kind != *allocation->otherwise)
       // POLYC_OPENCL_WAVEFRONT=fixed|flexible can force either variant (benchmarks, tests).
-      w_.openBlock("if (polyc::rt::ocl::takeConditionVariant(" + allocation->runtimeCondition + ", " +
-                   (allocation->kind == AllocationKind::FlexibleWavefront ? "true" : "false") + "))");
-    else
-      w_.openBlock("if (" + allocation->runtimeCondition + ")");
+      condition = "polyc::rt::ocl::takeConditionVariant(" + allocation->runtimeCondition + ", " +
+                  (allocation->kind == AllocationKind::FlexibleWavefront ? "true" : "false") + ")";
+    w_.openBlock("if " + (condition.front() == '(' ? condition : "(" + condition + ")"));
+    variantGuards_.push_back(condition);
     printVariant(band, body, allocation->kind);
+    variantGuards_.back() = "!" + (condition.front() == '(' ? condition : "(" + condition + ")");
     w_.elseBlock();
     printVariant(band, body, *allocation->otherwise);
+    variantGuards_.pop_back();
     w_.closeBlock();
     return;
   }
@@ -807,59 +820,107 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
 // launches (once, before any host loop of the band), then per launch the bounds and the enqueue.
 void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements) {
   if (kernel.group)
-    w_.line("const size_t polyc_group = polyc::rt::ocl::pointGroupSize(device(), " + kernel.member + ", " +
+    out_->line("const size_t polyc_group = polyc::rt::ocl::pointGroupSize(device(), " + kernel.member + ", " +
             reductionLength(statements) + ");");
   else
-    w_.line("const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), " + kernel.member + ");");
+    out_->line("const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), " + kernel.member + ");");
   printArgs(kernel.member, kernel.args, false);
 }
 
 void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
   std::string points = "1";
   for (size_t k = 0; k < kernel.lows.size(); ++k) {
-    w_.line("const int64_t " + kernel.lows[k] + " = " + kernel.bounds[k].first + ";");
-    w_.line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>(" + kernel.bounds[k].second + " - " +
+    out_->line("const int64_t " + kernel.lows[k] + " = " + kernel.bounds[k].first + ";");
+    out_->line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>(" + kernel.bounds[k].second + " - " +
             kernel.lows[k] + " + 1, 0);");
     points += " * " + kernel.counts[k];
   }
-  w_.line("const int64_t polyc_points = " + points + ";");
-  w_.openBlock("if (polyc_points > 0)");
-  w_.line("polyc::rt::ocl::checkIndexable(\"" + kernel.name + "'s points\", polyc_points" +
+  out_->line("const int64_t polyc_points = " + points + ";");
+  out_->openBlock("if (polyc_points > 0)");
+  out_->line("polyc::rt::ocl::checkIndexable(\"" + kernel.name + "'s points\", polyc_points" +
           std::string(kernel.group ? " * int64_t(polyc_group)" : "") + ");");
   printArgs(kernel.member, kernel.args, true);
   if (kernel.group)
-    w_.line("timer.enqueue(device(), " + kernel.member + ", size_t(polyc_points) * polyc_group, polyc_group);");
+    out_->line(sink_ + ".enqueue(device(), " + kernel.member + ", size_t(polyc_points) * polyc_group, polyc_group);");
   else
-    w_.line("timer.enqueue(device(), " + kernel.member +
+    out_->line(sink_ + ".enqueue(device(), " + kernel.member +
             ", (size_t(polyc_points) + polyc_group - 1) / polyc_group * polyc_group, polyc_group);");
-  w_.closeBlock();
+  out_->closeBlock();
 }
 
 void OpenCLPrinter::printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
                                       const std::string &kindName) {
   MappedKernel kernel = buildMappedKernel(band, body, 0, mode, kindName);
-  w_.openBlock("");
+  out_->openBlock("");
   printKernelSetup(kernel, band.statements);
   printKernelLaunch(kernel);
-  w_.closeBlock();
+  out_->closeBlock();
+}
+
+// The fixed wavefront. At the top level its launches go into a member function that a LaunchSequence
+// records once (in upload(), outside the timed region) into a command buffer and replays; inside host
+// loops, whose iterators change the arguments between replays, they are enqueued directly.
+void OpenCLPrinter::printFixedWavefront(const BandView &band, const isl::ast_node &body) {
+  if (!hostIterators_.empty())
+    return printFixedLoop(band, body);
+  auto known = sequenceCalls_.find(band.index);
+  if (known == sequenceCalls_.end()) {
+    std::string index = std::to_string(band.index);
+    std::string sequence = "band" + index + "Sequence_", function = "enqueueBand" + index;
+    CodeWriter launches;
+    out_ = &launches;
+    sink_ = "launches";
+    printFixedLoop(band, body);
+    out_ = &w_;
+    sink_ = "timer";
+    CodeWriter &f = sequenceFunctions;
+    f.blank();
+    std::string statements;
+    for (unsigned st : band.statements)
+      statements += (statements.empty() ? "" : ", ") + input_.model.statements[st].name;
+    f.comment("Band " + index + " (" + statements + "), fixed wavefront: its launches, recorded into " + sequence +
+              " or enqueued directly.");
+    f.openBlock("void " + function + "(polyc::rt::ocl::LaunchSink &launches, const polyc::rt::RunContext &context)");
+    const ast::Program &program = *input_.model.program;
+    for (size_t p = 0; p < program.params.size(); ++p)
+      f.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[p]->name) + " = context.params[" +
+             std::to_string(p) + "];");
+    if (program.params.empty())
+      f.line("(void)context;");
+    f.verbatim(launches.str());
+    f.closeBlock();
+    sequences.push_back(sequence);
+    std::string enqueue = "[&](polyc::rt::ocl::LaunchSink &launches) { " + function + "(launches, context); }";
+    std::string record = sequence + ".record(device(), sequenceKey(context), " + enqueue + ");";
+    if (!variantGuards_.empty())
+      record = "if (" + llvm::join(variantGuards_, " && ") + ") " + record;
+    recordLines.push_back(record);
+    known = sequenceCalls_
+                .emplace(band.index,
+                         sequence + ".enqueueOrReplay(device(), timer, sequenceKey(context), " + enqueue + ");")
+                .first;
+  }
+  w_.comment("fixed wavefront: one launch per hyperplane, replayed from the command buffer upload() recorded, or "
+             "enqueued one by one (POLYC_OPENCL_COMMAND_BUFFER=0, no cl_khr_command_buffer).");
+  w_.line(known->second);
 }
 
 // A host loop over the band's first member (the hyperplane t), one launch of the rest per t.
-void OpenCLPrinter::printFixedWavefront(const BandView &band, const isl::ast_node &body) {
+void OpenCLPrinter::printFixedLoop(const BandView &band, const isl::ast_node &body) {
   bool group = hasReductions(band.statements);
-  w_.comment(std::string("fixed wavefront: a host loop over ") + describeDimension(band, 0) + ", one launch per step, " +
+  out_->comment(std::string("fixed wavefront: a host loop over ") + describeDimension(band, 0) + ", one launch per step, " +
              (group ? "one work-group per point." : "one work-item per point."));
   // The band's body is the loop of its first member, possibly under guards.
   std::function<void(const isl::ast_node &)> walk = [&](const isl::ast_node &node) {
     if (node.isa<isl::ast_node_if>()) {
       auto i = node.as<isl::ast_node_if>();
-      w_.openBlock("if (" + expr(i.cond()) + ")");
+      out_->openBlock("if (" + expr(i.cond()) + ")");
       walk(i.then_node());
       if (i.has_else_node()) {
-        w_.elseBlock();
+        out_->elseBlock();
         walk(i.else_node());
       }
-      w_.closeBlock();
+      out_->closeBlock();
       return;
     }
     if (node.isa<isl::ast_node_block>()) {
@@ -885,13 +946,13 @@ void OpenCLPrinter::printFixedWavefront(const BandView &band, const isl::ast_nod
       hostIterators_.push_back(var);
       MappedKernel kernel =
           buildMappedKernel(band, loop.body(), 1, group ? PointMode::Group : PointMode::Item, "fixed");
-      w_.openBlock("");
+      out_->openBlock("");
       printKernelSetup(kernel, band.statements);
-      w_.comment(describeDimension(band, 0) + ": the hyperplanes in order, one launch each");
-      w_.openBlock(forHeader(view));
+      out_->comment(describeDimension(band, 0) + ": the hyperplanes in order, one launch each");
+      out_->openBlock(forHeader(view));
       printKernelLaunch(kernel);
-      w_.closeBlock();
-      w_.closeBlock();
+      out_->closeBlock();
+      out_->closeBlock();
       hostIterators_.pop_back();
       localNames_.erase(islName);
       return;
@@ -1649,8 +1710,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     std::string name = cIdentifier(array.name);
     std::string size = hostExprs.storageSize(array);
     h2.line("polyc::rt::ocl::checkIndexable(\"" + array.name + "\", " + size + ");");
-    h2.line(name + "_ = polyc::rt::ocl::Buffer(device(), size_t(" + size + ") * sizeof(" +
-            clScalar(array.decl->elemType) + "));");
+    h2.line(name + "_.resize(device(), size_t(" + size + ") * sizeof(" + clScalar(array.decl->elemType) + "));");
     auto it = std::find(interface.begin(), interface.end(), &array);
     if (it != interface.end() && array.decl->kind != ast::ArrayKind::Output)
       h2.line("polyc::rt::ocl::uploadArray(device(), " + name + "_, context.arrays[" +
@@ -1660,6 +1720,11 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   for (const KernelInfo &k : printer.kernels)
     h2.line(k.member + " = program().kernel(\"" + k.name + "\");");
   h2.closeBlock();
+  if (!printer.recordLines.empty()) {
+    h2.comment("Record the fixed wavefronts' launches (once per sizes and buffers), outside the timed region.");
+    for (const std::string &line : printer.recordLines)
+      h2.line(line);
+  }
   h2.closeBlock();
   h2.blank();
   // compute
@@ -1684,6 +1749,22 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   h2.dedent();
   h2.line("private:");
   h2.indent();
+  if (!printer.sequences.empty()) {
+    h2.comment("What a recorded launch sequence depends on: the sizes and the device buffers (which upload() keeps "
+               "while the sizes stay).");
+    h2.openBlock("uint64_t sequenceKey(const polyc::rt::RunContext &context) const");
+    std::vector<std::string> keys;
+    for (size_t p = 0; p < program.params.size(); ++p)
+      keys.push_back("uint64_t(context.params[" + std::to_string(p) + "])");
+    for (const model::ArrayInfo &array : model.arrays)
+      keys.push_back("uint64_t(reinterpret_cast<uintptr_t>(" + cIdentifier(array.name) + "_.get()))");
+    if (program.params.empty())
+      h2.line("(void)context;");
+    h2.line("return polyc::rt::ocl::hashKey({" + llvm::join(keys, ", ") + "});");
+    h2.closeBlock();
+    h2.verbatim(printer.sequenceFunctions.str());
+    h2.blank();
+  }
   for (const model::ArrayInfo &array : model.arrays)
     h2.line("polyc::rt::ocl::Buffer " + cIdentifier(array.name) + "_; // " + ast::spelling(array.decl->kind) + " " +
             array.name);
@@ -1691,6 +1772,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     h2.line("polyc::rt::ocl::Kernel " + k.member + ";");
   for (const std::string &b : printer.boards)
     h2.line("polyc::rt::ocl::WavefrontBoard " + b + ";");
+  for (const std::string &sequence : printer.sequences)
+    h2.line("polyc::rt::ocl::LaunchSequence " + sequence + ";");
   h2.closeBlock(";");
   h2.blank();
   h2.openBlock("polyc::rt::ProgramInfo programInfo()");

@@ -524,20 +524,23 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::checkIndexable("x", H * W);
-    x_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    x_.resize(device(), size_t(H * W) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), x_, context.arrays[0]);
     polyc::rt::ocl::checkIndexable("a", M * M);
-    a_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    a_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), a_, context.arrays[1]);
     polyc::rt::ocl::checkIndexable("b", M * M);
-    b_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    b_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
-    y_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    y_.resize(device(), size_t(H * W) * sizeof(cl_float));
     if (!S0_flexible_) {
       S0_flexible_ = program().kernel("S0_flexible");
       S0_fixed_ = program().kernel("S0_fixed");
     }
+    // Record the fixed wavefronts' launches (once per sizes and buffers), outside the timed region.
+    if (!(polyc::rt::ocl::takeConditionVariant(M > 5, true))) band0Sequence_.record(device(),
+        sequenceKey(context), [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
   }
 
   double compute(polyc::rt::RunContext &context) override {
@@ -592,27 +595,10 @@ public:
         }
       }
     } else {
-      // fixed wavefront: a host loop over t = i + j (Lamport hyperplane pi = (1, 1)), one launch per step, one
-      // work-group per point.
-      {
-        const size_t polyc_group
-            = polyc::rt::ocl::pointGroupSize(device(), S0_fixed_, std::max<int64_t>((0 + 1 * M) - (0), 0)
-            * std::max<int64_t>((0 + 1 * M) - (0), 0) + std::max<int64_t>((0 + 1 * M) - (0), 0)
-            * std::max<int64_t>((0 + 1 * M) - (0), 0));
-        S0_fixed_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, b_).arg(6,
-            y_).localArg(10, polyc_group * sizeof(cl_float));
-        // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
-        for (int64_t t = 0; t < H + W - 1; ++t) {
-          const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
-          const int64_t polyc_n_j1 = std::max<int64_t>(polyc_min(W - 1, t) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_j1;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
-            S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1)).arg(9, cl_int(polyc_n_j1));
-            timer.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
-          }
-        }
-      }
+      // fixed wavefront: one launch per hyperplane, replayed from the command buffer upload() recorded, or
+      // enqueued one by one (POLYC_OPENCL_COMMAND_BUFFER=0, no cl_khr_command_buffer).
+      band0Sequence_.enqueueOrReplay(device(), timer, sequenceKey(context),
+          [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
     }
     return timer.finish(device());
   }
@@ -622,6 +608,42 @@ public:
   }
 
 private:
+  // What a recorded launch sequence depends on: the sizes and the device buffers (which upload() keeps while
+  // the sizes stay).
+  uint64_t sequenceKey(const polyc::rt::RunContext &context) const {
+    return polyc::rt::ocl::hashKey({uint64_t(context.params[0]), uint64_t(context.params[1]),
+        uint64_t(context.params[2]), uint64_t(reinterpret_cast<uintptr_t>(x_.get())),
+        uint64_t(reinterpret_cast<uintptr_t>(a_.get())), uint64_t(reinterpret_cast<uintptr_t>(b_.get())),
+        uint64_t(reinterpret_cast<uintptr_t>(y_.get()))});
+  }
+  // Band 0 (S0), fixed wavefront: its launches, recorded into band0Sequence_ or enqueued directly.
+  void enqueueBand0(polyc::rt::ocl::LaunchSink &launches, const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t H = context.params[0];
+    [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t M = context.params[2];
+    // fixed wavefront: a host loop over t = i + j (Lamport hyperplane pi = (1, 1)), one launch per step, one
+    // work-group per point.
+    {
+      const size_t polyc_group
+          = polyc::rt::ocl::pointGroupSize(device(), S0_fixed_, std::max<int64_t>((0 + 1 * M) - (0), 0)
+          * std::max<int64_t>((0 + 1 * M) - (0), 0) + std::max<int64_t>((0 + 1 * M) - (0), 0)
+          * std::max<int64_t>((0 + 1 * M) - (0), 0));
+      S0_fixed_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, b_).arg(6,
+          y_).localArg(10, polyc_group * sizeof(cl_float));
+      // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
+      for (int64_t t = 0; t < H + W - 1; ++t) {
+        const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
+        const int64_t polyc_n_j1 = std::max<int64_t>(polyc_min(W - 1, t) - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_j1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
+          S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1)).arg(9, cl_int(polyc_n_j1));
+          launches.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
+        }
+      }
+    }
+  }
+
   polyc::rt::ocl::Buffer x_; // input x
   polyc::rt::ocl::Buffer a_; // input a
   polyc::rt::ocl::Buffer b_; // input b
@@ -629,6 +651,7 @@ private:
   polyc::rt::ocl::Kernel S0_flexible_;
   polyc::rt::ocl::Kernel S0_fixed_;
   polyc::rt::ocl::WavefrontBoard S0_flexible_board_;
+  polyc::rt::ocl::LaunchSequence band0Sequence_;
 };
 
 polyc::rt::ProgramInfo programInfo() {

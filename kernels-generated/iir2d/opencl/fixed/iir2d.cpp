@@ -355,19 +355,22 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::checkIndexable("x", H * W);
-    x_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    x_.resize(device(), size_t(H * W) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), x_, context.arrays[0]);
     polyc::rt::ocl::checkIndexable("a", M * M);
-    a_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    a_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), a_, context.arrays[1]);
     polyc::rt::ocl::checkIndexable("b", M * M);
-    b_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    b_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
-    y_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    y_.resize(device(), size_t(H * W) * sizeof(cl_float));
     if (!S0_fixed_) {
       S0_fixed_ = program().kernel("S0_fixed");
     }
+    // Record the fixed wavefronts' launches (once per sizes and buffers), outside the timed region.
+    band0Sequence_.record(device(), sequenceKey(context),
+        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
   }
 
   double compute(polyc::rt::RunContext &context) override {
@@ -377,6 +380,31 @@ public:
     polyc::rt::ocl::RegionTimer timer;
     // Band 0 (band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
     // band 0: fixed wavefront (rows: dimension 1, columns: dimension 0).
+    // fixed wavefront: one launch per hyperplane, replayed from the command buffer upload() recorded, or enqueued
+    // one by one (POLYC_OPENCL_COMMAND_BUFFER=0, no cl_khr_command_buffer).
+    band0Sequence_.enqueueOrReplay(device(), timer, sequenceKey(context),
+        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
+    return timer.finish(device());
+  }
+
+  void download(polyc::rt::RunContext &context) override {
+    polyc::rt::ocl::downloadArray(device(), y_, context.arrays[3]);
+  }
+
+private:
+  // What a recorded launch sequence depends on: the sizes and the device buffers (which upload() keeps while
+  // the sizes stay).
+  uint64_t sequenceKey(const polyc::rt::RunContext &context) const {
+    return polyc::rt::ocl::hashKey({uint64_t(context.params[0]), uint64_t(context.params[1]),
+        uint64_t(context.params[2]), uint64_t(reinterpret_cast<uintptr_t>(x_.get())),
+        uint64_t(reinterpret_cast<uintptr_t>(a_.get())), uint64_t(reinterpret_cast<uintptr_t>(b_.get())),
+        uint64_t(reinterpret_cast<uintptr_t>(y_.get()))});
+  }
+  // Band 0 (S0), fixed wavefront: its launches, recorded into band0Sequence_ or enqueued directly.
+  void enqueueBand0(polyc::rt::ocl::LaunchSink &launches, const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t H = context.params[0];
+    [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t M = context.params[2];
     // fixed wavefront: a host loop over t = i + j (Lamport hyperplane pi = (1, 1)), one launch per step, one
     // work-group per point.
     {
@@ -394,23 +422,18 @@ public:
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
           S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1)).arg(9, cl_int(polyc_n_j1));
-          timer.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
+          launches.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
         }
       }
     }
-    return timer.finish(device());
   }
 
-  void download(polyc::rt::RunContext &context) override {
-    polyc::rt::ocl::downloadArray(device(), y_, context.arrays[3]);
-  }
-
-private:
   polyc::rt::ocl::Buffer x_; // input x
   polyc::rt::ocl::Buffer a_; // input a
   polyc::rt::ocl::Buffer b_; // input b
   polyc::rt::ocl::Buffer y_; // output y
   polyc::rt::ocl::Kernel S0_fixed_;
+  polyc::rt::ocl::LaunchSequence band0Sequence_;
 };
 
 polyc::rt::ProgramInfo programInfo() {

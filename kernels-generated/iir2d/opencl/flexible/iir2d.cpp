@@ -450,16 +450,16 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::checkIndexable("x", H * W);
-    x_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    x_.resize(device(), size_t(H * W) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), x_, context.arrays[0]);
     polyc::rt::ocl::checkIndexable("a", M * M);
-    a_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    a_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), a_, context.arrays[1]);
     polyc::rt::ocl::checkIndexable("b", M * M);
-    b_ = polyc::rt::ocl::Buffer(device(), size_t(M * M) * sizeof(cl_float));
+    b_.resize(device(), size_t(M * M) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
-    y_ = polyc::rt::ocl::Buffer(device(), size_t(H * W) * sizeof(cl_float));
+    y_.resize(device(), size_t(H * W) * sizeof(cl_float));
     if (!S0_flexible_) {
       S0_flexible_ = program().kernel("S0_flexible");
     }
