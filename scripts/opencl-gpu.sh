@@ -9,8 +9,8 @@
 #  3. benchmark: 2048x2048 (and 8192x8192 unless SIZES says otherwise) with M in {3, 5, 9, 17, 31}, fixed
 #     (launches replayed from a command buffer where the driver has cl_khr_command_buffer, and enqueued one
 #     by one: POLYC_OPENCL_COMMAND_BUFFER=0) vs flexible, the median of REPEAT device-timed runs; the CUDA
-#     target's executables (kernels-generated/iir2d/cuda, built here with nvcc in a runtime-only build) are timed the same way
-#     for a side-by-side table;
+#     target's executables (kernels-generated/iir2d/cuda, built here with nvcc in a runtime-only build) are
+#     timed the same way for a side-by-side table;
 #  4. a sweep of the flexible kernel's shape (lanes per point, strip width, polls) at 2048x2048.
 # The executables and the reference come prebuilt in BIN (x86-64; this machine has no isl or LLVM); the
 # ICD loader may come in LIB. Writes logs and results.md under OUT; prints the tables last.
