@@ -141,6 +141,21 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // An atomic read: OpenCL C 1.2 has no atomic load; an atomic OR with zero is one.
 #define POLYC_ATOMIC_LOAD(pointer) atomic_or((pointer), 0)
 
+// An element of the recurrence that another work-group wrote during this kernel, read with atomics,
+// which every driver performs at the point of coherence. A volatile load is not enough: NVIDIA's driver
+// served it stale cache lines (wrong results at 2048x2048, M = 31, with several work-groups per
+// multiprocessor; 2026-11-22). The element is final when read (single assignment, published before),
+// so reading a double as two atomic halves cannot tear.
+float polyc_coherent_f32(__global float *p) { return as_float(atomic_or((volatile __global int *)p, 0)); }
+int polyc_coherent_i32(__global int *p) { return atomic_or((volatile __global int *)p, 0); }
+#ifdef POLYC_USE_FP64
+double polyc_coherent_f64(__global double *p) {
+  volatile __global int *halves = (volatile __global int *)p;
+  const uint low = (uint)atomic_or(halves, 0), high = (uint)atomic_or(halves + 1, 0);
+  return as_double((ulong)low | ((ulong)high << 32));
+}
+#endif
+
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none
   int step;      // the next step to compute in it
@@ -276,8 +291,6 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
   // strip, 1 because the next row of the halo is loaded during step s.
   const int polyc_lag = polyc_strip;
   __local int polyc_shared[4];
-  // What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.
-  volatile __global const float *polyc_seen = y;
   // The arrays every point reads whole (point-invariant inputs), once per work-group.
   for (int polyc_k = polyc_lid; polyc_k < M * M; polyc_k += polyc_group_size) {
     polyc_a_local[polyc_k] = a[polyc_k];
@@ -306,7 +319,7 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
             const int polyc_slot = ((polyc_row) & (polyc_y_ring_rows - 1)) * polyc_y_ring_cols + polyc_c;
             polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
                 = (polyc_row >= 0 && polyc_row < H && polyc_col >= 0 && polyc_col < W
-                ? polyc_seen[polyc_row * W + polyc_col] : 0.0f);
+                ? polyc_coherent_f32(&y[polyc_row * W + polyc_col]) : 0.0f);
           }
         }
         {
@@ -335,14 +348,14 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
         const int polyc_col = polyc_first_col - polyc_y_left + polyc_lid;
         polyc_y_next
             = (polyc_y_next_row >= 0 && polyc_y_next_row < H && polyc_col >= 0 && polyc_col < W
-            ? polyc_seen[polyc_y_next_row * W + polyc_col] : 0.0f);
+            ? polyc_coherent_f32(&y[polyc_y_next_row * W + polyc_col]) : 0.0f);
       }
       for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_y_left; polyc_h += polyc_group_size) {
         const int polyc_col = polyc_first_col - polyc_y_left + polyc_h;
         const int polyc_slot = ((polyc_y_next_row) & (polyc_y_ring_rows - 1)) * polyc_y_ring_cols + polyc_h;
         polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
             = (polyc_y_next_row >= 0 && polyc_y_next_row < H && polyc_col >= 0 && polyc_col < W
-            ? polyc_seen[polyc_y_next_row * W + polyc_col] : 0.0f);
+            ? polyc_coherent_f32(&y[polyc_y_next_row * W + polyc_col]) : 0.0f);
       }
       const int polyc_x_next_row = polyc_step + polyc_x_ahead + 1;
       float polyc_x_next = 0.0f;

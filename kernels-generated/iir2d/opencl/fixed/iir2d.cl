@@ -111,6 +111,21 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // An atomic read: OpenCL C 1.2 has no atomic load; an atomic OR with zero is one.
 #define POLYC_ATOMIC_LOAD(pointer) atomic_or((pointer), 0)
 
+// An element of the recurrence that another work-group wrote during this kernel, read with atomics,
+// which every driver performs at the point of coherence. A volatile load is not enough: NVIDIA's driver
+// served it stale cache lines (wrong results at 2048x2048, M = 31, with several work-groups per
+// multiprocessor; 2026-11-22). The element is final when read (single assignment, published before),
+// so reading a double as two atomic halves cannot tear.
+float polyc_coherent_f32(__global float *p) { return as_float(atomic_or((volatile __global int *)p, 0)); }
+int polyc_coherent_i32(__global int *p) { return atomic_or((volatile __global int *)p, 0); }
+#ifdef POLYC_USE_FP64
+double polyc_coherent_f64(__global double *p) {
+  volatile __global int *halves = (volatile __global int *)p;
+  const uint low = (uint)atomic_or(halves, 0), high = (uint)atomic_or(halves + 1, 0);
+  return as_double((ulong)low | ((ulong)high << 32));
+}
+#endif
+
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none
   int step;      // the next step to compute in it
