@@ -111,6 +111,10 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // An atomic read: OpenCL C 1.2 has no atomic load; an atomic OR with zero is one.
 #define POLYC_ATOMIC_LOAD(pointer) atomic_or((pointer), 0)
 
+// A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
+// orders its global memory operations, and after a barrier its work-group's, before what follows.
+#define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
+
 // An element of the recurrence that another work-group wrote during this kernel, read with atomics,
 // which every driver performs at the point of coherence. A volatile load is not enough: NVIDIA's driver
 // served it stale cache lines (wrong results at 2048x2048, M = 31, with several work-groups per
@@ -187,13 +191,13 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
   if (lid == 0) {
     int owned = -1;
     if (atomic_cmpxchg(&locks[candidate], 0, 1) == 0) {
-      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      POLYC_DEVICE_FENCE();
       // Under the lock the column's progress is ours to change; the left neighbour's only grows.
       const int step = POLYC_ATOMIC_LOAD(&progress[candidate]);
       const int limit = candidate == 0
                             ? steps - 1
                             : polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[candidate - 1]), steps, lag);
-      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      POLYC_DEVICE_FENCE();
       if (step < steps && step <= limit) {
         owned = candidate;
         shared[2] = step;
@@ -216,17 +220,17 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
 // then releases the column (state->column becomes -1).
 void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global int *locks,
                       __global int *completed, int steps, int lag, int polls, __local int *shared) {
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   const int next = state->step + 1;
   if (get_local_id(0) == 0) {
+    POLYC_DEVICE_FENCE(); // the group's stores of this step (ordered by the barrier) before the progress
     atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
     if (next == steps)
       atomic_max(completed, state->column + 1); // columns complete in order
     int limit = state->limit;
     for (int poll = 0; next < steps && next > limit && poll <= polls; ++poll)
       limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
-    mem_fence(CLK_GLOBAL_MEM_FENCE); // our progress, and the left data we saw, before the lock is free
+    POLYC_DEVICE_FENCE(); // our progress, and the left data we saw, before the lock is free
     if (next >= steps || next > limit)
       atomic_xchg(&locks[state->column], 0);
     shared[3] = limit;

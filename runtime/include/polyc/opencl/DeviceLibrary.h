@@ -98,12 +98,15 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 //
 // Memory ordering (OpenCL C 1.2, which PoCL 3.1 and NVIDIA's driver both compile; they do not both offer
 // OpenCL 2.0 acquire/release atomics at device scope): counters and locks are only read and written
-// with atomic_* functions; a publisher fences its data stores (mem_fence(CLK_GLOBAL_MEM_FENCE)) and
-// synchronises its group (barrier) before the atomic that publishes progress, and fences again before
-// the atomic that frees the lock; a reader fences after the atomic that observed progress (or took the
-// lock) and before its group reads the data. Data written during the kernel by other work-groups must
-// be read through volatile pointers: GPU L1 caches are not coherent between compute units, and a
-// volatile load bypasses them.
+// with atomic_* functions. A publisher synchronises its group (barrier) after the step's stores, then
+// its work-item 0 fences for the whole device (POLYC_DEVICE_FENCE) and publishes progress with an
+// atomic, and fences again before the atomic that frees the lock; a reader fences after the atomic that
+// observed progress (or took the lock) and before its group reads the data. The data other work-groups
+// wrote during the kernel is read with atomics (polyc_coherent_*), at the point of coherence.
+// Two things NVIDIA's driver does that the code is written around (its PTX, H100, 2026-11-22):
+// mem_fence(CLK_GLOBAL_MEM_FENCE) before a barrier compiles to a work-group fence (membar.cta), so the
+// device fence is a separate write_mem_fence/read_mem_fence in one work-item (membar.gl); and volatile
+// loads were served stale cache lines (wrong results with several work-groups per multiprocessor).
 inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // ---- polyc device library: flexible wavefront (column locks, progress counters) ----
 // The kernel is one flat loop (PoCL's work-group compiler rejects barriers under nested loops with
@@ -117,6 +120,10 @@ inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 
 // An atomic read: OpenCL C 1.2 has no atomic load; an atomic OR with zero is one.
 #define POLYC_ATOMIC_LOAD(pointer) atomic_or((pointer), 0)
+
+// A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
+// orders its global memory operations, and after a barrier its work-group's, before what follows.
+#define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
 
 // An element of the recurrence that another work-group wrote during this kernel, read with atomics,
 // which every driver performs at the point of coherence. A volatile load is not enough: NVIDIA's driver
@@ -194,13 +201,13 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
   if (lid == 0) {
     int owned = -1;
     if (atomic_cmpxchg(&locks[candidate], 0, 1) == 0) {
-      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      POLYC_DEVICE_FENCE();
       // Under the lock the column's progress is ours to change; the left neighbour's only grows.
       const int step = POLYC_ATOMIC_LOAD(&progress[candidate]);
       const int limit = candidate == 0
                             ? steps - 1
                             : polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[candidate - 1]), steps, lag);
-      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      POLYC_DEVICE_FENCE();
       if (step < steps && step <= limit) {
         owned = candidate;
         shared[2] = step;
@@ -223,17 +230,17 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
 // then releases the column (state->column becomes -1).
 void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global int *locks,
                       __global int *completed, int steps, int lag, int polls, __local int *shared) {
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   const int next = state->step + 1;
   if (get_local_id(0) == 0) {
+    POLYC_DEVICE_FENCE(); // the group's stores of this step (ordered by the barrier) before the progress
     atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
     if (next == steps)
       atomic_max(completed, state->column + 1); // columns complete in order
     int limit = state->limit;
     for (int poll = 0; next < steps && next > limit && poll <= polls; ++poll)
       limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
-    mem_fence(CLK_GLOBAL_MEM_FENCE); // our progress, and the left data we saw, before the lock is free
+    POLYC_DEVICE_FENCE(); // our progress, and the left data we saw, before the lock is free
     if (next >= steps || next > limit)
       atomic_xchg(&locks[state->column], 0);
     shared[3] = limit;
