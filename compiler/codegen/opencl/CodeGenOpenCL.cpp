@@ -1178,15 +1178,6 @@ struct FlexibleWindow {
 
 // The extent of the innermost variable of the statement's reductions (the one the lanes of a point
 // share), the largest over its reductions, on the host; 0 when it has none.
-// The device library's read of a recurrence element another work-group wrote (polyc_coherent_*).
-static std::string coherentLoad(ast::ElemType type) {
-  switch (type) {
-  case ast::ElemType::F64: return "polyc_coherent_f64";
-  case ast::ElemType::I32: return "polyc_coherent_i32";
-  default: return "polyc_coherent_f32";
-  }
-}
-
 static std::string innerReductionExtent(const model::Statement &statement, const ast::Program &program) {
   std::vector<const ast::Reduction *> reductions;
   collectReductions(*statement.equation->rhs, reductions);
@@ -1371,12 +1362,10 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     std::vector<std::string> idx(2);
     idx[rowDim] = row;
     idx[colDim] = col;
-    std::string element = window.name + "[" + exprs_.elementIndex(*window.array, idx) + "]";
-    if (window.recurrence)
-      element = coherentLoad(window.array->decl->elemType) + "(&" + element + ")";
+    std::string source = window.recurrence ? "polyc_seen" : window.name;
     return "(" + row + " >= 0 && " + row + " < " + exprs_.extent(*window.array, rowDim) + " && " + col + " >= 0 && " +
-           col + " < " + exprs_.extent(*window.array, colDim) + " ? " + element + " : " +
-           exprs_.literal(0, window.array->decl->elemType) + ")";
+           col + " < " + exprs_.extent(*window.array, colDim) + " ? " + source + "[" +
+           exprs_.elementIndex(*window.array, idx) + "] : " + exprs_.literal(0, window.array->decl->elemType) + ")";
   };
   auto p = [&](const FlexibleWindow &window, const std::string &what) { return "polyc_" + window.name + "_" + what; };
   auto elemType = [&](const FlexibleWindow &window) { return exprs_.typeName(window.array->decl->elemType); };
@@ -1401,6 +1390,10 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
             "strip, 1 because the next row of the halo is loaded during step s.");
   w.line("const int polyc_lag = polyc_strip;");
   w.line("__local int polyc_shared[4];");
+  if (windows.count(statement.write.array)) {
+    w.comment("What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.");
+    w.line("volatile __global const " + T + " *polyc_seen = " + cIdentifier(array->name) + ";");
+  }
   if (!staged.empty()) {
     w.comment("The arrays every point reads whole (point-invariant inputs), once per work-group.");
     for (const std::string &n : staged) {

@@ -101,12 +101,12 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // with atomic_* functions. A publisher synchronises its group (barrier) after the step's stores, then
 // its work-item 0 fences for the whole device (POLYC_DEVICE_FENCE) and publishes progress with an
 // atomic, and fences again before the atomic that frees the lock; a reader fences after the atomic that
-// observed progress (or took the lock) and before its group reads the data. The data other work-groups
-// wrote during the kernel is read with atomics (polyc_coherent_*), at the point of coherence.
-// Two things NVIDIA's driver does that the code is written around (its PTX, H100, 2026-11-22):
-// mem_fence(CLK_GLOBAL_MEM_FENCE) before a barrier compiles to a work-group fence (membar.cta), so the
-// device fence is a separate write_mem_fence/read_mem_fence in one work-item (membar.gl); and volatile
-// loads were served stale cache lines (wrong results with several work-groups per multiprocessor).
+// observed progress (or took the lock) and before its group reads the data. Data written during the
+// kernel by other work-groups is read through volatile pointers: GPU L1 caches are not coherent between
+// compute units, and a volatile load bypasses them. NVIDIA's driver compiles mem_fence(CLK_GLOBAL_MEM_FENCE)
+// before a barrier to a work-group fence (membar.cta, seen in its PTX on the H100, 2026-11-22): with it
+// as the publisher's only fence, 2048x2048 M = 31 went wrong in 5 of 6 runs. The device fence is
+// therefore a separate write_mem_fence/read_mem_fence in one work-item (membar.gl), after the barrier.
 inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // ---- polyc device library: flexible wavefront (column locks, progress counters) ----
 // The kernel is one flat loop (PoCL's work-group compiler rejects barriers under nested loops with
@@ -124,21 +124,6 @@ inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
 // orders its global memory operations, and after a barrier its work-group's, before what follows.
 #define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
-
-// An element of the recurrence that another work-group wrote during this kernel, read with atomics,
-// which every driver performs at the point of coherence. A volatile load is not enough: NVIDIA's driver
-// served it stale cache lines (wrong results at 2048x2048, M = 31, with several work-groups per
-// multiprocessor; 2026-11-22). The element is final when read (single assignment, published before),
-// so reading a double as two atomic halves cannot tear.
-float polyc_coherent_f32(__global float *p) { return as_float(atomic_or((volatile __global int *)p, 0)); }
-int polyc_coherent_i32(__global int *p) { return atomic_or((volatile __global int *)p, 0); }
-#ifdef POLYC_USE_FP64
-double polyc_coherent_f64(__global double *p) {
-  volatile __global int *halves = (volatile __global int *)p;
-  const uint low = (uint)atomic_or(halves, 0), high = (uint)atomic_or(halves + 1, 0);
-  return as_double((ulong)low | ((ulong)high << 32));
-}
-#endif
 
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none
@@ -225,22 +210,29 @@ void polyc_wf_scan(polyc_wf_state *state, __global int *progress, __global int *
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// Call after the stores of step state->step: publishes the column's progress and advances the step.
-// When the next step is not allowed it reads the left neighbour's progress at most polls + 1 times,
-// then releases the column (state->column becomes -1).
+// Call after the stores of step state->step: advances the step and publishes the column's progress
+// every POLYC_WF_PUBLISH_EVERY steps, at the column's end and before waiting (each publication costs a
+// device-wide fence, which would otherwise dominate a short step). When the next step is not allowed it
+// reads the left neighbour's progress at most polls + 1 times, then releases the column
+// (state->column becomes -1).
+#define POLYC_WF_PUBLISH_EVERY 4
 void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global int *locks,
                       __global int *completed, int steps, int lag, int polls, __local int *shared) {
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   const int next = state->step + 1;
   if (get_local_id(0) == 0) {
-    POLYC_DEVICE_FENCE(); // the group's stores of this step (ordered by the barrier) before the progress
-    atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
-    if (next == steps)
-      atomic_max(completed, state->column + 1); // columns complete in order
     int limit = state->limit;
-    for (int poll = 0; next < steps && next > limit && poll <= polls; ++poll)
+    const int stalled = next < steps && next > limit; // the next step needs newer progress on the left
+    if (stalled || next == steps || next % POLYC_WF_PUBLISH_EVERY == 0) {
+      POLYC_DEVICE_FENCE(); // the group's stores (ordered by the barrier) before the progress
+      atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
+      if (next == steps)
+        atomic_max(completed, state->column + 1); // columns complete in order
+    }
+    for (int poll = 0; stalled && next > limit && poll <= polls; ++poll)
       limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
-    POLYC_DEVICE_FENCE(); // our progress, and the left data we saw, before the lock is free
+    if (stalled || next >= steps)
+      POLYC_DEVICE_FENCE(); // the left data behind the progress we saw; our progress before the lock is free
     if (next >= steps || next > limit)
       atomic_xchg(&locks[state->column], 0);
     shared[3] = limit;
