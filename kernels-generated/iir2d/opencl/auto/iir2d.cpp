@@ -240,29 +240,36 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
                       __global int *completed, int steps, int lag, int polls, __local int *shared) {
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   const int next = state->step + 1;
+  // The same in every work-item: whether the next step needs newer progress on the left, and whether
+  // the column ends. Only then does the group wait for work-item 0 (two more barriers); otherwise the
+  // barrier above is the step's only one, and work-item 0 publishes while the others go on.
+  const int stalled = next < steps && next > state->limit;
+  const int leaving = stalled || next >= steps;
   if (get_local_id(0) == 0) {
-    int limit = state->limit;
-    const int stalled = next < steps && next > limit; // the next step needs newer progress on the left
-    if (stalled || next == steps || next % POLYC_WF_PUBLISH_EVERY == 0) {
+    if (leaving || next % POLYC_WF_PUBLISH_EVERY == 0) {
       POLYC_DEVICE_FENCE(); // the group's stores (ordered by the barrier) before the progress
       atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
       if (next == steps)
         atomic_max(completed, state->column + 1); // columns complete in order
     }
-    for (int poll = 0; stalled && next > limit && poll <= polls; ++poll)
-      limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
-    if (stalled || next >= steps)
+    if (leaving) {
+      int limit = state->limit;
+      for (int poll = 0; next < steps && next > limit && poll <= polls; ++poll)
+        limit = polyc_wf_limit(POLYC_ATOMIC_LOAD(&progress[state->column - 1]), steps, lag);
       POLYC_DEVICE_FENCE(); // the left data behind the progress we saw; our progress before the lock is free
-    if (next >= steps || next > limit)
-      atomic_xchg(&locks[state->column], 0);
-    shared[3] = limit;
+      if (next >= steps || next > limit)
+        atomic_xchg(&locks[state->column], 0);
+      shared[3] = limit;
+    }
   }
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   state->step = next;
-  state->limit = shared[3];
-  if (state->step >= steps || state->step > state->limit)
-    state->column = -1;
-  barrier(CLK_LOCAL_MEM_FENCE);
+  if (leaving) {
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    state->limit = shared[3];
+    if (state->step >= steps || state->step > state->limit)
+      state->column = -1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
 }
 
 // Band 0, S0: flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of j (the
