@@ -6,19 +6,20 @@
 #  3. runs the 2D IIR end to end against the float64 reference (iir2d-reference) for both allocations
 #     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
 #     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
-#  4. runs the flexible kernel with every lanes-per-point variant and forced grids from 1 block to 4x
-#     the resident count;
+#  4. runs the flexible kernel with every lanes-per-point variant, five times on each of three large
+#     cases (a race shows as an error that moves), and with forced grids from 1 block to 4x the
+#     resident count;
 #  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
 # Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)
-# STAGES (default "runtime e2e grids sanitizer") picks the stages after the build.
+# STAGES (default "runtime e2e repeat grids sanitizer") picks the stages after the build.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-gpu}
 python=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-stages=${STAGES:-runtime e2e grids sanitizer}
+stages=${STAGES:-runtime e2e repeat grids sanitizer}
 stage() { [[ " $stages " == *" $1 "* ]]; }
 passed=0
 failed=0
@@ -103,6 +104,18 @@ if stage e2e; then
     for publish in 1 3; do
       run_case "300x257 M=5 flexible lanes $lanes publish $publish" POLYC_CUDA_WAVEFRONT=flexible \
         POLYC_CUDA_LANES=$lanes POLYC_CUDA_PUBLISH=$publish -- "$auto"
+    done
+  done
+fi
+
+# A moving error is a race: the flexible kernel several times on one large case against the reference.
+if stage repeat; then
+  echo "== flexible wavefront, repeated runs of large cases"
+  for HWM in "2048 2048 31" "2048 2048 20" "1031 2053 9"; do
+    read -r H W M <<<"$HWM"
+    make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
+    for k in 1 2 3 4 5; do
+      run_case "${H}x$W M=$M flexible run $k" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
     done
   done
 fi
