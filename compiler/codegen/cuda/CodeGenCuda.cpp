@@ -5,6 +5,7 @@
 #include "compiler/codegen/cuda/CodeGenCuda.h"
 
 #include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
@@ -565,75 +566,6 @@ void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node 
 // ---------------------------------------------------------------------------------------------
 // The flexible wavefront
 
-// The coefficient of `var` in an index expression made of index variables, integer literals and
-// + - *; nullopt when the expression is not of that form.
-static std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar *var,
-                                            const ast::Program &program) {
-  switch (expr.kind()) {
-  case ast::Expr::Kind::IntLit:
-    return 0;
-  case ast::Expr::Kind::VarRef: {
-    auto &ref = llvm::cast<ast::VarRef>(expr);
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding))
-      return v->var == var ? 1 : 0;
-    if (std::holds_alternative<const ast::ParamDecl *>(ref.binding))
-      return 0;
-    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
-      return std::holds_alternative<int64_t>((*c)->value) ? std::optional<int64_t>(0) : std::nullopt;
-    return std::nullopt;
-  }
-  case ast::Expr::Kind::Unary: {
-    auto &u = llvm::cast<ast::Unary>(expr);
-    auto c = coefficientOf(*u.operand, var, program);
-    if (u.op != ast::UnaryOp::Neg || !c)
-      return std::nullopt;
-    return -*c;
-  }
-  case ast::Expr::Kind::Binary: {
-    auto &b = llvm::cast<ast::Binary>(expr);
-    auto l = coefficientOf(*b.lhs, var, program), r = coefficientOf(*b.rhs, var, program);
-    if (!l || !r)
-      return std::nullopt;
-    if (b.op == ast::BinaryOp::Add)
-      return *l + *r;
-    if (b.op == ast::BinaryOp::Sub)
-      return *l - *r;
-    if (b.op == ast::BinaryOp::Mul) {
-      // A product is affine in `var` only when one side does not involve it; the other side must then
-      // be a constant for the coefficient to be known.
-      auto lc = affineForm(*b.lhs, program), rc = affineForm(*b.rhs, program);
-      if (*l == 0 && *r == 0)
-        return 0;
-      if (*l == 0 && lc && lc->terms.empty())
-        return lc->constant * *r;
-      if (*r == 0 && rc && rc->terms.empty())
-        return rc->constant * *l;
-    }
-    return std::nullopt;
-  }
-  default:
-    return std::nullopt;
-  }
-}
-
-// Whether an expression mentions any of the given index variables.
-static bool mentions(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
-  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
-      return llvm::is_contained(vars, v->var);
-    return false;
-  }
-  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
-    return mentions(*u->operand, vars);
-  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
-    return mentions(*b->lhs, vars) || mentions(*b->rhs, vars);
-  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
-    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentions(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
-    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentions(*a, vars); });
-  return false;
-}
-
 namespace {
 // How the flexible strip reads one array.
 struct WindowPlan {
@@ -714,7 +646,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       continue;
     }
     notWindowed.insert(read.array);
-    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentions(*e, pointVars); });
+    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentionsAny(*e, pointVars); });
     if (invariant && array->decl->kind == ast::ArrayKind::Input && array->decl->rank() > 0)
       staged.insert(read.array);
     else

@@ -2,6 +2,8 @@
 // loads, window reads and the stores of the three statement modes.
 #include "compiler/codegen/cuda/CudaExprPrinter.h"
 
+#include "compiler/codegen/IndexExprs.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 
@@ -39,23 +41,6 @@ std::string CudaExprPrinter::elementRef(const model::ArrayInfo &array, const std
 
 // Whether a binding's bounds mention a variable of the same reduction (a triangular range), which
 // rules out dealing out the flattened index space.
-static bool mentionsAny(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
-  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
-      return std::find(vars.begin(), vars.end(), v->var) != vars.end();
-    return false;
-  }
-  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
-    return mentionsAny(*u->operand, vars);
-  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
-    return mentionsAny(*b->lhs, vars) || mentionsAny(*b->rhs, vars);
-  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
-    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
-    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
-  return false;
-}
-
 static bool isTriangular(const ast::Reduction &red) {
   std::vector<const ast::IndexVar *> vars;
   for (const ast::RangeBinding &binding : red.bindings)

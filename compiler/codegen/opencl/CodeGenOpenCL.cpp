@@ -4,6 +4,7 @@
 #include "compiler/codegen/opencl/CodeGenOpenCL.h"
 
 #include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/ProgramInterface.h"
 
@@ -1094,79 +1095,6 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
 
 // ---- The flexible wavefront
 
-// The coefficient of `var` in an affine index expression; nullopt when the expression is not affine
-// in it with a known coefficient. (The CUDA target has the same test, in its own file.)
-static std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar *var,
-                                            const ast::Program &program) {
-  switch (expr.kind()) {
-  case ast::Expr::Kind::IntLit:
-    return 0;
-  case ast::Expr::Kind::VarRef: {
-    auto &ref = llvm::cast<ast::VarRef>(expr);
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref.binding))
-      return v->var == var ? 1 : 0;
-    if (std::holds_alternative<const ast::ParamDecl *>(ref.binding))
-      return 0;
-    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref.binding))
-      return std::holds_alternative<int64_t>((*c)->value) ? std::optional<int64_t>(0) : std::nullopt;
-    return std::nullopt;
-  }
-  case ast::Expr::Kind::Unary: {
-    auto &u = llvm::cast<ast::Unary>(expr);
-    auto c = coefficientOf(*u.operand, var, program);
-    if (u.op != ast::UnaryOp::Neg || !c)
-      return std::nullopt;
-    return -*c;
-  }
-  case ast::Expr::Kind::Binary: {
-    auto &b = llvm::cast<ast::Binary>(expr);
-    auto l = coefficientOf(*b.lhs, var, program), r = coefficientOf(*b.rhs, var, program);
-    if (!l || !r)
-      return std::nullopt;
-    if (b.op == ast::BinaryOp::Add)
-      return *l + *r;
-    if (b.op == ast::BinaryOp::Sub)
-      return *l - *r;
-    if (b.op == ast::BinaryOp::Mul) {
-      // A product is affine in `var` only when one side does not involve it; the other side must then
-      // be a constant for the coefficient to be known.
-      auto lc = affineForm(*b.lhs, program), rc = affineForm(*b.rhs, program);
-      if (*l == 0 && *r == 0)
-        return 0;
-      if (*l == 0 && lc && lc->terms.empty())
-        return lc->constant * *r;
-      if (*r == 0 && rc && rc->terms.empty())
-        return rc->constant * *l;
-    }
-    return std::nullopt;
-  }
-  default:
-    return std::nullopt;
-  }
-}
-
-// Whether an expression mentions any of the given index variables.
-static bool mentionsVar(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
-  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
-      return llvm::is_contained(vars, v->var);
-    return false;
-  }
-  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
-    return mentionsVar(*u->operand, vars);
-  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
-    return mentionsVar(*b->lhs, vars) || mentionsVar(*b->rhs, vars);
-  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
-    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentionsVar(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
-    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsVar(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::Reduction>(&expr))
-    return mentionsVar(*r->body, vars) || (r->where && mentionsVar(*r->where, vars));
-  if (expr.kind() == ast::Expr::Kind::IntLit || expr.kind() == ast::Expr::Kind::FloatLit)
-    return false;
-  return true; // anything else: assume it may
-}
-
 // A window of the flexible wavefront: an array read at the point's row and column plus offsets bounded
 // by the params, staged in local memory as a ring of recent rows.
 struct FlexibleWindow {
@@ -1292,7 +1220,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
       continue;
     }
     notWindowed.insert(read.array);
-    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentionsVar(*e, pointVars); });
+    bool invariant = !gather && !llvm::any_of(ar.indices, [&](const ast::ExprPtr &e) { return mentionsAny(*e, pointVars); });
     if (invariant && source->decl->kind == ast::ArrayKind::Input && source->decl->rank() > 0)
       staged.insert(read.array);
     else
