@@ -99,6 +99,11 @@ if stage e2e; then
   echo "== flexible wavefront: every lanes-per-point variant, and windows that choose 16 and 32 lanes"
   make_case 97 131 12 && run_case "97x131 M=12 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
   make_case 97 131 20 && run_case "97x131 M=20 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  # Images narrower or shorter than the window (but wider than a strip): the windows must not be
+  # clipped to the image, since the point code reads them unguarded.
+  make_case 20 40 31 && run_case "20x40 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  make_case 40 20 31 && run_case "40x20 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  make_case 5 300 9 && run_case "5x300 M=9 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
   make_case 300 257 5
   for lanes in 4 8 16 32; do
     for publish in 1 3; do

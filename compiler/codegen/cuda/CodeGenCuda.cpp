@@ -51,6 +51,9 @@ static isl::map resetTupleIds(const isl::map &map) {
   return isl::manage(isl_map_reset_tuple_id(m, isl_dim_out));
 }
 static isl::set setFromUnion(const isl::union_set &set) { return isl::manage(isl_set_from_union_set(set.copy())); }
+static isl::map gistRange(const isl::map &map, const isl::set &context) {
+  return isl::manage(isl_map_gist_range(map.copy(), context.copy()));
+}
 
 namespace {
 
@@ -479,10 +482,14 @@ std::optional<std::string> CudaHostPrinter::windowSumLength(const model::Stateme
                                                             const isl::set &domain) const {
   std::vector<std::string> lengths;
   for (const model::ReductionInfo &reduction : statement.reductions) {
-    isl::set range = reduction.range.intersect_domain(domain).range();
-    unsigned last = unsigned(range.tuple_dim()) - 1;
-    isl::pw_aff length = dimMax(range, last).sub(dimMin(range, last)).add_constant(isl::val(range.ctx(), 1));
-    std::string text = "int64_t(" + paramsExpr(length) + ")";
+    std::string text = "int64_t(" + std::to_string(GroupWidth) + ")"; // a warp when isl cannot bound it
+    try {
+      isl::set range = reduction.range.intersect_domain(domain).range();
+      unsigned last = unsigned(range.tuple_dim()) - 1;
+      isl::pw_aff length = dimMax(range, last).sub(dimMin(range, last)).add_constant(isl::val(range.ctx(), 1));
+      text = "int64_t(" + paramsExpr(length) + ")";
+    } catch (const isl::exception &) {
+    }
     if (!llvm::is_contained(lengths, text))
       lengths.push_back(text);
   }
@@ -637,7 +644,13 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
         windowed = k && *k == (d == v ? 1 : 0);
       }
     if (windowed) {
-      isl::map rel = read.relation.intersect_domain(domain);
+      // The access relation leaves out the elements outside the array (the boundary rule gives them);
+      // the window holds them too (as zeros) and the point reads them unguarded, so the window's
+      // offsets are taken without that limit (an array narrower than the window still has it whole).
+      isl::map rel = read.relation;
+      if (!array->extent.is_null())
+        rel = gistRange(rel, array->extent);
+      rel = rel.intersect_domain(domain);
       isl::set deltas = resetTupleIds(rel).deltas();
       WindowPlan &plan = windows[read.array];
       plan.array = array;
@@ -849,9 +862,13 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     w_.line(g + ".count = " + program_.exprs.storageSize(a) + ";");
     w_.line("polyc::rt::cuda::layoutStaged(" + g + ", sharedBytes);");
   }
+  // The value function computes in int: the params, and the element indices of the arrays it reads in
+  // global memory (their sizes bound them), must fit.
   std::vector<std::string> params;
   for (auto &param : model.program->params)
     params.push_back(cIdentifier(param->name));
+  for (const std::string &name : global)
+    params.push_back(program_.exprs.storageSize(*model.findArray(name)));
   w_.openBlock("if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols "
                ">= INT32_MAX || !polyc::rt::cuda::fitInInt({" + llvm::join(params, ", ") + "}))");
   w_.line("return false;");

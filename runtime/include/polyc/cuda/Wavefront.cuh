@@ -40,9 +40,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <initializer_list>
 #include <optional>
-#include <type_traits>
 
 namespace polyc::rt::cuda {
 
