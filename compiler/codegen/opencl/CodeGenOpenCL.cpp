@@ -154,6 +154,7 @@ public:
 
   std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
   std::string printFlatReduction(const ReductionParts &parts, CodeWriter &w);
+  std::string combineLanes(const ReductionParts &parts, CodeWriter &w);
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
                          llvm::ArrayRef<std::string> indices) const override;
   void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
@@ -190,6 +191,21 @@ private:
 
 // A work-group per point (the fixed wavefront): the group's lanes deal out the flattened index space,
 // which keeps a group of up to 256 work-items busy on small windows too.
+// Adds up (or takes the max or min of) the lanes' shares of a reduction through local memory, unless the
+// caller combines them itself (deferSum); returns the accumulator.
+std::string OpenCLExprPrinter::combineLanes(const ReductionParts &parts, CodeWriter &w) {
+  const std::string &acc = parts.accumulator;
+  if (deferSum)
+    return acc;
+  scratchTypes.insert(parts.type);
+  const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
+                   : parts.reduction->op == ast::ReductionOp::Max ? "max"
+                                                                  : "min";
+  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
+         suffix(parts.type) + ");");
+  return acc;
+}
+
 std::string OpenCLExprPrinter::printFlatReduction(const ReductionParts &parts, CodeWriter &w) {
   // The terms are shared by the lanes: lane l takes terms l, l + lanes, l + 2 * lanes, ... of the
   // reduction's index space flattened in row-major order.
@@ -263,15 +279,7 @@ std::string OpenCLExprPrinter::printFlatReduction(const ReductionParts &parts, C
     w.closeBlock();
   }
   w.closeBlock();
-  if (deferSum)
-    return acc;
-  scratchTypes.insert(parts.type);
-  const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
-                   : parts.reduction->op == ast::ReductionOp::Max ? "max"
-                                                                  : "min";
-  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
-         suffix(parts.type) + ");");
-  return acc;
+  return combineLanes(parts, w);
 }
 
 std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
@@ -332,15 +340,7 @@ std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeW
       w.closeBlock();
     w.closeBlock();
   }
-  if (deferSum)
-    return acc;
-  scratchTypes.insert(parts.type);
-  const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
-                   : parts.reduction->op == ast::ReductionOp::Max ? "max"
-                                                                  : "min";
-  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
-         suffix(parts.type) + ");");
-  return acc;
+  return combineLanes(parts, w);
 }
 
 std::string OpenCLExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,

@@ -107,16 +107,6 @@ void CapturedGraph::endCapture(cudaStream_t stream, uint64_t key) {
 
 void CapturedGraph::launch(cudaStream_t stream) { POLYC_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
 
-uint64_t hashKey(std::initializer_list<uint64_t> values) {
-  uint64_t hash = 1469598103934665603ull;
-  for (uint64_t value : values)
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (value >> (8 * byte)) & 0xff;
-      hash *= 1099511628211ull;
-    }
-  return hash;
-}
-
 const cudaDeviceProp &deviceProperties() {
   static const cudaDeviceProp properties = [] {
     int device = 0;

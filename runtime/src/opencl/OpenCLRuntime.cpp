@@ -495,16 +495,6 @@ bool hasCommandBuffers(const Device &device) {
   return static_cast<bool>(commandBufferApi(device, why));
 }
 
-uint64_t hashKey(std::initializer_list<uint64_t> values) {
-  uint64_t hash = 14695981039346656037ull;
-  for (uint64_t value : values)
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (value >> (8 * byte)) & 0xff;
-      hash *= 1099511628211ull;
-    }
-  return hash;
-}
-
 // The recording side of a LaunchSequence: a LaunchSink that records each launch into the command
 // buffer, in order (each command waits for the one before through a sync point).
 struct LaunchSequence::State : LaunchSink {

@@ -3,6 +3,7 @@
 // settings. Every call is checked (Check.h).
 #pragma once
 
+#include "polyc/HashKey.h"
 #include "polyc/cuda/Check.h"
 
 #include <algorithm>
@@ -103,8 +104,8 @@ private:
   uint64_t key_ = 0;
 };
 
-// Combines values into a key for CapturedGraph (FNV-1a over the bytes).
-uint64_t hashKey(std::initializer_list<uint64_t> values);
+// Combines values into a key for CapturedGraph.
+using polyc::rt::hashKey;
 
 // A kernel's grid for grid-stride loops over extents x (in groups of `pointsPerBlock` per block), y
 // and z: enough blocks to cover them, within the hardware's limits (the loops stride over the rest).

@@ -4,6 +4,8 @@
 // OpenCL call is checked; a failure throws ocl::Error.
 #pragma once
 
+#include "polyc/HashKey.h"
+
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
@@ -241,8 +243,8 @@ bool commandBuffersWanted();
 // and the queue has the properties the extension requires there.
 bool hasCommandBuffers(const Device &device);
 
-// FNV-1a over the values: what a recorded sequence depends on (the params, the cl_mem handles).
-uint64_t hashKey(std::initializer_list<uint64_t> values);
+// What a recorded sequence depends on (the params, the cl_mem handles).
+using polyc::rt::hashKey;
 
 // A sequence of launches recorded once into a command buffer and replayed with one enqueue, keyed by
 // `key` (a different key records again). Kernel arguments belong to each recorded launch: every launch
