@@ -6,6 +6,7 @@
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
 
@@ -81,21 +82,6 @@ private:
 };
 
 } // namespace
-
-// The C API calls the C++ bindings lack, wrapped once.
-static isl::pw_aff dimMin(const isl::set &set, unsigned pos) {
-  return isl::manage(isl_set_dim_min(set.copy(), pos));
-}
-static isl::pw_aff dimMax(const isl::set &set, unsigned pos) {
-  return isl::manage(isl_set_dim_max(set.copy(), pos));
-}
-static isl::set projectOutDim(const isl::set &set, unsigned pos) {
-  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
-}
-static isl::set flatProduct(const isl::set &a, const isl::set &b) {
-  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
-}
-static isl::set resetTupleId(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
 
 void CpuAstPrinter::recordCall(unsigned statement, bool parallel) {
   StatementUse &use = uses_[statement];

@@ -6,6 +6,7 @@
 
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/IndexExprs.h"
+#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
@@ -35,25 +36,6 @@ static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 4;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
-
-// The C API calls the C++ bindings lack, wrapped once.
-static isl::pw_aff dimMin(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_min(set.copy(), pos)); }
-static isl::pw_aff dimMax(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_max(set.copy(), pos)); }
-static isl::set projectOutDim(const isl::set &set, unsigned pos) {
-  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
-}
-static isl::set flatProduct(const isl::set &a, const isl::set &b) {
-  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
-}
-static isl::set resetTupleId(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
-static isl::map resetTupleIds(const isl::map &map) {
-  isl_map *m = isl_map_reset_tuple_id(map.copy(), isl_dim_in);
-  return isl::manage(isl_map_reset_tuple_id(m, isl_dim_out));
-}
-static isl::set setFromUnion(const isl::union_set &set) { return isl::manage(isl_set_from_union_set(set.copy())); }
-static isl::map gistRange(const isl::map &map, const isl::set &context) {
-  return isl::manage(isl_map_gist_range(map.copy(), context.copy()));
-}
 
 namespace {
 

@@ -5,6 +5,7 @@
 
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IndexExprs.h"
+#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/ProgramInterface.h"
 
@@ -56,24 +57,6 @@ bool mentions(const std::string &text, const std::string &name) {
       return true;
   }
   return false;
-}
-
-// The C API calls the C++ bindings (isl 0.25) lack, wrapped once.
-isl::pw_aff setDimMin(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_min(set.copy(), pos)); }
-isl::pw_aff setDimMax(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_max(set.copy(), pos)); }
-isl::set projectOutDim(const isl::set &set, unsigned pos) {
-  return isl::manage(isl_set_project_out(set.copy(), isl_dim_set, pos, 1));
-}
-isl::set anonymous(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
-bool isBounded(const isl::set &set) { return isl_set_is_bounded(set.get()) == isl_bool_true; }
-isl::map gistRange(const isl::map &map, const isl::set &context) {
-  return isl::manage(isl_map_gist_range(map.copy(), context.copy()));
-}
-isl::map anonymousMap(const isl::map &map) {
-  return isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(map.copy(), isl_dim_in), isl_dim_out));
-}
-isl::set flatProduct(const isl::set &a, const isl::set &b) {
-  return isl::manage(isl_set_flat_product(a.copy(), b.copy()));
 }
 
 std::string suffix(ast::ElemType type) {
@@ -665,7 +648,7 @@ std::vector<std::pair<std::string, std::string>> OpenCLPrinter::mappedBounds(con
   isl::set context = set.params();
   for (unsigned m = firstMapped; m < members; ++m) {
     unsigned pos = m - firstMapped;
-    bounds.push_back({hostExpr(setDimMin(set, pos), context), hostExpr(setDimMax(set, pos), context)});
+    bounds.push_back({hostExpr(dimMin(set, pos), context), hostExpr(dimMax(set, pos), context)});
   }
   return bounds;
 }
@@ -1163,8 +1146,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   isl::set context = domain.params();
   // The domain must be a box: the product of its two projections.
   {
-    isl::set box = flatProduct(anonymous(projectOutDim(domain, 1)), anonymous(projectOutDim(domain, 0)));
-    isl::set plain = anonymous(domain);
+    isl::set box = flatProduct(resetTupleId(projectOutDim(domain, 1)), resetTupleId(projectOutDim(domain, 0)));
+    isl::set plain = resetTupleId(domain);
     if (!box.is_equal(plain)) {
       fail("flexible wavefront of " + statement.name + ": its domain is not a rectangle");
       return;
@@ -1174,7 +1157,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   for (const analysis::Dependence &d : input_.deps.edges) {
     if (d.source != s || d.target != s || d.distances.is_null())
       continue;
-    isl::set dist = anonymous(d.distances);
+    isl::set dist = resetTupleId(d.distances);
     isl::set back(dist.ctx(), "{ [a, b] : a < 0 or b < 0 }");
     if (!dist.intersect(back).is_empty()) {
       fail("flexible wavefront of " + statement.name + ": a dependence goes back along the rows or the columns");
@@ -1208,7 +1191,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
       isl::map relation = read.relation;
       if (!source->extent.is_null())
         relation = gistRange(relation, source->extent);
-      isl::set deltas = anonymousMap(relation.intersect_domain(domain)).deltas();
+      isl::set deltas = resetTupleIds(relation.intersect_domain(domain)).deltas();
       FlexibleWindow &window = windows[read.array];
       window.array = source;
       window.recurrence = recurrence;
@@ -1250,10 +1233,10 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     if (!window.recurrence)
       order.push_back(&window);
 
-  std::string rowLo = hostExpr(setDimMin(domain, rowDim), context);
-  std::string rowHi = hostExpr(setDimMax(domain, rowDim), context);
-  std::string colLo = hostExpr(setDimMin(domain, colDim), context);
-  std::string colHi = hostExpr(setDimMax(domain, colDim), context);
+  std::string rowLo = hostExpr(dimMin(domain, rowDim), context);
+  std::string rowHi = hostExpr(dimMax(domain, rowDim), context);
+  std::string colLo = hostExpr(dimMin(domain, colDim), context);
+  std::string colHi = hostExpr(dimMax(domain, colDim), context);
 
   std::string name = kernelName(band, "flexible");
   std::string member = name + "_";
@@ -1469,7 +1452,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   auto bound = [&](const FlexibleWindow &window, unsigned d, bool low) {
     if (window.deltas.is_empty())
       return std::string("int64_t(0)");
-    isl::pw_aff v = low ? setDimMin(window.deltas, d).neg() : setDimMax(window.deltas, d);
+    isl::pw_aff v = low ? dimMin(window.deltas, d).neg() : dimMax(window.deltas, d);
     return "std::max<int64_t>(0, " + hostExpr(v, context) + ")";
   };
   std::string windowList;
