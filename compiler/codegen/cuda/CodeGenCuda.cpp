@@ -11,6 +11,7 @@
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/cuda/CudaExprPrinter.h"
+#include "compiler/codegen/cuda/TermTables.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
@@ -50,6 +51,15 @@ struct FlexibleVariant {
   // Whether every lane of the strip computes (reads only windows and staged arrays: see step()), so
   // that a point's lanes reduce with full-warp shuffles.
   bool convergedLanes = true;
+  // The window sums computed from term tables, in table order, and each one's capacity: the extents
+  // of its variables' bounding box (host expressions of the params).
+  struct TermTable {
+    const ast::Reduction *reduction = nullptr;
+    std::string view;
+    std::vector<std::string> extents;
+  };
+  std::vector<TermTable> termTables;
+  std::string termsFunction; // builds them (empty when there are none)
 };
 
 // What the printers collect for the file around the host code.
@@ -173,6 +183,9 @@ private:
   std::string paramsExpr(const isl::pw_aff &aff) const;
   std::string wavefrontGroup(const BandView &band) const;
   std::optional<std::string> windowSumLength(const model::Statement &statement, const isl::set &domain) const;
+  void planTermTables(FlexibleVariant &variant, const model::Statement &statement, const isl::set &domain,
+                      const std::vector<const ast::IndexVar *> &pointVars, const std::vector<std::string> &windowOrder,
+                      const std::set<std::string> &staged) const;
 
   CudaProgram &program_;
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
@@ -480,6 +493,35 @@ std::optional<std::string> CudaHostPrinter::windowSumLength(const model::Stateme
   return lengths.size() == 1 ? lengths.front() : "std::max<int64_t>({" + llvm::join(lengths, ", ") + "})";
 }
 
+// The window sums of the flexible variant that take their terms from tables (TermTables.h), with
+// each table's capacity: the bounding box of the sum's variables, which isl must be able to bound.
+void CudaHostPrinter::planTermTables(FlexibleVariant &variant, const model::Statement &statement,
+                                     const isl::set &domain, const std::vector<const ast::IndexVar *> &pointVars,
+                                     const std::vector<std::string> &windowOrder,
+                                     const std::set<std::string> &staged) const {
+  std::set<std::string> windowed(windowOrder.begin(), windowOrder.end());
+  for (const ast::Reduction *red : outerReductions(*statement.equation->rhs)) {
+    std::optional<std::string> window = termTableWindow(*red, pointVars, windowed, staged);
+    auto info = llvm::find_if(statement.reductions,
+                              [&](const model::ReductionInfo &r) { return r.reduction == red; });
+    if (!window || info == statement.reductions.end())
+      continue;
+    FlexibleVariant::TermTable table{red, variant.windows.at(*window).view, {}};
+    try {
+      isl::set range = info->range.intersect_domain(domain).range();
+      for (unsigned d = 0; d < unsigned(range.tuple_dim()); ++d)
+        table.extents.push_back(
+            "int64_t(" + paramsExpr(dimMax(range, d).sub(dimMin(range, d)).add_constant(isl::val(range.ctx(), 1))) +
+            ")");
+    } catch (const isl::exception &) {
+      continue; // unbounded for isl: the sum keeps its loops
+    }
+    variant.termTables.push_back(std::move(table));
+  }
+  if (!variant.termTables.empty())
+    variant.termsFunction = statement.name + "Terms";
+}
+
 // The fixed wavefront: the hyperplane loop on the host, one launch per hyperplane. At the top level
 // the launches go into a function that a CUDA graph captures once and replays (POLYC_CUDA_GRAPH).
 void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body) {
@@ -681,6 +723,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : staged)
     variant.stagedArrays.push_back(name);
   variant.convergedLanes = global.empty();
+  planTermTables(variant, statement, domain, pointVars, windowOrder, staged);
   program_.flexibleVariants.push_back(variant);
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
@@ -710,6 +753,9 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : staged)
     kw.line("polyc::rt::cuda::StagedArray<" + program_.exprs.typeName(model.findArray(name)->decl->elemType) + "> " +
             cIdentifier(name) + "Staged;");
+  const std::string tableCount = std::to_string(variant.termTables.size());
+  if (!variant.termTables.empty())
+    kw.line("polyc::rt::cuda::TermTableLayout terms[" + tableCount + "];");
   kw.closeBlock(";");
   kw.blank();
   kw.comment("G threads per point.");
@@ -727,18 +773,38 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : staged)
     kw.line("const " + program_.exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
             "Staged = nullptr;");
+  if (!variant.termTables.empty())
+    kw.line("polyc::rt::cuda::TermTable<" + elem + "> terms[" + tableCount + "];");
   kw.blank();
   kw.openBlock("__device__ " + strip + "(const " + args + " &args, unsigned char *shared) : args(args), shared(shared)");
   for (const std::string &name : windowOrder) {
     kw.line(cIdentifier(name) + ".geometry = args." + cIdentifier(name) + "Window;");
     kw.line(cIdentifier(name) + ".bind(shared, Threads);");
   }
+  if (!variant.termTables.empty())
+    kw.line("for (int t = 0; t < " + tableCount + "; ++t) terms[t].bind(args.terms[t], shared);");
   kw.closeBlock();
-  kw.comment("Once per block: the arrays every point reads whole.");
+  kw.comment(variant.termTables.empty() ? "Once per block: the arrays every point reads whole."
+                                        : "Once per block: the arrays every point reads whole, then the window "
+                                          "sums' term tables (warp 0 builds them; the scheduler's barrier "
+                                          "publishes them before the first step).");
   kw.openBlock("__device__ void start()");
   for (const std::string &name : staged)
     kw.line(cIdentifier(name) + "Staged = polyc::rt::cuda::stageArray(args." + cIdentifier(name) +
             "Staged, shared, Threads);");
+  if (!variant.termTables.empty()) {
+    std::vector<std::string> termArgs;
+    for (const std::string &name : staged)
+      termArgs.push_back(cIdentifier(name) + "Staged");
+    for (const std::string &name : windowOrder)
+      termArgs.push_back(cIdentifier(name) + ".geometry.ringCols");
+    termArgs.push_back("terms");
+    kw.line("__syncthreads(); // the staged arrays, before the tables read them");
+    kw.line("if (threadIdx.x < polyc::rt::cuda::WarpSize)");
+    kw.indent();
+    kw.line("args." + program_.program + "." + variant.termsFunction + "(" + llvm::join(termArgs, ", ") + ");");
+    kw.dedent();
+  }
   kw.closeBlock();
   kw.comment("When the block takes a strip: the rows its first step reads.");
   kw.openBlock("__device__ void enter(int column, int step)");
@@ -761,6 +827,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     callArgs.push_back(cIdentifier(name) + "Staged");
   for (const std::string &name : windowOrder)
     callArgs.push_back(cIdentifier(name) + ".view(row, col)");
+  if (!variant.termTables.empty())
+    callArgs.push_back("terms");
   std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
                       llvm::join(callArgs, ", ") + ")";
   std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
@@ -844,6 +912,9 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     w_.line(g + ".count = " + program_.exprs.storageSize(a) + ";");
     w_.line("polyc::rt::cuda::layoutStaged(" + g + ", sharedBytes);");
   }
+  for (size_t t = 0; t < variant.termTables.size(); ++t)
+    w_.line("polyc::rt::cuda::layoutTerms<" + elem + ">(args.terms[" + std::to_string(t) + "], {" +
+            llvm::join(variant.termTables[t].extents, ", ") + "}, sharedBytes);");
   // The value function computes in int: the params, and the element indices of the arrays it reads in
   // global memory (their sizes bound them), must fit.
   std::vector<std::string> params;
@@ -886,6 +957,34 @@ static const char *roleWord(ast::ArrayKind kind) {
   case ast::ArrayKind::Local: return "local";
   }
   return "";
+}
+
+// The function that fills a flexible variant's term tables: the statement printed with its point at
+// the origin (so a window read's indices are its offset), by warp 0, once per block.
+static void printTermsFunction(CudaProgram &cp, const FlexibleVariant &variant, const model::Statement &statement,
+                               CodeWriter &w) {
+  CudaExprPrinter &exprs = cp.exprs;
+  const model::Model &model = cp.input.model;
+  std::string type = exprs.typeName(model.findArray(statement.write.array)->decl->elemType);
+  std::vector<std::string> params;
+  for (const std::string &name : variant.stagedArrays)
+    params.push_back("const " + exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
+                     "Staged");
+  for (const std::string &name : variant.windowArrays)
+    params.push_back("int " + variant.windows.at(name).view + "Cols");
+  params.push_back("polyc::rt::cuda::TermTable<" + type + "> *" + CudaExprPrinter::TermTablesParam);
+  w.blank();
+  w.comment(statement.name + "'s window sums as term tables (coefficient, offset from the point's cell in a " +
+            "window of ring rows of <view>Cols cells), built by warp 0 once per block.");
+  w.openBlock("__device__ void " + variant.termsFunction + "(" + llvm::join(params, ", ") + ") const");
+  std::vector<std::string> origin;
+  for (const std::string &d : exprs.dimNames(statement))
+    origin.push_back(d + " = 0");
+  w.line("[[maybe_unused]] const int " + llvm::join(origin, ", ") + "; // the point at the origin");
+  exprs.mode = CudaStatementMode::FlexibleTerms;
+  exprs.printStatement(statement, w);
+  exprs.mode = CudaStatementMode::FlexibleValue;
+  w.closeBlock();
 }
 
 // The statement functions of the device struct, in the variants the kernels call.
@@ -938,18 +1037,26 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
         templateParams += ", typename " + windowType;
         args += ", const " + windowType + " &" + variant.windows.at(name).view;
       }
+      std::string tablesType = "polyc::rt::cuda::TermTable<" + type + "> *";
+      if (!variant.termTables.empty())
+        args += ", const " + tablesType + CudaExprPrinter::TermTablesParam;
+      exprs.windows = variant.windows;
+      for (unsigned t = 0; t < variant.termTables.size(); ++t)
+        exprs.termTables[variant.termTables[t].reduction] = CudaTermTable{t, variant.termTables[t].view};
+      for (const std::string &name : variant.stagedArrays)
+        exprs.setReadStorage(name, cIdentifier(name) + "Staged");
       w.blank();
       w.comment(header + "; for the flexible wavefront: the G threads of a group compute the value of an "
                          "instance from the strip's windows and staged arrays, and every thread returns it.");
       w.line("template <" + templateParams + ">");
       w.openBlock("__device__ " + type + " " + variant.function + "(" + args + ") const");
-      exprs.windows = variant.windows;
-      for (const std::string &name : variant.stagedArrays)
-        exprs.setReadStorage(name, cIdentifier(name) + "Staged");
       exprs.printStatement(statement, w);
+      w.closeBlock();
+      if (!variant.termTables.empty())
+        printTermsFunction(cp, variant, statement, w);
       exprs.clearReadStorage();
       exprs.windows.clear();
-      w.closeBlock();
+      exprs.termTables.clear();
     }
   }
   exprs.mode = CudaStatementMode::Thread;

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 
+#include <cassert>
 #include <functional>
 
 using namespace polyc;
@@ -27,10 +28,16 @@ std::string CudaExprPrinter::mathFunction(ast::Builtin fn, ast::ElemType type) c
 
 std::string CudaExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
                                         llvm::ArrayRef<std::string> indices) const {
-  if (mode == CudaStatementMode::FlexibleValue) {
+  if (flexible()) {
     auto it = windows.find(array.name);
-    if (it != windows.end() && indices.size() == 2)
-      return it->second.view + "(" + indices[it->second.rowDim] + ", " + indices[it->second.colDim] + ")";
+    if (it != windows.end() && indices.size() == 2) {
+      const CudaWindowRead &window = it->second;
+      if (mode == CudaStatementMode::FlexibleValue)
+        return window.view + "(" + indices[window.rowDim] + ", " + indices[window.colDim] + ")";
+      // FlexibleTerms: the point is at the origin, so the indices are the offsets from it.
+      termOffset_ = "(" + indices[window.rowDim] + ") * " + window.view + "Cols + (" + indices[window.colDim] + ")";
+      return literal(1, array.decl->elemType);
+    }
   }
   // An input is never written while a kernel runs: its reads may take the read-only data path. Staged
   // copies (another storage) live in shared memory and are read directly.
@@ -57,6 +64,11 @@ static std::string opFunctor(ast::ReductionOp op, const std::string &type) {
 }
 
 std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  auto table = parts.nested ? termTables.end() : termTables.find(parts.reduction);
+  if (mode == CudaStatementMode::FlexibleTerms)
+    return table == termTables.end() ? parts.identity : printTermTable(parts, table->second, w);
+  if (mode == CudaStatementMode::FlexibleValue && table != termTables.end())
+    return printTermSum(parts, table->second, w);
   if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
   const std::string &G = groupSize;
@@ -104,13 +116,84 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
       w.closeBlock();
     w.closeBlock();
   }
+  return combineLanes(parts, w);
+}
+
+std::string CudaExprPrinter::combineLanes(const ReductionParts &parts, CodeWriter &w) const {
   // Where all lanes of the flexible strip compute (points outside the domain too), its groups reduce
   // with full-warp shuffles.
   std::string reduce =
       mode == CudaStatementMode::FlexibleValue && convergedGroups ? "warpGroupReduce" : "reduceInGroup";
-  w.line(parts.accumulator + " = polyc::rt::cuda::" + reduce + "<" + G + ">(" + parts.accumulator + ", " +
+  w.line(parts.accumulator + " = polyc::rt::cuda::" + reduce + "<" + groupSize + ">(" + parts.accumulator + ", " +
          opFunctor(parts.reduction->op, typeName(parts.type)) + ");");
   return parts.accumulator;
+}
+
+// A point's G lanes take the table's terms in turn; every lane is busy whatever the window's shape.
+std::string CudaExprPrinter::printTermSum(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w) {
+  const std::string &acc = parts.accumulator;
+  std::string terms = std::string(TermTablesParam) + "[" + std::to_string(table.index) + "]";
+  w.line(typeName(parts.type) + " " + acc + " = " + parts.identity + ";");
+  w.comment("The " + groupSize + " lanes of the group take the terms of table " + std::to_string(table.index) +
+            " in turn (built once per block).");
+  w.openBlock("");
+  w.line("const int polyc_count = " + terms + ".size();");
+  w.line("#pragma unroll 4");
+  w.openBlock("for (int polyc_t = " + lane + "; polyc_t < polyc_count; polyc_t += " + groupSize + ")");
+  w.line("const polyc::rt::cuda::Term<" + typeName(parts.type) + "> polyc_term = " + terms + ".terms[polyc_t];");
+  w.line(parts.update("polyc_term.coefficient * " + table.view + ".at(polyc_term.offset)"));
+  w.closeBlock();
+  w.closeBlock();
+  return combineLanes(parts, w);
+}
+
+// Warp 0 walks the reduction's flattened index space 32 terms at a time (the innermost variable
+// fastest, as printTermSum's lanes then read neighbouring cells) and appends the terms the `where`
+// condition keeps. Returns the identity: the terms function computes no value.
+std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const CudaTermTable &table,
+                                            CodeWriter &w) {
+  const std::string &acc = parts.accumulator;
+  const std::string type = typeName(parts.type);
+  std::vector<std::string> extents;
+  for (const ReductionLoop &loop : parts.loops)
+    extents.push_back("int(polyc_max(0, (" + loop.hi + ") - (" + loop.lo + ")))");
+  w.comment("Table " + std::to_string(table.index) + ": the terms of " + acc + ".");
+  w.openBlock("");
+  w.line("polyc::rt::cuda::TermAppender<" + type + "> polyc_appender{" + TermTablesParam + "[" +
+         std::to_string(table.index) + "]};");
+  w.line("const int polyc_count = " + llvm::join(extents, " * ") + ";");
+  w.openBlock("for (int polyc_base = 0; polyc_base < polyc_count; polyc_base += polyc::rt::cuda::WarpSize)");
+  w.line("const int polyc_index = polyc_base + int(threadIdx.x);");
+  w.line("bool polyc_keep = false;");
+  w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
+  w.line("int polyc_offset = 0;");
+  w.openBlock("if (polyc_index < polyc_count)");
+  w.line("int polyc_rest = polyc_index;");
+  for (size_t k = parts.loops.size(); k-- > 0;) {
+    const ReductionLoop &loop = parts.loops[k];
+    if (k == 0) {
+      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
+      break;
+    }
+    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
+    w.line("polyc_rest /= " + extents[k] + ";");
+  }
+  if (!parts.condition.empty())
+    w.openBlock("if (" + parts.condition + ")");
+  termOffset_.clear();
+  std::string coefficient = parts.body(w);
+  assert(!termOffset_.empty() && "a term table's sum reads its window once per term");
+  w.line("polyc_coefficient = " + coefficient + ";");
+  w.line("polyc_offset = " + termOffset_ + ";");
+  w.line("polyc_keep = true;");
+  if (!parts.condition.empty())
+    w.closeBlock();
+  w.closeBlock();
+  w.line("polyc_appender.append(polyc_keep, polyc_coefficient, polyc_offset);");
+  w.closeBlock();
+  w.line("polyc_appender.finish();");
+  w.closeBlock();
+  return parts.identity;
 }
 
 void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
@@ -128,5 +211,7 @@ void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<s
   case CudaStatementMode::FlexibleValue:
     w.line("return " + rhs + ";");
     return;
+  case CudaStatementMode::FlexibleTerms:
+    return; // the tables are built; the value is the strip's to compute
   }
 }

@@ -5,7 +5,11 @@
 //                  is dealt out to the lanes (lane, lane + G, ...) and combined with
 //                  polyc::rt::cuda::reduceInGroup; lane 0 stores;
 //   FlexibleValue  as Group, but the instance's value is returned (the flexible wavefront's strip
-//                  stores it), and reads of windowed arrays go to the strip's shared-memory windows.
+//                  stores it), and reads of windowed arrays go to the strip's shared-memory windows;
+//                  a window sum with a term table (termTables) deals out the table's terms instead;
+//   FlexibleTerms  builds those term tables, once per block: the point at the origin, each window
+//                  read replaced by 1 (leaving the term's coefficient) and its offset from the point
+//                  recorded; nothing is stored.
 #pragma once
 
 #include "compiler/codegen/ExprPrinter.h"
@@ -15,13 +19,20 @@
 
 namespace polyc::codegen {
 
-enum class CudaStatementMode { Thread, Group, FlexibleValue };
+enum class CudaStatementMode { Thread, Group, FlexibleValue, FlexibleTerms };
 
 // A 2D array read through a strip window: `view(row, col)`, with the array's dimensions `rowDim` and
 // `colDim` as the strip's rows and columns.
 struct CudaWindowRead {
   std::string view;
   unsigned rowDim = 0, colDim = 1;
+};
+
+// A window sum computed from a term table (polyc::rt::cuda::Term): table `index` of the statement, its
+// one window read going to the view `view`.
+struct CudaTermTable {
+  unsigned index = 0;
+  std::string view;
 };
 
 class CudaExprPrinter : public ExprPrinter {
@@ -33,19 +44,21 @@ public:
   std::string lane = "lane";   // the thread's lane in its group
   std::map<std::string, CudaWindowRead> windows; // FlexibleValue: arrays read through windows
   bool convergedGroups = false; // FlexibleValue: every lane of the warp computes (full-warp shuffles)
+  std::map<const ast::Reduction *, CudaTermTable> termTables; // FlexibleValue, FlexibleTerms
+  // The term tables' parameter in the value and terms functions (an array of TermTable, by index).
+  static constexpr const char *TermTablesParam = "terms";
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
   // The flexible wavefront's value function computes in int (its host code checks that the params and
   // the strip's rows and columns fit): 64-bit index arithmetic costs GPUs several instructions a term.
-  std::string indexType() const override { return mode == CudaStatementMode::FlexibleValue ? "int" : "int64_t"; }
+  std::string indexType() const override { return flexible() ? "int" : "int64_t"; }
   std::string paramRef(const std::string &param) const override {
-    return mode == CudaStatementMode::FlexibleValue ? "int(" + ExprPrinter::paramRef(param) + ")"
-                                                    : ExprPrinter::paramRef(param);
+    return flexible() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }
   // A strip's window holds the zeros around the array: its reads need no bounds test.
   bool storageHoldsBoundary(const model::ArrayInfo &array) const override {
-    return mode == CudaStatementMode::FlexibleValue && windows.count(array.name);
+    return flexible() && windows.count(array.name);
   }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override;
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
@@ -53,6 +66,16 @@ public:
   std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
   void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
                   const std::string &op, const std::string &rhs, CodeWriter &w) override;
+
+private:
+  bool flexible() const {
+    return mode == CudaStatementMode::FlexibleValue || mode == CudaStatementMode::FlexibleTerms;
+  }
+  std::string combineLanes(const ReductionParts &parts, CodeWriter &w) const;
+  std::string printTermSum(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
+  std::string printTermTable(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
+  // FlexibleTerms: the offset of the window read printed last (elementRef is const).
+  mutable std::string termOffset_;
 };
 
 } // namespace polyc::codegen

@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 
 namespace polyc::rt::cuda {
@@ -420,6 +421,8 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     __device__ __forceinline__ T operator()(int row, int col) const {
       return origin[(row - pointRow) * ringCols + (col - pointCol)];
     }
+    // The cell `offset` elements from the point's (a term table's offsets: Term).
+    __device__ __forceinline__ T at(int offset) const { return origin[offset]; }
   };
   // The view of the point (row, col): its cell in the copy of the ring where rows row - back ..
   // row + ahead are consecutive slots.
@@ -451,6 +454,70 @@ template <typename T> __device__ T *stageArray(const StagedArray<T> &staged, uns
     copy[index] = __ldg(staged.array + index);
   return copy;
 }
+
+// ---- Term tables: a window sum dealt out term by term
+//
+// A window sum whose terms are a point-invariant coefficient times one window read,
+//   sum(k1, k2 in 0..M where ...) b[k1, k2] * y[i - k1, j - k2],
+// is the same list of (coefficient, offset from the point's cell) pairs at every point. Built once per
+// block, the list lets a point's G lanes take the terms in turn (t, t + G, ...): every lane busy
+// whatever the window's shape (lanes over one variable leave 15 of 32 idle at M = 17), no loop nest,
+// no `where` test, and a term costs one 8-byte load of the pair, one load of the window and an FMA.
+template <typename T> struct Term {
+  T coefficient;
+  int offset; // in the point's View: window cell = origin[offset]
+};
+
+// Where a table lives in dynamic shared memory: its term count, then up to `capacity` terms.
+struct TermTableLayout {
+  int64_t capacity = 0;
+  unsigned sharedOffset = 0;
+};
+
+// Host: places a term table for up to the product of `extents` terms (the reduction variables'
+// extents). A capacity too large for any block makes the layout too large to fit, so the launch falls
+// back to the fixed wavefront.
+template <typename T>
+void layoutTerms(TermTableLayout &table, std::initializer_list<int64_t> extents, size_t &sharedBytes) {
+  constexpr int64_t Unfittable = int64_t(1) << 24; // 128 MiB of terms: no block holds that
+  int64_t capacity = 1;
+  for (int64_t extent : extents)
+    capacity = extent <= 0 ? 0 : std::min(Unfittable, capacity * std::min(extent, Unfittable));
+  table.capacity = capacity;
+  sharedBytes = (sharedBytes + 15) / 16 * 16;
+  table.sharedOffset = unsigned(sharedBytes);
+  sharedBytes += 16 + size_t(table.capacity) * sizeof(Term<T>);
+}
+
+template <typename T> struct TermTable {
+  int *count = nullptr;
+  Term<T> *terms = nullptr;
+
+  __device__ void bind(const TermTableLayout &layout, unsigned char *shared) {
+    count = reinterpret_cast<int *>(shared + layout.sharedOffset);
+    terms = reinterpret_cast<Term<T> *>(shared + layout.sharedOffset + 16);
+  }
+  __device__ __forceinline__ int size() const { return *count; }
+};
+
+// Appends the terms that one warp (all 32 lanes, converged) finds in one pass over 32 candidate
+// terms, in candidate order: a ballot of the kept ones, each lane's slot from the kept lanes before
+// it. Called by warp 0 alone while the block builds its tables; `count` starts at 0.
+template <typename T> struct TermAppender {
+  TermTable<T> table;
+  int count = 0;
+
+  __device__ void append(bool keep, T coefficient, int offset) {
+    const unsigned kept = __ballot_sync(0xffffffffu, keep);
+    if (keep)
+      table.terms[count + __popc(kept & ((1u << (threadIdx.x % WarpSize)) - 1))] = Term<T>{coefficient, offset};
+    count += __popc(kept);
+  }
+  __device__ void finish() {
+    if (threadIdx.x == 0)
+      *table.count = count;
+  }
+};
 
 // The strip lanes of the calling thread: which of the S points of a step it helps compute, and its
 // lane in that point's group of G threads.
