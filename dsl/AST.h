@@ -196,6 +196,10 @@ struct Equation {
   // Per left-hand index position: the index variable it binds, or null for a fixed position.
   std::vector<std::unique_ptr<IndexVar>> indexVars;
   const RepeatBlock *enclosingRepeat = nullptr;
+  // Set by the middle-end rewrite compiler/model/HoistInputTerms (null otherwise): on the equation it
+  // adds, the equation whose leading input-only terms it computes; on that equation, the added one.
+  const Equation *hoistedFrom = nullptr;
+  const Equation *hoistedInto = nullptr;
 };
 
 struct RepeatBlock {

@@ -24,6 +24,10 @@ static cl::opt<allocate::AllocationChoice> sharedAllocation(
     cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<bool> sharedNoFuse("no-fuse", cl::desc("Do not fuse statements into shared loop nests"),
                                   cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool> sharedNoHoist("no-hoist",
+                                   cl::desc("Keep a recurrence's leading input-only terms in its wavefront "
+                                            "(do not compute them first as a separate statement)"),
+                                   cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at compile time: NAME=VALUE"),
@@ -69,6 +73,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.pipeline.params = *params;
   settings.pipeline.allocation = sharedAllocation;
   settings.pipeline.fuse = !sharedNoFuse;
+  settings.pipeline.hoist = !sharedNoHoist;
   settings.pipeline.blockSize = sharedBlock;
 
   // The command line as it matters for the output: options in a fixed order, no output path, so
@@ -78,6 +83,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += std::string(" --allocation=") + allocationName(sharedAllocation);
   if (sharedNoFuse)
     line += " --no-fuse";
+  if (sharedNoHoist)
+    line += " --no-hoist";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
   for (const std::string &p : sharedParams)

@@ -36,6 +36,10 @@ static cl::opt<allocate::AllocationChoice> explainAllocation(
     cl::sub(driver::ExplainCommand));
 static cl::opt<bool> explainNoFuse("no-fuse", cl::desc("Do not fuse statements into shared loop nests"),
                                    cl::sub(driver::ExplainCommand));
+static cl::opt<bool> explainNoHoist("no-hoist",
+                                    cl::desc("Keep a recurrence's leading input-only terms in its wavefront "
+                                             "(do not compute them first as a separate statement)"),
+                                    cl::sub(driver::ExplainCommand));
 
 int polyc::driver::runExplain() {
   SourceMgr sm;
@@ -46,6 +50,7 @@ int polyc::driver::runExplain() {
   options.params = std::move(*params);
   options.allocation = explainAllocation;
   options.fuse = !explainNoFuse;
+  options.hoist = !explainNoHoist;
   // compileProgram runs the independent legality check too, in every build, so that tests see it.
   std::unique_ptr<CompiledProgram> compiled = compileProgram(sm, explainInput, options);
   if (!compiled)

@@ -6,10 +6,8 @@
 
 namespace polyc::driver {
 
-std::string equationText(const model::Statement &stmt) {
-  if (!stmt.range.isValid())
-    return stmt.write.array;
-  const char *begin = stmt.range.Start.getPointer(), *end = stmt.range.End.getPointer();
+// The source between two points with whitespace collapsed and line comments dropped.
+static std::string sourceText(const char *begin, const char *end) {
   std::string text;
   bool space = false;
   for (const char *p = begin; p < end; ++p) {
@@ -28,6 +26,61 @@ std::string equationText(const model::Statement &stmt) {
     space = false;
     text += *p;
   }
+  return text;
+}
+
+static std::string rangeText(llvm::SMRange range) {
+  return range.isValid() ? sourceText(range.Start.getPointer(), range.End.getPointer()) : std::string();
+}
+
+// The terms of a top-level chain of `+`, leftmost first.
+static void addTerms(const ast::Expr &e, std::vector<const ast::Expr *> &terms) {
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&e); b && b->op == ast::BinaryOp::Add) {
+    addTerms(*b->lhs, terms);
+    terms.push_back(b->rhs.get());
+    return;
+  }
+  terms.push_back(&e);
+}
+
+// An equation split by HoistInputTerms no longer computes what its source says: both halves are shown
+// as they now are, from the source of the terms each one holds.
+static std::string hoistedText(const ast::Equation &eq) {
+  std::string text;
+  if (eq.hoistedFrom) {
+    text = eq.target + "[";
+    for (size_t d = 0; d < eq.indexVars.size(); ++d)
+      text += (d ? ", " : "") + eq.indexVars[d]->name;
+    text += "] =";
+  } else {
+    text = rangeText(eq.lhsRange) + " =";
+  }
+  std::vector<const ast::Expr *> terms;
+  addTerms(*eq.rhs, terms);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::string term;
+    auto *read = llvm::dyn_cast<ast::ArrayRead>(terms[t]);
+    if (read && eq.hoistedInto && read->array == eq.hoistedInto->array) {
+      term = read->name + "[";
+      for (size_t d = 0; d < eq.indexVars.size(); ++d)
+        term += (d ? ", " : "") + eq.indexVars[d]->name;
+      term += "]";
+    } else {
+      term = rangeText(terms[t]->range);
+    }
+    text += (t ? " + " : " ") + term;
+  }
+  if (eq.hoistedFrom)
+    text += " (hoisted from " + eq.hoistedFrom->target + ")";
+  return text;
+}
+
+std::string equationText(const model::Statement &stmt) {
+  if (!stmt.range.isValid())
+    return stmt.write.array;
+  if (stmt.equation && (stmt.equation->hoistedFrom || stmt.equation->hoistedInto))
+    return hoistedText(*stmt.equation);
+  std::string text = sourceText(stmt.range.Start.getPointer(), stmt.range.End.getPointer());
   if (!text.empty() && text.back() == ';')
     text.pop_back();
   return text;

@@ -1,6 +1,7 @@
 // The compilation pipeline shared by the subcommands (see Pipeline.h).
 #include "Pipeline.h"
 
+#include "compiler/model/HoistInputTerms.h"
 #include "compiler/support/SourceError.h"
 #include "dsl/Diagnostics.h"
 #include "dsl/Frontend.h"
@@ -49,6 +50,8 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
   compiled->program = loadProgram(sm, path);
   if (!compiled->program)
     return nullptr;
+  if (options.hoist)
+    model::hoistInputTerms(*compiled->program);
   try {
     isl::ctx ctx(compiled->isl.get());
     model::ModelOptions modelOptions;

@@ -1,5 +1,5 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
-// explain may use it too): loadProgram -> buildModel -> computeDependences -> chooseSchedule ->
+// explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> computeDependences -> chooseSchedule ->
 // verifySchedule -> allocate. Errors are printed clang-style through the SourceMgr.
 #pragma once
 
@@ -21,6 +21,7 @@ struct PipelineOptions {
   std::map<std::string, int64_t> params; // --param NAME=VALUE
   allocate::AllocationChoice allocation = allocate::AllocationChoice::Auto;
   bool fuse = true;       // --no-fuse clears it
+  bool hoist = true;      // --no-hoist clears it: no HoistInputTerms rewrite
   int64_t blockSize = 0;  // --block, 0: the cost model's
 };
 
