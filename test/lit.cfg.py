@@ -20,6 +20,10 @@ config.substitutions.append(("%runtime_demo_exe", config.runtime_demo_exe))
 config.substitutions.append(("%iir2d_reference", config.iir2d_reference))
 config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
 config.substitutions.append(("not ", os.path.join(config.llvm_tools_dir, "not") + " "))
+config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
+# CUDA's PTX assembler (tests that check PTX polyc's OpenCL library gives NVIDIA's driver; REQUIRES: cuda).
+config.substitutions.append(
+    ("%ptxas", "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else "ptxas"))
 
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.polyc_path), config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -436,7 +436,11 @@ TEST(OpenCLDeviceLibrary, GroupReductionsOverLanes) {
   Program program(device, std::string(kWorkGroupReductionSource) + kReduceKernels, "-cl-std=CL1.2");
   Kernel kernel = program.kernel("group_sum_i32");
   std::mt19937 random(11);
-  for (auto [localSize, lanes] : {std::pair<size_t, int>{8, 1}, {8, 2}, {32, 8}, {64, 64}, {96, 32}}) {
+  // Runs inside a warp, a group that is not whole warps (20), whole warps, and runs of several warps.
+  for (auto [localSize, lanes] :
+       {std::pair<size_t, int>{8, 1}, {8, 2}, {20, 4}, {32, 8}, {64, 64}, {96, 32}, {256, 128}}) {
+    if (localSize > kernel.maxWorkGroupSize(device))
+      continue;
     const size_t n = 3 * localSize;
     std::vector<int> in(n), out(n);
     for (int &v : in)
@@ -456,6 +460,189 @@ TEST(OpenCLDeviceLibrary, GroupReductionsOverLanes) {
       ASSERT_EQ(out[item], sum) << "group " << localSize << ", lanes " << lanes << ", item " << item;
     }
   }
+}
+
+// Kernel::arg does not set a plain value again when it is unchanged; every launch still sees the value
+// last given, also after a buffer argument changed in between and in a copy.
+TEST(OpenCLKernel, UnchangedValuesAreKeptAndChangesSeen) {
+  Device device = Device::fromEnvironment();
+  Program program(device, "__kernel void put(const int v, const int w, __global int *out, const int at) {\n"
+                          "  out[at] = 100 * v + w;\n}\n",
+                  "-cl-std=CL1.2");
+  Kernel kernel = program.kernel("put");
+  Buffer first(device, 8 * sizeof(int)), second(device, 8 * sizeof(int));
+  first.fill32(device, 0);
+  second.fill32(device, 0);
+  RegionTimer timer;
+  const int values[][3] = {{1, 2, 0}, {1, 2, 1}, {1, 3, 2}, {4, 3, 3}, {4, 3, 4}};
+  for (const auto &v : values) {
+    kernel.arg(0, v[0]).arg(1, v[1]).arg(2, first).arg(3, v[2]);
+    timer.enqueue(device, kernel, 1, 1);
+  }
+  kernel.arg(2, second).arg(3, 0); // same v, w and index: only the buffer changes
+  timer.enqueue(device, kernel, 1, 1);
+  Kernel copy = kernel.copy();
+  copy.arg(3, 1);
+  timer.enqueue(device, copy, 1, 1);
+  timer.finish(device);
+  std::vector<int> gotFirst(8), gotSecond(8);
+  first.read(device, gotFirst.data(), 8 * sizeof(int));
+  second.read(device, gotSecond.data(), 8 * sizeof(int));
+  EXPECT_EQ(gotFirst, (std::vector<int>{102, 102, 103, 403, 403, 0, 0, 0}));
+  EXPECT_EQ(gotSecond, (std::vector<int>{403, 403, 0, 0, 0, 0, 0, 0}));
+}
+
+// ---- vendor build options (NVIDIA: warp shuffles, a register limit) ----
+
+DeviceInfo vendorDevice(const std::string &platformVendor, const std::string &deviceVendor,
+                        const std::string &extensions) {
+  DeviceInfo info;
+  info.platformVendor = platformVendor;
+  info.deviceVendor = deviceVendor;
+  info.extensions = extensions;
+  info.isNvidia = isNvidiaVendor(platformVendor, deviceVendor);
+  return info;
+}
+
+TEST(OpenCLVendor, NvidiaByPlatformOrDeviceVendor) {
+  EXPECT_TRUE(isNvidiaVendor("NVIDIA Corporation", "NVIDIA Corporation"));
+  EXPECT_TRUE(isNvidiaVendor("The pocl project", "NVIDIA Corporation"));
+  EXPECT_TRUE(isNvidiaVendor("nvidia", ""));
+  EXPECT_FALSE(isNvidiaVendor("The pocl project", "GenuineIntel"));
+  EXPECT_FALSE(isNvidiaVendor("Advanced Micro Devices, Inc.", "AMD"));
+  EXPECT_FALSE(isNvidiaVendor("", ""));
+}
+
+TEST(OpenCLVendor, NvidiaBuildOptions) {
+  const DeviceInfo nvidia = vendorDevice("NVIDIA Corporation", "NVIDIA Corporation",
+                                         "cl_khr_fp64 cl_nv_compiler_options cl_nv_device_attribute_query");
+  EXPECT_EQ(deviceBuildOptions(nvidia, nullptr, nullptr), " -D POLYC_NV_SHUFFLE=1 -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "", ""), " -D POLYC_NV_SHUFFLE=1 -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "1", "64"), " -D POLYC_NV_SHUFFLE=1 -cl-nv-maxrregcount=64");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "0", nullptr), " -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, nullptr, "0"), " -D POLYC_NV_SHUFFLE=1");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "0", "0"), "");
+  // The register limit only where the driver lists the extension that defines the option.
+  const DeviceInfo plain = vendorDevice("NVIDIA Corporation", "NVIDIA Corporation", "cl_khr_fp64 cl_nv_compiler");
+  EXPECT_EQ(deviceBuildOptions(plain, nullptr, "64"), " -D POLYC_NV_SHUFFLE=1");
+  for (const char *bad : {"2", "yes", "-1"})
+    EXPECT_THROW(deviceBuildOptions(nvidia, bad, nullptr), Error) << bad;
+  for (const char *bad : {"8", "256", "64k", "-64"})
+    EXPECT_THROW(deviceBuildOptions(nvidia, nullptr, bad), Error) << bad;
+}
+
+TEST(OpenCLVendor, OtherDevicesGetNoOptions) {
+  const DeviceInfo pocl = vendorDevice("The pocl project", "GenuineIntel", "cl_khr_fp64 cl_nv_compiler_options");
+  EXPECT_EQ(deviceBuildOptions(pocl, nullptr, nullptr), "");
+  EXPECT_EQ(deviceBuildOptions(pocl, "1", "64"), "");
+}
+
+// The device here (PoCL in CI) is not NVIDIA's: its programs build without POLYC_NV_SHUFFLE, so the
+// reductions tested above are the local-memory ones, whatever the environment says.
+TEST(OpenCLVendor, ProgramsHereUseTheLocalMemoryReductions) {
+  Device device = Device::fromEnvironment();
+  if (device.info().isNvidia)
+    GTEST_SKIP() << "an NVIDIA device: the shuffled reductions are the ones tested";
+  ScopedEnvironment shuffle("POLYC_OPENCL_NV_SHUFFLE", "1");
+  const std::string probe = R"CLC(
+__kernel void probe(__global int *out) {
+#if defined(POLYC_NV_SHUFFLE)
+  out[0] = 1;
+#else
+  out[0] = 2;
+#endif
+}
+)CLC";
+  Program program(device, std::string(kWorkGroupReductionSource) + probe, "-cl-std=CL1.2");
+  EXPECT_EQ(program.options(), "-cl-std=CL1.2");
+  Kernel kernel = program.kernel("probe");
+  Buffer out(device, sizeof(int));
+  kernel.arg(0, out);
+  RegionTimer timer;
+  timer.enqueue(device, kernel, 1, 1);
+  timer.finish(device);
+  int value = 0;
+  out.read(device, &value, sizeof(int));
+  EXPECT_EQ(value, 2);
+}
+
+// ---- the flexible wavefront's strip shape ----
+
+StripLimits gpuLimits(bool nvidia, size_t maxGroup) {
+  StripLimits limits;
+  limits.isGpu = true;
+  limits.isNvidia = nvidia;
+  limits.maxGroup = maxGroup;
+  limits.localMemBytes = 1 << 20; // no window here: local memory does not bound the strip
+  limits.computeUnits = 132;
+  return limits;
+}
+
+// On NVIDIA the strip follows the CUDA target (64, 64, 32, 16 columns for 4, 8, 16, 32 lanes) when the
+// kernel allows 512 work-items; with 256 it is halved where the group would not fit.
+TEST(OpenCLStripShape, NvidiaFollowsTheCudaRuleWithinTheKernelLimit) {
+  ScopedEnvironment strip("POLYC_OPENCL_STRIP", nullptr), lanes("POLYC_OPENCL_LANES", nullptr),
+      rule("POLYC_OPENCL_NV_STRIP", nullptr);
+  struct Case {
+    int64_t innerExtent;
+    size_t maxGroup;
+    int lanes, strip;
+  };
+  for (const Case &c : {Case{3, 512, 4, 64}, Case{5, 512, 8, 64}, Case{9, 512, 16, 32}, Case{17, 512, 32, 16},
+                        Case{31, 512, 32, 16}, Case{3, 256, 4, 64}, Case{5, 256, 8, 32}, Case{9, 256, 16, 16},
+                        Case{31, 256, 32, 8}, Case{31, 1024, 32, 16}, Case{0, 512, 1, 64}}) {
+    const StripShape shape = chooseStripShape(gpuLimits(true, c.maxGroup), 2048, 2048, {}, 0, c.innerExtent, 4);
+    EXPECT_EQ(shape.lanes, c.lanes) << "extent " << c.innerExtent << ", limit " << c.maxGroup;
+    EXPECT_EQ(shape.strip, c.strip) << "extent " << c.innerExtent << ", limit " << c.maxGroup;
+    EXPECT_EQ(shape.groupSize, size_t(c.strip * c.lanes));
+    EXPECT_EQ(shape.columns, (2048 + c.strip - 1) / c.strip);
+  }
+}
+
+TEST(OpenCLStripShape, OtherGpusAndTheSwitchKeepSixteenColumns) {
+  ScopedEnvironment strip("POLYC_OPENCL_STRIP", nullptr), lanes("POLYC_OPENCL_LANES", nullptr);
+  {
+    ScopedEnvironment rule("POLYC_OPENCL_NV_STRIP", nullptr);
+    EXPECT_EQ(chooseStripShape(gpuLimits(false, 512), 64, 64, {}, 0, 3, 4).strip, 16);
+    EXPECT_EQ(chooseStripShape(gpuLimits(false, 256), 64, 64, {}, 0, 31, 4).strip, 8);
+  }
+  ScopedEnvironment rule("POLYC_OPENCL_NV_STRIP", "0");
+  EXPECT_EQ(chooseStripShape(gpuLimits(true, 512), 64, 64, {}, 0, 3, 4).strip, 16);
+  EXPECT_EQ(chooseStripShape(gpuLimits(true, 512), 64, 64, {}, 0, 31, 4).strip, 16);
+  EXPECT_EQ(chooseStripShape(gpuLimits(true, 256), 64, 64, {}, 0, 31, 4).strip, 8);
+  ScopedEnvironment bad("POLYC_OPENCL_NV_STRIP", "2");
+  EXPECT_THROW(chooseStripShape(gpuLimits(true, 512), 64, 64, {}, 0, 3, 4), Error);
+}
+
+TEST(OpenCLStripShape, OverridesAndLocalMemoryStillBound) {
+  ScopedEnvironment rule("POLYC_OPENCL_NV_STRIP", nullptr);
+  {
+    ScopedEnvironment strip("POLYC_OPENCL_STRIP", "24"), lanes("POLYC_OPENCL_LANES", "16");
+    const StripShape shape = chooseStripShape(gpuLimits(true, 512), 64, 64, {}, 0, 31, 4);
+    EXPECT_EQ(shape.strip, 24);
+    EXPECT_EQ(shape.lanes, 16);
+    EXPECT_EQ(shape.groupSize, 384u);
+  }
+  {
+    // 32 lanes allow at most 16 columns in 512 work-items.
+    ScopedEnvironment strip("POLYC_OPENCL_STRIP", "17");
+    EXPECT_THROW(chooseStripShape(gpuLimits(true, 512), 64, 64, {}, 0, 31, 4), Error);
+  }
+  // A window whose ring does not fit with 64 columns: the strip halves until it does. Ring for strip s:
+  // rows = the power of two above s + 10, columns 10 + s, twice, 4 bytes each.
+  ScopedEnvironment strip("POLYC_OPENCL_STRIP", nullptr), lanes("POLYC_OPENCL_LANES", nullptr);
+  StripLimits limits = gpuLimits(true, 512);
+  limits.localMemBytes = 48 * 1024;
+  WindowSpec window;
+  window.back = 10;
+  window.left = 10;
+  const StripShape shape = chooseStripShape(limits, 2048, 2048, {window}, 0, 3, 4);
+  // 64 columns: 128 rows x 74 x 2 x 4 = 75776 bytes (too many); 32: 64 x 42 x 8 = 21504 (+ scratch) fits.
+  EXPECT_EQ(shape.strip, 32);
+  EXPECT_EQ(shape.lanes, 4);
+  ASSERT_EQ(shape.windows.size(), 1u);
+  EXPECT_EQ(shape.windows[0].ringRows, 64);
+  EXPECT_EQ(shape.windows[0].ringCols, 42);
 }
 
 // ---- the flexible wavefront ----

@@ -766,10 +766,16 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
     w.openBlock("if (polyc_point < polyc_points)");
     w.line("int polyc_rest = polyc_point;");
   }
+  // The launch has exactly the points' product of work-groups (or a guard on polyc_points), so what is
+  // left for the outermost variable is below its count: it needs no modulo, and the kernel no count
+  // argument (one argument less to set per launch of a fixed wavefront).
   for (size_t k = vars.size(); k-- > 0;) {
+    if (k == 0) {
+      w.line("const int " + vars[k] + " = " + kernel.lows[k] + " + polyc_rest;");
+      break;
+    }
     w.line("const int " + vars[k] + " = " + kernel.lows[k] + " + polyc_rest % " + kernel.counts[k] + ";");
-    if (k > 0)
-      w.line("polyc_rest /= " + kernel.counts[k] + ";");
+    w.line("polyc_rest /= " + kernel.counts[k] + ";");
   }
   if (vars.empty())
     w.line("(void)polyc_rest;");
@@ -781,7 +787,8 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
 
   for (size_t k = 0; k < vars.size(); ++k) {
     kernel.args.push_back({"const int " + kernel.lows[k], "cl_int(" + kernel.lows[k] + ")", false, true});
-    kernel.args.push_back({"const int " + kernel.counts[k], "cl_int(" + kernel.counts[k] + ")", false, true});
+    if (k > 0)
+      kernel.args.push_back({"const int " + kernel.counts[k], "cl_int(" + kernel.counts[k] + ")", false, true});
   }
   if (!kernel.group)
     kernel.args.push_back({"const int polyc_points", "cl_int(polyc_points)", false, true});

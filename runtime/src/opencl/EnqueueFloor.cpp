@@ -1,7 +1,10 @@
 // polyc-opencl-enqueue-floor: the floor of a schedule with one kernel enqueue per step on an OpenCL
 // device (the fixed wavefront's shape): N enqueues of a kernel that does nothing, on one in-order queue,
-// with 0 and 3 arguments set before each through the runtime's Kernel::arg (the fixed wavefront sets
-// 3), timed on the host around clFinish. Prints one line per measurement: "enqueue_floor args A: T us per enqueue (N enqueues)".
+// with 0 and 3 arguments set before each through the runtime's Kernel::arg, and as the generated fixed
+// wavefront now sets them ("fixed-loop": the hyperplane t each time, the first point's index
+// max(0, t - H + 1) with H = (N + 1) / 2, which Kernel::arg does not set again while it stays 0), timed on
+// the host around clFinish. Prints one line per measurement: "enqueue_floor args A: T us per enqueue (N
+// enqueues)".
 // Device choice as the runtime's (POLYC_OPENCL_DEVICE). Used by scripts/opencl-gpu.sh.
 //   polyc-opencl-enqueue-floor [N]    (default 4095: the 2048x2048 IIR's hyperplanes)
 #include "polyc/opencl/OpenCLRuntime.h"
@@ -25,12 +28,16 @@ int main(int argc, char **argv) {
     const polyc::rt::ocl::Buffer out(device, sizeof(cl_int));
     kernel.arg(0, cl_int(0)).arg(1, cl_int(0)).arg(2, cl_int(0)).arg(3, out);
     const size_t global = 256, local = 256;
-    for (int args : {0, 3}) {
+    const int rows = (enqueues + 1) / 2;
+    constexpr int kFixedLoop = -1; // the "args" value of the fixed-loop measurement
+    for (int args : {0, 3, kFixedLoop}) {
       std::vector<double> perEnqueue;
       for (int repeat = 0; repeat < 5; ++repeat) {
         polyc::rt::ocl::check(clFinish(device.queue()), "clFinish");
         const auto start = std::chrono::steady_clock::now();
         for (int step = 0; step < enqueues; ++step) {
+          if (args == kFixedLoop)
+            kernel.arg(0, cl_int(step)).arg(1, cl_int(std::max(0, step - rows + 1)));
           for (int a = 0; a < args; ++a)
             kernel.arg(unsigned(a), cl_int(step));
           polyc::rt::ocl::check(clEnqueueNDRangeKernel(device.queue(), kernel.get(), 1, nullptr, &global, &local, 0,
@@ -42,8 +49,12 @@ int main(int argc, char **argv) {
         perEnqueue.push_back(1e6 * elapsed.count() / enqueues);
       }
       std::sort(perEnqueue.begin(), perEnqueue.end());
-      std::printf("enqueue_floor args %d: %.2f us per enqueue (%d enqueues, median of 5)\n", args, perEnqueue[2],
-                  enqueues);
+      if (args == kFixedLoop)
+        std::printf("enqueue_floor fixed-loop: %.2f us per enqueue (%d enqueues, median of 5)\n", perEnqueue[2],
+                    enqueues);
+      else
+        std::printf("enqueue_floor args %d: %.2f us per enqueue (%d enqueues, median of 5)\n", args, perEnqueue[2],
+                    enqueues);
     }
   } catch (const std::exception &failure) {
     std::fprintf(stderr, "polyc-opencl-enqueue-floor: %s\n", failure.what());

@@ -159,7 +159,11 @@ static DeviceInfo describe(cl_platform_id platform, cl_device_id device, unsigne
   info.computeUnits = deviceValue<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS);
   info.maxWorkGroupSize = deviceValue<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   info.localMemBytes = deviceValue<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE);
-  info.hasFp64 = deviceString(device, CL_DEVICE_EXTENSIONS).find("cl_khr_fp64") != std::string::npos;
+  info.extensions = deviceString(device, CL_DEVICE_EXTENSIONS);
+  info.hasFp64 = info.extensions.find("cl_khr_fp64") != std::string::npos;
+  info.platformVendor = platformString(platform, CL_PLATFORM_VENDOR);
+  info.deviceVendor = deviceString(device, CL_DEVICE_VENDOR);
+  info.isNvidia = isNvidiaVendor(info.platformVendor, info.deviceVendor);
   return info;
 }
 
@@ -178,6 +182,46 @@ static std::string lowered(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
+}
+
+bool isNvidiaVendor(const std::string &platformVendor, const std::string &deviceVendor) {
+  return lowered(platformVendor).find("nvidia") != std::string::npos ||
+         lowered(deviceVendor).find("nvidia") != std::string::npos;
+}
+
+// Whether the space-separated extension list names `extension` (a whole name: cl_khr_command_buffer
+// is a prefix of the names of its layered extensions).
+static bool listsExtension(const std::string &extensions, const std::string &extension) {
+  std::istringstream words(extensions);
+  std::string word;
+  while (words >> word)
+    if (word == extension)
+      return true;
+  return false;
+}
+
+std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters) {
+  if (!info.isNvidia)
+    return "";
+  std::string options;
+  const std::string shuffle = nvShuffle ? nvShuffle : "";
+  if (shuffle != "" && shuffle != "0" && shuffle != "1")
+    throw Error("POLYC_OPENCL_NV_SHUFFLE='" + shuffle + "': expected 0 or 1", CL_INVALID_VALUE);
+  if (shuffle != "0")
+    options += " -D POLYC_NV_SHUFFLE=1";
+  const std::string registers = nvMaxRegisters ? nvMaxRegisters : "";
+  long count = 128;
+  if (!registers.empty()) {
+    char *end = nullptr;
+    count = std::strtol(registers.c_str(), &end, 10);
+    // 0: pass nothing; otherwise what ptxas accepts for a register limit.
+    if (*end != '\0' || count < 0 || (count > 0 && count < 16) || count > 255)
+      throw Error("POLYC_OPENCL_NV_MAXRREG='" + registers + "': expected 0 or an integer in [16, 255]",
+                  CL_INVALID_VALUE);
+  }
+  if (count > 0 && listsExtension(info.extensions, "cl_nv_compiler_options"))
+    options += " -cl-nv-maxrregcount=" + std::to_string(count);
+  return options;
 }
 
 // "P:D" with both parts decimal; anything else is a name substring.
@@ -288,15 +332,27 @@ void Buffer::fill32(const Device &device, uint32_t pattern) const {
 
 Program::Program(const Device &device, const std::string &source, const std::string &options)
     : device_(device.id()) {
+  const std::string extra = deviceBuildOptions(device.info(), std::getenv("POLYC_OPENCL_NV_SHUFFLE"),
+                                               std::getenv("POLYC_OPENCL_NV_MAXRREG"));
+  options_ = options + extra;
   const char *text = source.c_str();
   size_t length = source.size();
   cl_int status = CL_SUCCESS;
   program_ = ProgramHandle(clCreateProgramWithSource(device.context(), 1, &text, &length, &status));
   check(status, "clCreateProgramWithSource");
-  status = clBuildProgram(program_.get(), 1, &device_, options.c_str(), nullptr, nullptr);
+  status = clBuildProgram(program_.get(), 1, &device_, options_.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS && !extra.empty()) {
+    // The vendor options are an optimisation: a driver that rejects them (or the inline PTX they enable)
+    // still gets the portable program, and says so.
+    std::fprintf(stderr, "polyc: OpenCL build with '%s' failed (%s); building without them. Build log:\n%s\n",
+                 extra.c_str(), errorString(status), buildLog().c_str());
+    options_ = options;
+    status = clBuildProgram(program_.get(), 1, &device_, options_.c_str(), nullptr, nullptr);
+  }
   if (status != CL_SUCCESS) {
     std::string message = std::string("clBuildProgram: ") + errorString(status) + " (" +
-                          std::to_string(status) + ") on " + device.info().deviceName;
+                          std::to_string(status) + ") on " + device.info().deviceName + " with options '" +
+                          options_ + "'";
     std::string log = buildLog();
     if (!log.empty())
       message += "; build log:\n" + log;
@@ -324,7 +380,18 @@ Kernel Program::kernel(const char *name) const {
   return Kernel(kernel, name);
 }
 
-void Kernel::setArg(cl_uint index, size_t size, const void *value) {
+void Kernel::setArg(cl_uint index, size_t size, const void *value, bool skipUnchanged) {
+  // A value the kernel object holds already is not set again: a fixed wavefront's host loop sets its
+  // arguments before each of thousands of launches, and some (a bound that is 0 for half of them) do not
+  // change. Every change goes through here, so args_ is what the kernel object holds. Not for memory
+  // objects: a new buffer may get the handle value of a released one, and a driver may have resolved the
+  // old one's address when it was set.
+  if (skipUnchanged && index < args_.size() && value) {
+    const ArgValue &known = args_[index];
+    if (known.isSet && !known.isLocal && known.size == size &&
+        std::memcmp(known.bytes.data(), value, size) == 0)
+      return;
+  }
   cl_int status = clSetKernelArg(kernel_.get(), index, size, value);
   if (status != CL_SUCCESS)
     check(status, ("clSetKernelArg(" + name_ + ", " + std::to_string(index) + ")").c_str());
@@ -446,17 +513,6 @@ struct CommandBufferApi {
   clReleaseCommandBufferKHR_fn release = nullptr;
   explicit operator bool() const { return create && ndrange && finalize && enqueue && release; }
 };
-
-// Whether the space-separated extension list names `extension` (a whole name: cl_khr_command_buffer
-// is a prefix of the names of its layered extensions).
-static bool listsExtension(const std::string &extensions, const std::string &extension) {
-  std::istringstream words(extensions);
-  std::string word;
-  while (words >> word)
-    if (word == extension)
-      return true;
-  return false;
-}
 
 // The entry points, or an empty api with `why` saying what is missing.
 static CommandBufferApi commandBufferApi(const Device &device, std::string &why) {
@@ -657,6 +713,7 @@ void OpenCLCompute::prepare() {
   }
   program_ = Program(*device, source_, "-cl-std=CL1.2 " + options_);
   if (isVerbose) {
+    std::fprintf(stderr, "polyc: OpenCL build options: %s\n", program_.options().c_str());
     std::string log = program_.buildLog();
     if (!log.empty())
       std::fprintf(stderr, "polyc: OpenCL build log:\n%s\n", log.c_str());
@@ -716,16 +773,50 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
                             size_t scratchBytes) {
-  const bool gpu = device.info().isGpu;
-  const int64_t maxGroup = powerOfTwoAtMost(int64_t(std::min(kernel.maxWorkGroupSize(device),
-                                                             device.info().maxWorkGroupSize)));
+  StripLimits limits;
+  limits.isGpu = device.info().isGpu;
+  limits.isNvidia = device.info().isNvidia;
+  limits.maxGroup = std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
+  limits.localMemBytes = device.info().localMemBytes;
+  limits.computeUnits = device.info().computeUnits;
+  StripShape shape = chooseStripShape(limits, rows, cols, windows, stagedBytes, innerExtent, scratchBytes);
+  if (verboseEnabled())
+    std::fprintf(stderr,
+                 "polyc: OpenCL flexible shape: strip %d x lanes %d = %zu work-items (kernel limit %zu), %zu groups, "
+                 "%d columns, polls %d\n",
+                 shape.strip, shape.lanes, shape.groupSize, limits.maxGroup, shape.groups, shape.columns, shape.polls);
+  return shape;
+}
+
+// The CUDA target's strip width for `lanes` per point (stripWidthFor in polyc/cuda/Device.h, which this
+// runtime does not include): wider strips for fewer lanes, so that a block has 256 to 512 threads.
+static int64_t cudaStripWidth(int64_t lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 32 : 64; }
+
+// POLYC_OPENCL_NV_STRIP: unset, empty or 1 follows cudaStripWidth on NVIDIA; 0 keeps 16 columns.
+static bool nvStripRuleWanted() {
+  const char *text = std::getenv("POLYC_OPENCL_NV_STRIP");
+  const std::string value = text ? text : "";
+  if (value.empty() || value == "1")
+    return true;
+  if (value == "0")
+    return false;
+  throw Error("POLYC_OPENCL_NV_STRIP='" + value + "': expected 0 or 1", CL_INVALID_VALUE);
+}
+
+StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t cols,
+                            const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
+                            size_t scratchBytes) {
+  const bool gpu = limits.isGpu;
+  const int64_t maxGroup = powerOfTwoAtMost(int64_t(std::max<size_t>(limits.maxGroup, 1)));
   // Lanes per point over the innermost reduction variable, at most a warp: lanes past its extent
   // would idle. A CPU runs the lanes one after another, so more than a few only adds barriers.
   int64_t lanes = innerExtent <= 0 ? 1 : std::clamp<int64_t>(powerOfTwoAtLeast(innerExtent), 4, gpu ? 32 : 4);
   lanes = environmentValue("POLYC_OPENCL_LANES", std::min(lanes, maxGroup), 1, maxGroup);
   if (lanes & (lanes - 1))
     throw Error("POLYC_OPENCL_LANES must be a power of two", CL_INVALID_VALUE);
-  int64_t strip = gpu ? 16 : 8; // 16: what the CUDA target measured best (docs/performance.md)
+  // 16: what the CUDA target measured best with 256-thread blocks (docs/performance.md); NVIDIA's OpenCL
+  // gets the CUDA target's wider strips when the kernel may have that many work-items.
+  int64_t strip = gpu ? (limits.isNvidia && nvStripRuleWanted() ? cudaStripWidth(lanes) : 16) : 8;
   strip = std::min(strip, std::max<int64_t>(1, maxGroup / lanes));
   strip = environmentValue("POLYC_OPENCL_STRIP", strip, 1, std::max<int64_t>(1, maxGroup / lanes));
   StripShape shape;
@@ -744,12 +835,12 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
       local += ring.bytes + 16; // each local argument may be aligned
       shape.windows.push_back(ring);
     }
-    if (local <= device.info().localMemBytes)
+    if (local <= limits.localMemBytes)
       break;
     if (strip == 1)
       throw Error("the flexible wavefront's windows and staged arrays (" + std::to_string(local) +
                       " bytes with strips of one column) do not fit in " +
-                      std::to_string(device.info().localMemBytes) +
+                      std::to_string(limits.localMemBytes) +
                       " bytes of local memory; use --allocation=fixed",
                   CL_OUT_OF_RESOURCES);
   }
@@ -760,7 +851,7 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
   shape.polls = int(environmentValue("POLYC_OPENCL_POLLS", gpu ? 64 : 4, 0, 1 << 30));
   // One group per compute unit on a CPU (a waiting group would only hold a thread); on a GPU a few per
   // unit. More groups than can run at once is safe: a group that has not started holds no lock.
-  int64_t groups = int64_t(device.info().computeUnits) * (gpu ? 2 : 1);
+  int64_t groups = int64_t(limits.computeUnits) * (gpu ? 2 : 1);
   groups = environmentValue("POLYC_OPENCL_GROUPS", groups, 1, 1 << 20);
   shape.groups = size_t(std::max<int64_t>(1, std::min<int64_t>(groups, shape.columns)));
   return shape;

@@ -67,10 +67,89 @@ static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(
 
 
 // ---- polyc device library: work-group reductions ----
+#if defined(POLYC_NV_SHUFFLE) && POLYC_NV_SHUFFLE
+// Warp shuffles (NVIDIA only: inline PTX). They rely on how NVIDIA runs a 1D work-group: work-item l is
+// lane l % 32 of warp l / 32. A shuffle must be executed by every lane named in its member mask, so the
+// callers below name only lanes that exist and call it: all work-items of the group call the reductions
+// (their contract), and a run of G consecutive work-items (G a power of two <= 32, runs aligned at
+// multiples of G) lies inside one warp. __asm__ rather than asm: clang in OpenCL C mode (which the
+// runtime's tests use to check this code for nvptx64) has no GNU `asm` keyword. Programs known to build
+// on NVIDIA's OpenCL use `asm`; __asm__ there is unverified, so a build with POLYC_NV_SHUFFLE that fails
+// is built again without it (Program's constructor, with a message on stderr).
+static inline uint polyc_nv_lane_id(void) {
+  uint id;
+  __asm__ volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+  return id;
+}
+// The value of the lane whose id differs from this one's by xor `laneMask`, among the lanes `members`.
+static inline uint polyc_nv_shfl_xor(uint value, uint laneMask, uint members) {
+  uint result;
+  __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(result) : "r"(value), "r"(laneMask), "r"(members));
+  return result;
+}
+#define POLYC_NV_SHFL_XOR_float(value, laneMask, members) as_float(polyc_nv_shfl_xor(as_uint(value), laneMask, members))
+#define POLYC_NV_SHFL_XOR_int(value, laneMask, members) as_int(polyc_nv_shfl_xor(as_uint(value), laneMask, members))
+#ifdef POLYC_USE_FP64
+static inline double polyc_nv_shfl_xor_double(double value, uint laneMask, uint members) {
+  uint2 halves = as_uint2(value);
+  halves.x = polyc_nv_shfl_xor(halves.x, laneMask, members);
+  halves.y = polyc_nv_shfl_xor(halves.y, laneMask, members);
+  return as_double(halves);
+}
+#define POLYC_NV_SHFL_XOR_double(value, laneMask, members) polyc_nv_shfl_xor_double(value, laneMask, members)
+#endif
+// Butterfly over runs of `width` lanes (a power of two <= 32) within the warp: afterwards every lane of
+// a run holds the run's combination.
+#define POLYC_NV_RUN_REDUCE(T, COMBINE, value, width, members)                                      \
+  for (uint polyc_mask = (width) / 2; polyc_mask > 0; polyc_mask /= 2)                              \
+    value = COMBINE(value, POLYC_NV_SHFL_XOR_##T(value, polyc_mask, members));
+// Whole group: when its size is a multiple of 32 (every warp full), each warp reduces by shuffles, its
+// lane 0 writes the warp's value to scratch, and after one barrier every work-item combines the warps'
+// values (in warp order). Otherwise the local-memory tree below runs.
+#define POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)                                                        \
+  if (get_local_size(0) % 32 == 0) {                                                                \
+    const uint warps = get_local_size(0) / 32;                                                      \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, 32, 0xffffffffu)                                         \
+    if (polyc_nv_lane_id() == 0)                                                                    \
+      scratch[get_local_id(0) / 32] = value;                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    T result = scratch[0];                                                                          \
+    for (uint warp = 1; warp < warps; ++warp)                                                       \
+      result = COMBINE(result, scratch[warp]);                                                      \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    return result;                                                                                  \
+  }
+// Runs of `lanes`: up to 32 lanes a run is inside one warp and is reduced by shuffles among its own lanes
+// only (no barrier, no local memory); a longer run is whole warps (lanes divides the group size), reduced
+// by shuffles per warp and then across the run's warps through scratch (two barriers).
+#define POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                     \
+  if (lanes <= 32) {                                                                                \
+    const uint run = (uint)lanes, laneId = polyc_nv_lane_id();                                      \
+    const uint members = run == 32 ? 0xffffffffu : ((1u << run) - 1u) << (laneId & ~(run - 1u));    \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, run, members)                                            \
+    return value;                                                                                   \
+  } else {                                                                                          \
+    const int lid = get_local_id(0), firstWarp = (lid - (lid & (lanes - 1))) / 32;                   \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, 32, 0xffffffffu)                                         \
+    if (polyc_nv_lane_id() == 0)                                                                    \
+      scratch[lid / 32] = value;                                                                    \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    T result = scratch[firstWarp];                                                                  \
+    for (int warp = 1; warp < lanes / 32; ++warp)                                                   \
+      result = COMBINE(result, scratch[firstWarp + warp]);                                          \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    return result;                                                                                  \
+  }
+#else
+#define POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)
+#define POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)
+#endif
+
 // A tree over local memory: at each level the lower half folds in the upper half. Works for any group
 // size (odd widths keep their middle element). Ends with a barrier so the scratch can be reused at once.
 #define POLYC_DEFINE_WG_REDUCE(NAME, T, COMBINE)                                                    \
   T NAME(T value, __local T *scratch) {                                                             \
+    POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)                                                            \
     const uint lid = get_local_id(0);                                                               \
     uint width = get_local_size(0);                                                                 \
     scratch[lid] = value;                                                                           \
@@ -101,9 +180,11 @@ POLYC_DEFINE_WG_REDUCE(polyc_wg_min_f64, double, min)
 
 // The same over each run of G consecutive work-items (G a power of two dividing the group size): the
 // lanes of one point when a work-group computes several points at once. Every lane gets its run's
-// result. All work-items of the group must call it (it has barriers).
+// result. All work-items of the group must call it (it has barriers; the shuffled version for runs of
+// up to 32 has none, so a caller must not rely on it to order its other local-memory accesses).
 #define POLYC_DEFINE_GROUP_REDUCE(NAME, T, COMBINE)                                                 \
   T NAME(T value, int lanes, __local T *scratch) {                                                  \
+    POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                         \
     const int lid = get_local_id(0), lane = lid & (lanes - 1);                                      \
     scratch[lid] = value;                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
@@ -444,11 +525,11 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
 // Band 0, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
 __kernel void S0_fixed(const int H, const int W, const int M, __global const float *x,
     __global const float *a, __global const float *b, __global float *y, const int t, const int polyc_lo_j1,
-    const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+  const int j1 = polyc_lo_j1 + polyc_rest;
   if (j1 >= polyc_max(0, t - H + 1) && j1 <= polyc_min(W - 1, t)) {
     // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
     // (0, 0)) b[k1, k2] * y[i - k1, j - k2];
@@ -647,7 +728,7 @@ private:
           * std::max<int64_t>((0 + 1 * M) - (0), 0) + std::max<int64_t>((0 + 1 * M) - (0), 0)
           * std::max<int64_t>((0 + 1 * M) - (0), 0));
       S0_fixed_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, b_).arg(6,
-          y_).localArg(10, polyc_group * sizeof(cl_float));
+          y_).localArg(9, polyc_group * sizeof(cl_float));
       // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
       for (int64_t t = 0; t < H + W - 1; ++t) {
         const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
@@ -655,7 +736,7 @@ private:
         const int64_t polyc_points = 1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
-          S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1)).arg(9, cl_int(polyc_n_j1));
+          S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1));
           launches.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
         }
       }

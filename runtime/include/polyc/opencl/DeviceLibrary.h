@@ -9,12 +9,94 @@ namespace polyc::rt::ocl {
 // Work-group reductions over local memory. Every work-item of the group must call them (they contain
 // barriers) with a __local scratch array of get_local_size(0) elements; every work-item gets the result.
 // The f64 variants exist when the including program enables cl_khr_fp64 and defines POLYC_USE_FP64.
+// On NVIDIA the runtime builds with -D POLYC_NV_SHUFFLE=1 (deviceBuildOptions in OpenCLRuntime.h, unless
+// POLYC_OPENCL_NV_SHUFFLE=0): the reductions then combine within a warp by PTX shuffles (shfl.sync.bfly,
+// the instruction CUDA's __shfl_xor_sync compiles to) instead of local memory and barriers.
 inline constexpr const char *kWorkGroupReductionSource = R"CLC(
 // ---- polyc device library: work-group reductions ----
+#if defined(POLYC_NV_SHUFFLE) && POLYC_NV_SHUFFLE
+// Warp shuffles (NVIDIA only: inline PTX). They rely on how NVIDIA runs a 1D work-group: work-item l is
+// lane l % 32 of warp l / 32. A shuffle must be executed by every lane named in its member mask, so the
+// callers below name only lanes that exist and call it: all work-items of the group call the reductions
+// (their contract), and a run of G consecutive work-items (G a power of two <= 32, runs aligned at
+// multiples of G) lies inside one warp. __asm__ rather than asm: clang in OpenCL C mode (which the
+// runtime's tests use to check this code for nvptx64) has no GNU `asm` keyword. Programs known to build
+// on NVIDIA's OpenCL use `asm`; __asm__ there is unverified, so a build with POLYC_NV_SHUFFLE that fails
+// is built again without it (Program's constructor, with a message on stderr).
+static inline uint polyc_nv_lane_id(void) {
+  uint id;
+  __asm__ volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+  return id;
+}
+// The value of the lane whose id differs from this one's by xor `laneMask`, among the lanes `members`.
+static inline uint polyc_nv_shfl_xor(uint value, uint laneMask, uint members) {
+  uint result;
+  __asm__ volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=r"(result) : "r"(value), "r"(laneMask), "r"(members));
+  return result;
+}
+#define POLYC_NV_SHFL_XOR_float(value, laneMask, members) as_float(polyc_nv_shfl_xor(as_uint(value), laneMask, members))
+#define POLYC_NV_SHFL_XOR_int(value, laneMask, members) as_int(polyc_nv_shfl_xor(as_uint(value), laneMask, members))
+#ifdef POLYC_USE_FP64
+static inline double polyc_nv_shfl_xor_double(double value, uint laneMask, uint members) {
+  uint2 halves = as_uint2(value);
+  halves.x = polyc_nv_shfl_xor(halves.x, laneMask, members);
+  halves.y = polyc_nv_shfl_xor(halves.y, laneMask, members);
+  return as_double(halves);
+}
+#define POLYC_NV_SHFL_XOR_double(value, laneMask, members) polyc_nv_shfl_xor_double(value, laneMask, members)
+#endif
+// Butterfly over runs of `width` lanes (a power of two <= 32) within the warp: afterwards every lane of
+// a run holds the run's combination.
+#define POLYC_NV_RUN_REDUCE(T, COMBINE, value, width, members)                                      \
+  for (uint polyc_mask = (width) / 2; polyc_mask > 0; polyc_mask /= 2)                              \
+    value = COMBINE(value, POLYC_NV_SHFL_XOR_##T(value, polyc_mask, members));
+// Whole group: when its size is a multiple of 32 (every warp full), each warp reduces by shuffles, its
+// lane 0 writes the warp's value to scratch, and after one barrier every work-item combines the warps'
+// values (in warp order). Otherwise the local-memory tree below runs.
+#define POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)                                                        \
+  if (get_local_size(0) % 32 == 0) {                                                                \
+    const uint warps = get_local_size(0) / 32;                                                      \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, 32, 0xffffffffu)                                         \
+    if (polyc_nv_lane_id() == 0)                                                                    \
+      scratch[get_local_id(0) / 32] = value;                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    T result = scratch[0];                                                                          \
+    for (uint warp = 1; warp < warps; ++warp)                                                       \
+      result = COMBINE(result, scratch[warp]);                                                      \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    return result;                                                                                  \
+  }
+// Runs of `lanes`: up to 32 lanes a run is inside one warp and is reduced by shuffles among its own lanes
+// only (no barrier, no local memory); a longer run is whole warps (lanes divides the group size), reduced
+// by shuffles per warp and then across the run's warps through scratch (two barriers).
+#define POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                     \
+  if (lanes <= 32) {                                                                                \
+    const uint run = (uint)lanes, laneId = polyc_nv_lane_id();                                      \
+    const uint members = run == 32 ? 0xffffffffu : ((1u << run) - 1u) << (laneId & ~(run - 1u));    \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, run, members)                                            \
+    return value;                                                                                   \
+  } else {                                                                                          \
+    const int lid = get_local_id(0), firstWarp = (lid - (lid & (lanes - 1))) / 32;                   \
+    POLYC_NV_RUN_REDUCE(T, COMBINE, value, 32, 0xffffffffu)                                         \
+    if (polyc_nv_lane_id() == 0)                                                                    \
+      scratch[lid / 32] = value;                                                                    \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    T result = scratch[firstWarp];                                                                  \
+    for (int warp = 1; warp < lanes / 32; ++warp)                                                   \
+      result = COMBINE(result, scratch[firstWarp + warp]);                                          \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
+    return result;                                                                                  \
+  }
+#else
+#define POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)
+#define POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)
+#endif
+
 // A tree over local memory: at each level the lower half folds in the upper half. Works for any group
 // size (odd widths keep their middle element). Ends with a barrier so the scratch can be reused at once.
 #define POLYC_DEFINE_WG_REDUCE(NAME, T, COMBINE)                                                    \
   T NAME(T value, __local T *scratch) {                                                             \
+    POLYC_WG_REDUCE_SHUFFLED(T, COMBINE)                                                            \
     const uint lid = get_local_id(0);                                                               \
     uint width = get_local_size(0);                                                                 \
     scratch[lid] = value;                                                                           \
@@ -45,9 +127,11 @@ POLYC_DEFINE_WG_REDUCE(polyc_wg_min_f64, double, min)
 
 // The same over each run of G consecutive work-items (G a power of two dividing the group size): the
 // lanes of one point when a work-group computes several points at once. Every lane gets its run's
-// result. All work-items of the group must call it (it has barriers).
+// result. All work-items of the group must call it (it has barriers; the shuffled version for runs of
+// up to 32 has none, so a caller must not rely on it to order its other local-memory accesses).
 #define POLYC_DEFINE_GROUP_REDUCE(NAME, T, COMBINE)                                                 \
   T NAME(T value, int lanes, __local T *scratch) {                                                  \
+    POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                         \
     const int lid = get_local_id(0), lane = lid & (lanes - 1);                                      \
     scratch[lid] = value;                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \

@@ -19,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -88,7 +89,21 @@ struct DeviceInfo {
   size_t maxWorkGroupSize = 1;
   cl_ulong localMemBytes = 0;
   bool hasFp64 = false;
+  std::string platformVendor, deviceVendor; // CL_PLATFORM_VENDOR, CL_DEVICE_VENDOR
+  std::string extensions;                   // CL_DEVICE_EXTENSIONS, space-separated
+  bool isNvidia = false;                    // isNvidiaVendor(platformVendor, deviceVendor)
 };
+
+// Whether either vendor string names NVIDIA (case-insensitive): its driver gets the options below.
+bool isNvidiaVendor(const std::string &platformVendor, const std::string &deviceVendor);
+
+// The options polyc adds to every program build for `info`'s device (Program's constructor, the one
+// place): on NVIDIA, "-D POLYC_NV_SHUFFLE=1" (DeviceLibrary.h's reductions by warp shuffles) unless
+// `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "0", and "-cl-nv-maxrregcount=N" when the device lists
+// cl_nv_compiler_options, N from `nvMaxRegisters` (POLYC_OPENCL_NV_MAXRREG): unset or empty 128, so that
+// 512 work-items fit in the 64K registers of a streaming multiprocessor; "0" passes nothing. Elsewhere
+// nothing. Each returned option starts with a space. Throws an Error naming the variable for a bad value.
+std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters);
 
 // Lists every (platform, device) pair, in platform then device order. Throws when no platform exists.
 std::vector<DeviceInfo> listDevices();
@@ -144,12 +159,15 @@ private:
   size_t bytes_ = 0;
 };
 
-// A built program. `options` are passed to clBuildProgram; a failure throws with the build log.
+// A built program. `options` are passed to clBuildProgram, followed by deviceBuildOptions for the device
+// (with the environment's settings); a failure throws with the build log.
 class Program {
 public:
   Program() = default;
   Program(const Device &device, const std::string &source, const std::string &options);
   cl_program get() const { return program_.get(); }
+  // The options the program was built with (those given and the device's).
+  const std::string &options() const { return options_; }
   Kernel kernel(const char *name) const;
   // The build log (warnings included) of the last build.
   std::string buildLog() const;
@@ -157,6 +175,7 @@ public:
 private:
   cl_device_id device_ = nullptr;
   ProgramHandle program_;
+  std::string options_;
 };
 
 class Kernel {
@@ -167,8 +186,9 @@ public:
   explicit operator bool() const { return static_cast<bool>(kernel_); }
   const std::string &name() const { return name_; }
 
+  // A plain value (not a pointer or memory object) equal to the one set before is not set again.
   template <typename T> Kernel &arg(cl_uint index, const T &value) {
-    setArg(index, sizeof(T), &value);
+    setArg(index, sizeof(T), &value, !std::is_pointer_v<T>);
     return *this;
   }
   Kernel &arg(cl_uint index, const Buffer &buffer) {
@@ -194,7 +214,7 @@ private:
     size_t size = 0;
     std::vector<unsigned char> bytes;
   };
-  void setArg(cl_uint index, size_t size, const void *value);
+  void setArg(cl_uint index, size_t size, const void *value, bool skipUnchanged = false);
   KernelHandle kernel_;
   std::string name_;
   std::vector<ArgValue> args_;
@@ -366,7 +386,21 @@ struct StripShape {
 // the local memory; the strip shrinks until both hold. Environment overrides: POLYC_OPENCL_STRIP,
 // POLYC_OPENCL_LANES, POLYC_OPENCL_GROUPS, POLYC_OPENCL_POLLS. Throws when even a strip of one column
 // does not fit in local memory.
+// On NVIDIA the strip follows the CUDA target's rule (stripWidthFor in polyc/cuda/Device.h: 64, 64, 32, 16
+// columns for 4, 8, 16, 32 lanes, 64 without lanes) where the kernel's work-group limit allows it, unless
+// POLYC_OPENCL_NV_STRIP=0 (then 16 as on other GPUs).
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
+                            const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
+                            size_t scratchBytes);
+// What chooseStripShape reads of the device and kernel; `maxGroup` is the smaller of the kernel's
+// CL_KERNEL_WORK_GROUP_SIZE and the device's maximum.
+struct StripLimits {
+  bool isGpu = false, isNvidia = false;
+  size_t maxGroup = 1;
+  cl_ulong localMemBytes = 0;
+  cl_uint computeUnits = 1;
+};
+StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
                             size_t scratchBytes);
 
