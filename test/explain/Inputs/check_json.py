@@ -28,24 +28,33 @@ def common(doc):
 
 def iir(doc):
     assert doc["params"] == ["H", "W", "M"] and doc["paramValues"] == {"M": 3}
-    (dep,) = doc["dependences"]
+    # The FIR sum is hoisted out of the recurrence (HoistInputTerms): S1 writes y_in, S0 reads it.
+    assert [(s["name"], s["array"]) for s in doc["statements"]] == [("S0", "y"), ("S1", "y_in")]
+    dep, hoisted = doc["dependences"]
     assert (dep["kind"], dep["source"], dep["target"], dep["array"], dep["class"]) == \
         ("flow", "S0", "S0", "y", "uniform")
     window = sorted([k1, k2] for k1 in range(3) for k2 in range(3) if (k1, k2) != (0, 0))
     assert dep["distanceVectors"] == window, dep["distanceVectors"]
-    (band,) = doc["schedule"]["bands"]
+    assert (hoisted["kind"], hoisted["source"], hoisted["target"], hoisted["array"]) == ("flow", "S1", "S0", "y_in")
+    assert hoisted["distanceVectors"] == [[0, 0]], hoisted["distanceVectors"]
+    first, band = doc["schedule"]["bands"]
+    assert first["statements"] == ["S1"] and first["coincident"] == [True, True]
+    assert band["statements"] == ["S0"]
     assert band["hyperplane"] == [1, 1] and band["hyperplaneCount"] == "H + W - 1"
     assert band["coincident"] == [False, True]
-    (alloc,) = doc["allocation"]
+    parallel, alloc = doc["allocation"]
+    assert parallel["band"] == 0 and parallel["kind"] == "data-parallel"
+    assert alloc["band"] == 1
     assert alloc["kind"] == "fixed-wavefront" and "runtimeCondition" not in alloc
     assert alloc["wavefront"]["column"] == "i" and alloc["wavefront"]["row"] == "j"
     assert alloc["wavefront"]["window"] == "3"
 
 
 def iir_free(doc):
-    (dep,) = doc["dependences"]
+    dep = doc["dependences"][0]
+    assert (dep["source"], dep["target"]) == ("S0", "S0")
     assert dep["distanceVectors"] is None  # M is free: the window is not a finite set
-    (alloc,) = doc["allocation"]
+    alloc = doc["allocation"][1]
     assert alloc["kind"] == "flexible-wavefront" and alloc["otherwise"] == "fixed-wavefront"
     assert alloc["runtimeCondition"] == "M > 5"
 
