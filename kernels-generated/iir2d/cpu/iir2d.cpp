@@ -3,12 +3,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=cpu
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
 //     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
 
@@ -59,32 +64,51 @@ struct Iir2d {
   const float *a = nullptr; // input [M, M]
   const float *b = nullptr; // input [M, M]
   float *y = nullptr; // output [H, W]
+  float *y_in = nullptr; // local [H, W]
 
-  // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-  // (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+  // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+  // (iir2d.poly:12)
   void S0(int64_t i, int64_t j) const {
+    float sum0 = 0.0f;
+    for (int64_t k1 = 0; k1 < M; ++k1) {
+      for (int64_t k2 = 0; k2 < M; ++k2) {
+        if (k1 != 0 || k2 != 0) {
+          sum0 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+        }
+      }
+    }
+    y[i * W + j] = y_in[i * W + j] + sum0;
+  }
+
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
+  void S1(int64_t i, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t r1 = 0; r1 < M; ++r1) {
       for (int64_t r2 = 0; r2 < M; ++r2) {
         sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
       }
     }
-    float sum1 = 0.0f;
-    for (int64_t k1 = 0; k1 < M; ++k1) {
-      for (int64_t k2 = 0; k2 < M; ++k2) {
-        if (k1 != 0 || k2 != 0) {
-          sum1 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-        }
-      }
-    }
-    y[i * W + j] = sum0 + sum1;
+    y_in[i * W + j] = sum0;
   }
 
   // Runs every statement instance in the order of the schedule.
   void run() {
-    // Band 0: the allocation is chosen at run time, flexible wavefront if M > 5, else fixed wavefront.
+    // Local arrays (a folded dimension holds only its window).
+    std::vector<float> y_inStorage(size_t(H * W));
+    y_in = y_inStorage.data();
+
+    // Band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel; the same loops on the CPU.
+    // S1, band 0 dimension 0: i; carries no dependence
+    #pragma omp parallel for
+    for (int64_t i = 0; i < H; ++i) {
+      // S1, band 0 dimension 1: j; carries no dependence
+      for (int64_t j = 0; j < W; ++j) {
+        S1(i, j);
+      }
+    }
+    // Band 1: the allocation is chosen at run time, flexible wavefront if M > 5, else fixed wavefront.
     if (M > 5) {
-      // Band 0: flexible wavefront (seed 004) over S0. Rows are j, columns are i; instead of one barrier per
+      // Band 1: flexible wavefront (seed 004) over S0. Rows are j, columns are i; instead of one barrier per
       // hyperplane, each worker takes the lowest column whose next row is ready (the column to its left is
       // ahead) under that column's lock, and computes rows while it stays ready (polyc/cpu/Wavefront.h).
       // Threads: OpenMP's default.
@@ -92,10 +116,10 @@ struct Iir2d {
         S0(column, row);
       });
     } else {
-      // Band 0: fixed wavefront, one parallel loop per hyperplane (a barrier between hyperplanes).
-      // S0, band 0 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
+      // Band 1: fixed wavefront, one parallel loop per hyperplane (a barrier between hyperplanes).
+      // S0, band 1 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
       for (int64_t t = 0; t < H + W - 1; ++t) {
-        // S0, band 0 dimension 1: j; carries no dependence
+        // S0, band 1 dimension 1: j; carries no dependence
         #pragma omp parallel for
         for (int64_t j = polyc_max(0, t - H + 1); j <= polyc_min(W - 1, t); ++j) {
           S0(t - j, j);
@@ -130,7 +154,10 @@ std::string describeAllocation([[maybe_unused]] const iir2d_params &p) {
   [[maybe_unused]] const int64_t W = p.W;
   [[maybe_unused]] const int64_t M = p.M;
   std::string text;
-  text += std::string("iir2d: band 0 (S0): ")
+  text += std::string("iir2d: band 0 (S1): ")
+      + (M * M >= 32 ? "reduction (pattern-parallel) (M * M >= 32)" : "data-parallel (not M * M >= 32)")
+      + "\n";
+  text += std::string("iir2d: band 1 (S0): ")
       + (M > 5 ? "flexible wavefront (M > 5)" : "fixed wavefront (not M > 5)") + "\n";
   return text;
 }

@@ -3,12 +3,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=cuda
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
 //     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
 
@@ -63,12 +68,95 @@ struct Iir2dDevice {
   const float *a = nullptr; // input
   const float *b = nullptr; // input
   float *y = nullptr; // output
+  float *y_in = nullptr; // local
 
-  // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-  // (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12); the G threads of a group compute an instance
-  // together, lane 0 stores it.
+  // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+  // (iir2d.poly:12); the G threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
   __device__ void S0Group(int64_t i, int64_t j, unsigned lane) const {
+    float sum0 = 0.0f;
+    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+      #pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1) {
+        if (k1 != 0 || k2 != 0) {
+          sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+        }
+      }
+    }
+    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
+    if (lane == 0)
+      y[i * W + j] = y_in[i * W + j] + sum0;
+  }
+
+  // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+  // (iir2d.poly:12); for the flexible wavefront: the G threads of a group compute the value of an instance
+  // from the strip's windows and staged arrays, and every thread returns it.
+  template <unsigned G, typename yWindowView, typename y_inWindowView>
+  __device__ float S0Value(int i, int j, unsigned lane, const float *bStaged, const yWindowView &yWindow,
+      const y_inWindowView &y_inWindow, const polyc::rt::cuda::TermTable<float> *terms) const {
+    float sum0 = 0.0f;
+    // The G lanes of the group take the terms of table 0 in turn (built once per block).
+    {
+      const int polyc_count = terms[0].size();
+      #pragma unroll 4
+      for (int polyc_t = lane; polyc_t < polyc_count; polyc_t += G) {
+        const polyc::rt::cuda::Term<float> polyc_term = terms[0].terms[polyc_t];
+        sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
+      }
+    }
+    sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
+    return y_inWindow(i, j) + sum0;
+  }
+
+  // S0's window sums as term tables (coefficient, offset from the point's cell in a window of ring rows of
+  // <view>Cols cells), built by warp 0 once per block.
+  __device__ void S0Terms(const float *bStaged, int yWindowCols, int y_inWindowCols,
+      polyc::rt::cuda::TermTable<float> *terms) const {
+    [[maybe_unused]] const int i = 0, j = 0; // the point at the origin
+    // Table 0: the terms of sum0.
+    {
+      polyc::rt::cuda::TermAppender<float> polyc_appender{terms[0]};
+      const int polyc_count = int(polyc_max(0, (int(M)) - (0))) * int(polyc_max(0, (int(M)) - (0)));
+      for (int polyc_base = 0; polyc_base < polyc_count; polyc_base += polyc::rt::cuda::WarpSize) {
+        const int polyc_index = polyc_base + int(threadIdx.x);
+        bool polyc_keep = false;
+        float polyc_coefficient = 0.0f;
+        int polyc_offset = 0;
+        if (polyc_index < polyc_count) {
+          int polyc_rest = polyc_index;
+          const int k2 = 0 + polyc_rest % int(polyc_max(0, (int(M)) - (0)));
+          polyc_rest /= int(polyc_max(0, (int(M)) - (0)));
+          const int k1 = 0 + polyc_rest;
+          if (k1 != 0 || k2 != 0) {
+            polyc_coefficient = bStaged[k1 * int(M) + k2] * 1.0f;
+            polyc_offset = (i - k1) * yWindowCols + (j - k2);
+            polyc_keep = true;
+          }
+        }
+        polyc_appender.append(polyc_keep, polyc_coefficient, polyc_offset);
+      }
+      polyc_appender.finish();
+    }
+  }
+
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
+  // an instance.
+  __device__ void S1(int i, int j) const {
+    float sum0 = 0.0f;
+    for (int64_t r1 = 0; r1 < M; ++r1) {
+      for (int64_t r2 = 0; r2 < M; ++r2) {
+        sum0 += __ldg(&a[r1 * M + r2])
+            * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
+      }
+    }
+    y_in[i * W + j] = sum0;
+  }
+
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); the G threads of a
+  // group compute an instance together, lane 0 stores it.
+  template <unsigned G>
+  __device__ void S1Group(int i, int j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
     for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
@@ -79,98 +167,97 @@ struct Iir2dDevice {
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    float sum1 = 0.0f;
-    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
-      #pragma unroll 4
-      for (int64_t k1 = 0; k1 < M; ++k1) {
-        if (k1 != 0 || k2 != 0) {
-          sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-        }
-      }
-    }
-    sum1 = polyc::rt::cuda::reduceInGroup<G>(sum1, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
-      y[i * W + j] = sum0 + sum1;
-  }
-
-  // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-  // (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12); for the flexible wavefront: the G threads of a
-  // group compute the value of an instance from the strip's windows and staged arrays, and every thread
-  // returns it.
-  template <unsigned G, typename yWindowView, typename xWindowView>
-  __device__ float S0Value(int i, int j, unsigned lane, const float *aStaged, const float *bStaged,
-      const yWindowView &yWindow, const xWindowView &xWindow) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
-    for (int r2 = 0 + lane; r2 < int(M); r2 += G) {
-      #pragma unroll 4
-      for (int r1 = 0; r1 < int(M); ++r1) {
-        sum0 += aStaged[r1 * int(M) + r2] * xWindow(i - r1, j - r2);
-      }
-    }
-    sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    float sum1 = 0.0f;
-    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (int k2 = 0 + lane; k2 < int(M); k2 += G) {
-      #pragma unroll 4
-      for (int k1 = 0; k1 < int(M); ++k1) {
-        if (k1 != 0 || k2 != 0) {
-          sum1 += bStaged[k1 * int(M) + k2] * yWindow(i - k1, j - k2);
-        }
-      }
-    }
-    sum1 = polyc::rt::cuda::warpGroupReduce<G>(sum1, polyc::rt::cuda::SumOp<float>());
-    return sum0 + sum1;
+      y_in[i * W + j] = sum0;
   }
 };
-// Band 0 (S0), flexible wavefront (seed 004): the columns of j in strips of S columns, each strip walked
+// Band 0 (S1), reduction (pattern-parallel): a group of G threads per point.
+template <unsigned G>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program) {
+  [[maybe_unused]] const int64_t H = program.H;
+  [[maybe_unused]] const int64_t W = program.W;
+  [[maybe_unused]] const int64_t M = program.M;
+  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
+  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
+  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+      = polyc::rt::cuda::GroupLayout<G>::points();
+  // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
+  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+    // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+      program.S1Group<G>(i, j, lane);
+    }
+  }
+}
+
+// Band 0 (S1), data-parallel: one thread per point.
+__global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDevice program) {
+  [[maybe_unused]] const int64_t H = program.H;
+  [[maybe_unused]] const int64_t W = program.W;
+  [[maybe_unused]] const int64_t M = program.M;
+  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
+  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
+      * blockDim.x;
+  // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
+  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+    // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+      program.S1(i, j);
+    }
+  }
+}
+
+// Band 1 (S0), flexible wavefront (seed 004): the columns of j in strips of S columns, each strip walked
 // along i by one block at a time; a step computes one point in each of the strip's columns, skewed (the lane
 // group l at row step - l), with G threads per point (chosen at run time from the window sums' length). What
 // a step reads is staged in shared memory.
-struct Band0FlexibleArgs {
+struct Band1FlexibleArgs {
   static constexpr int PublishInterval = 4; // steps between progress stores
   Iir2dDevice program;
   int64_t rows = 0, cols = 0; // the domain: i in [0, rows), j in [0, cols)
   polyc::rt::cuda::WindowGeometry<float> yWindow;
-  polyc::rt::cuda::WindowGeometry<float> xWindow;
-  polyc::rt::cuda::StagedArray<float> aStaged;
+  polyc::rt::cuda::WindowGeometry<float> y_inWindow;
   polyc::rt::cuda::StagedArray<float> bStaged;
+  polyc::rt::cuda::TermTableLayout terms[1];
 };
 
 // G threads per point.
 template <unsigned G>
-struct Band0Strip {
+struct Band1Strip {
   static constexpr int S = polyc::rt::cuda::stripWidthFor(G);
   static constexpr int Threads = S * G;
-  const Band0FlexibleArgs &args;
+  const Band1FlexibleArgs &args;
   unsigned char *shared;
   polyc::rt::cuda::StripWindow<float, S, true> y;
-  polyc::rt::cuda::StripWindow<float, S, false> x;
-  const float *aStaged = nullptr;
+  polyc::rt::cuda::StripWindow<float, S, false> y_in;
   const float *bStaged = nullptr;
+  polyc::rt::cuda::TermTable<float> terms[1];
 
-  __device__ Band0Strip(const Band0FlexibleArgs &args, unsigned char *shared) : args(args), shared(shared) {
+  __device__ Band1Strip(const Band1FlexibleArgs &args, unsigned char *shared) : args(args), shared(shared) {
     y.geometry = args.yWindow;
     y.bind(shared, Threads);
-    x.geometry = args.xWindow;
-    x.bind(shared, Threads);
+    y_in.geometry = args.y_inWindow;
+    y_in.bind(shared, Threads);
+    for (int t = 0; t < 1; ++t) terms[t].bind(args.terms[t], shared);
   }
-  // Once per block: the arrays every point reads whole.
+  // Once per block: the arrays every point reads whole, then the window sums' term tables (warp 0 builds
+  // them; the scheduler's barrier publishes them before the first step).
   __device__ void start() {
-    aStaged = polyc::rt::cuda::stageArray(args.aStaged, shared, Threads);
     bStaged = polyc::rt::cuda::stageArray(args.bStaged, shared, Threads);
+    __syncthreads(); // the staged arrays, before the tables read them
+    if (threadIdx.x < polyc::rt::cuda::WarpSize)
+      args.program.S0Terms(bStaged, y.geometry.ringCols, y_in.geometry.ringCols, terms);
   }
   // When the block takes a strip: the rows its first step reads.
   __device__ void enter(int column, int step) {
     y.fill(column, step);
-    x.fill(column, step);
+    y_in.fill(column, step);
   }
   // One step: the next rows' loads go out first, the points are computed from shared memory, the rows loaded
   // one step earlier are stored last.
   __device__ void step(int column, int step) {
     y.prefetch(step);
-    x.prefetch(step);
+    y_in.prefetch(step);
     const int row = step - polyc::rt::cuda::stripLane<G>();
     const int col = column * S + polyc::rt::cuda::stripLane<G>();
     const bool inside = row >= 0 && row < args.rows && col < args.cols;
@@ -178,27 +265,27 @@ struct Band0Strip {
     // domain reads staged boundary values and cells no lane writes in this step (the skew), and stores
     // nothing.
     const float value
-        = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), aStaged, bStaged,
-        y.view(row, col), x.view(row, col));
+        = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), bStaged,
+        y.view(row, col), y_in.view(row, col), terms);
     if (inside && polyc::rt::cuda::groupLane<G>() == 0)
       y.store(row, col, value, args.program.y);
     y.commit(step);
-    x.commit(step);
+    y_in.commit(step);
   }
 };
 
 template <unsigned G>
-__global__ void __launch_bounds__(Band0Strip<G>::Threads) band0Flexible(polyc::rt::cuda::FlexibleBoard board,
-    const Band0FlexibleArgs args, int publishInterval) {
+__global__ void __launch_bounds__(Band1Strip<G>::Threads) band1Flexible(polyc::rt::cuda::FlexibleBoard board,
+    const Band1FlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
-  Band0Strip<G> strip(args, dynamicShared);
+  Band1Strip<G> strip(args, dynamicShared);
   polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);
 }
 
-// Band 0 (S0), fixed wavefront: a group of 32 threads per point.
+// Band 1 (S0), fixed wavefront: a group of 32 threads per point.
 template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program,
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const Iir2dDevice program,
     const int64_t t) {
   [[maybe_unused]] const int64_t H = program.H;
   [[maybe_unused]] const int64_t W = program.W;
@@ -206,7 +293,7 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
   const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
-  // S0, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+  // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
   for (int64_t j = polyc_max(0, t - H + 1) + firstX; j <= polyc_min(W - 1, t); j += strideX) {
     program.S0Group<G>(t - j, j, lane);
   }
@@ -220,8 +307,8 @@ protected:
     const Iir2dDevice program = view(context);
     // Capture the fixed wavefronts' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
-          [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
+      polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
+          [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
     }
   }
 
@@ -232,7 +319,34 @@ protected:
     [[maybe_unused]] const int64_t M = program.M;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
-    // Band 0: flexible wavefront if M > 5, else fixed wavefront (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides
+    // Band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel.
+    if (M * M >= 32) {
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 0 (S1): reduction (pattern-parallel)\n");
+      // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024].
+      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M), [&](auto groupSize) {
+        constexpr unsigned G = decltype(groupSize)::value;
+        // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel (a group of G threads per point)
+        {
+          const dim3 grid
+              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W),
+              polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (H) - (0)), 1);
+          band0Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        }
+      });
+    } else {
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 0 (S1): data-parallel\n");
+      // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)
+      {
+        const dim3 grid
+            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
+        band0Kernel1<<<grid, 256, 0, stream>>>(program);
+        POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+      }
+    }
+    // Band 1: flexible wavefront if M > 5, else fixed wavefront (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides
     // the choice).
     if (wavefront == polyc::rt::cuda::WavefrontOverride::Flexible
         || (wavefront == polyc::rt::cuda::WavefrontOverride::Auto && (M > 5))) {
@@ -241,8 +355,8 @@ protected:
         // params not in int.
         auto launch = [&](auto lanes) {
           constexpr unsigned G = decltype(lanes)::value;
-          constexpr int S = Band0Strip<G>::S;
-          Band0FlexibleArgs args;
+          constexpr int S = Band1Strip<G>::S;
+          Band1FlexibleArgs args;
           args.program = program;
           args.rows = H;
           args.cols = W;
@@ -255,50 +369,48 @@ protected:
           args.yWindow.back = int(std::max<int64_t>(0, M - 1));
           args.yWindow.left = int(std::max<int64_t>(0, M - 1));
           polyc::rt::cuda::layoutWindow(args.yWindow, S, sharedBytes);
-          args.xWindow.array = program.x;
-          args.xWindow.rows = H;
-          args.xWindow.cols = W;
-          args.xWindow.rowStride = W;
-          args.xWindow.colStride = 1;
-          args.xWindow.back = int(std::max<int64_t>(0, M - 1));
-          args.xWindow.left = int(std::max<int64_t>(0, M - 1));
-          args.xWindow.ahead = int(std::max<int64_t>(0, 0));
-          args.xWindow.right = int(std::max<int64_t>(0, 0));
-          polyc::rt::cuda::layoutWindow(args.xWindow, S, sharedBytes);
-          args.aStaged.array = program.a;
-          args.aStaged.count = M * M;
-          polyc::rt::cuda::layoutStaged(args.aStaged, sharedBytes);
+          args.y_inWindow.array = program.y_in;
+          args.y_inWindow.rows = H;
+          args.y_inWindow.cols = W;
+          args.y_inWindow.rowStride = W;
+          args.y_inWindow.colStride = 1;
+          args.y_inWindow.back = int(std::max<int64_t>(0, 0));
+          args.y_inWindow.left = int(std::max<int64_t>(0, 0));
+          args.y_inWindow.ahead = int(std::max<int64_t>(0, 0));
+          args.y_inWindow.right = int(std::max<int64_t>(0, 0));
+          polyc::rt::cuda::layoutWindow(args.y_inWindow, S, sharedBytes);
           args.bStaged.array = program.b;
           args.bStaged.count = M * M;
           polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
+          polyc::rt::cuda::layoutTerms<float>(args.terms[0], {int64_t(M), int64_t(M)}, sharedBytes);
           if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols
               >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
             return false;
           }
-          polyc::rt::cuda::launchFlexible(band0Flexible<G>, band0Board_, args, Band0Strip<G>::Threads,
+          polyc::rt::cuda::launchFlexible(band1Flexible<G>, band1Board_, args, Band1Strip<G>::Threads,
               sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1,
-              Band0FlexibleArgs::PublishInterval, stream, "band0Flexible");
+              Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
         // Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs when the
         // flexible one does not fit.
         if (polyc::rt::cuda::withLanes(polyc::rt::cuda::lanesFor(int64_t(M)), launch)) {
           if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 0 (S0): flexible wavefront\n");
+            std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront\n");
         } else {
           if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 0 (S0): fixed wavefront\n");
+            std::fprintf(stderr, "polyc: band 1 (S0): fixed wavefront\n");
           // One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.
-          polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, false,
-              [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
+          polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, false,
+              [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
         }
       }
     } else {
       if (polyc::rt::cuda::verbose())
-        std::fprintf(stderr, "polyc: band 0 (S0): fixed wavefront\n");
+        std::fprintf(stderr, "polyc: band 1 (S0): fixed wavefront\n");
       // One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.
-      polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, false,
-          [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
+      polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, false,
+          [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
     }
   }
 
@@ -313,6 +425,8 @@ private:
     program.a = device<float>(1);
     program.b = device<float>(2);
     program.y = device<float>(3);
+    y_inStorage_.resize(size_t(H * W) * sizeof(float));
+    program.y_in = y_inStorage_.as<float>();
     return program;
   }
 
@@ -320,28 +434,30 @@ private:
   static uint64_t graphKey(const Iir2dDevice &program) {
     return polyc::rt::cuda::hashKey({uint64_t(program.H), uint64_t(program.W), uint64_t(program.M),
         uint64_t(reinterpret_cast<uintptr_t>(program.x)), uint64_t(reinterpret_cast<uintptr_t>(program.a)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.b)), uint64_t(reinterpret_cast<uintptr_t>(program.y))});
+        uint64_t(reinterpret_cast<uintptr_t>(program.b)), uint64_t(reinterpret_cast<uintptr_t>(program.y)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.y_in))});
   }
-  // Band 0 (S0), fixed wavefront: one launch per hyperplane.
-  void enqueueBand0(const Iir2dDevice &program, cudaStream_t stream) {
+  // Band 1 (S0), fixed wavefront: one launch per hyperplane.
+  void enqueueBand1(const Iir2dDevice &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
-    // S0, band 0 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
+    // S0, band 1 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
     for (int64_t t = 0; t < H + W - 1; ++t) {
-      // S0, band 0 dimension 1: j; carries no dependence: kernel band0Kernel (a group of 32 threads per point)
+      // S0, band 1 dimension 1: j; carries no dependence: kernel band1Kernel (a group of 32 threads per point)
       {
         const dim3 grid
             = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1))
             + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
-        band0Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        band1Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
     }
   }
 
-  polyc::rt::cuda::FlexibleBoardStorage band0Board_;
-  polyc::rt::cuda::CapturedGraph band0Graph_;
+  polyc::rt::cuda::DeviceBuffer y_inStorage_; // local y_in
+  polyc::rt::cuda::FlexibleBoardStorage band1Board_;
+  polyc::rt::cuda::CapturedGraph band1Graph_;
 };
 
 } // namespace

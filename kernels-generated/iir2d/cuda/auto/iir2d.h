@@ -3,12 +3,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=cuda
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
 //     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
 

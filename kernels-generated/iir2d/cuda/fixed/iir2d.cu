@@ -3,12 +3,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -63,12 +68,44 @@ struct Iir2dDevice {
   const float *a = nullptr; // input
   const float *b = nullptr; // input
   float *y = nullptr; // output
+  float *y_in = nullptr; // local
 
-  // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-  // (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12); the G threads of a group compute an instance
-  // together, lane 0 stores it.
+  // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+  // (iir2d.poly:12); the G threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
   __device__ void S0Group(int64_t i, int64_t j, unsigned lane) const {
+    float sum0 = 0.0f;
+    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+      #pragma unroll 4
+      for (int64_t k1 = 0; k1 < M; ++k1) {
+        if (k1 != 0 || k2 != 0) {
+          sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+        }
+      }
+    }
+    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
+    if (lane == 0)
+      y[i * W + j] = y_in[i * W + j] + sum0;
+  }
+
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
+  // an instance.
+  __device__ void S1(int64_t i, int64_t j) const {
+    float sum0 = 0.0f;
+    for (int64_t r1 = 0; r1 < M; ++r1) {
+      for (int64_t r2 = 0; r2 < M; ++r2) {
+        sum0 += __ldg(&a[r1 * M + r2])
+            * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
+      }
+    }
+    y_in[i * W + j] = sum0;
+  }
+
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); the G threads of a
+  // group compute an instance together, lane 0 stores it.
+  template <unsigned G>
+  __device__ void S1Group(int64_t i, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
     for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
@@ -79,24 +116,49 @@ struct Iir2dDevice {
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    float sum1 = 0.0f;
-    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
-      #pragma unroll 4
-      for (int64_t k1 = 0; k1 < M; ++k1) {
-        if (k1 != 0 || k2 != 0) {
-          sum1 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-        }
-      }
-    }
-    sum1 = polyc::rt::cuda::reduceInGroup<G>(sum1, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
-      y[i * W + j] = sum0 + sum1;
+      y_in[i * W + j] = sum0;
   }
 };
-// Band 0 (S0), fixed wavefront: a group of 32 threads per point.
+// Band 0 (S1), reduction (pattern-parallel): a group of G threads per point.
 template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program,
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program) {
+  [[maybe_unused]] const int64_t H = program.H;
+  [[maybe_unused]] const int64_t W = program.W;
+  [[maybe_unused]] const int64_t M = program.M;
+  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
+  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
+  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+      = polyc::rt::cuda::GroupLayout<G>::points();
+  // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
+  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+    // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+      program.S1Group<G>(i, j, lane);
+    }
+  }
+}
+
+// Band 0 (S1), data-parallel: one thread per point.
+__global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDevice program) {
+  [[maybe_unused]] const int64_t H = program.H;
+  [[maybe_unused]] const int64_t W = program.W;
+  [[maybe_unused]] const int64_t M = program.M;
+  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
+  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
+      * blockDim.x;
+  // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
+  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+    // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+      program.S1(i, j);
+    }
+  }
+}
+
+// Band 1 (S0), fixed wavefront: a group of 32 threads per point.
+template <unsigned G>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const Iir2dDevice program,
     const int64_t t) {
   [[maybe_unused]] const int64_t H = program.H;
   [[maybe_unused]] const int64_t W = program.W;
@@ -104,7 +166,7 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
   const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
-  // S0, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+  // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
   for (int64_t j = polyc_max(0, t - H + 1) + firstX; j <= polyc_min(W - 1, t); j += strideX) {
     program.S0Group<G>(t - j, j, lane);
   }
@@ -118,8 +180,8 @@ protected:
     const Iir2dDevice program = view(context);
     // Capture the fixed wavefronts' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
-          [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
+      polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
+          [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
     }
   }
 
@@ -130,11 +192,38 @@ protected:
     [[maybe_unused]] const int64_t M = program.M;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
+    // Band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel.
+    if (M * M >= 32) {
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 0 (S1): reduction (pattern-parallel)\n");
+      // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024].
+      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M), [&](auto groupSize) {
+        constexpr unsigned G = decltype(groupSize)::value;
+        // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel (a group of G threads per point)
+        {
+          const dim3 grid
+              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W),
+              polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (H) - (0)), 1);
+          band0Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        }
+      });
+    } else {
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 0 (S1): data-parallel\n");
+      // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)
+      {
+        const dim3 grid
+            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
+        band0Kernel1<<<grid, 256, 0, stream>>>(program);
+        POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+      }
+    }
     if (polyc::rt::cuda::verbose())
-      std::fprintf(stderr, "polyc: band 0 (S0): fixed wavefront\n");
+      std::fprintf(stderr, "polyc: band 1 (S0): fixed wavefront\n");
     // One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.
-    polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, false,
-        [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
+    polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, false,
+        [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
   }
 
 private:
@@ -148,6 +237,8 @@ private:
     program.a = device<float>(1);
     program.b = device<float>(2);
     program.y = device<float>(3);
+    y_inStorage_.resize(size_t(H * W) * sizeof(float));
+    program.y_in = y_inStorage_.as<float>();
     return program;
   }
 
@@ -155,27 +246,29 @@ private:
   static uint64_t graphKey(const Iir2dDevice &program) {
     return polyc::rt::cuda::hashKey({uint64_t(program.H), uint64_t(program.W), uint64_t(program.M),
         uint64_t(reinterpret_cast<uintptr_t>(program.x)), uint64_t(reinterpret_cast<uintptr_t>(program.a)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.b)), uint64_t(reinterpret_cast<uintptr_t>(program.y))});
+        uint64_t(reinterpret_cast<uintptr_t>(program.b)), uint64_t(reinterpret_cast<uintptr_t>(program.y)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.y_in))});
   }
-  // Band 0 (S0), fixed wavefront: one launch per hyperplane.
-  void enqueueBand0(const Iir2dDevice &program, cudaStream_t stream) {
+  // Band 1 (S0), fixed wavefront: one launch per hyperplane.
+  void enqueueBand1(const Iir2dDevice &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
-    // S0, band 0 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
+    // S0, band 1 dimension 0: t = i + j (Lamport hyperplane pi = (1, 1)); carries dependences, in order
     for (int64_t t = 0; t < H + W - 1; ++t) {
-      // S0, band 0 dimension 1: j; carries no dependence: kernel band0Kernel (a group of 32 threads per point)
+      // S0, band 1 dimension 1: j; carries no dependence: kernel band1Kernel (a group of 32 threads per point)
       {
         const dim3 grid
             = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1))
             + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
-        band0Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        band1Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
     }
   }
 
-  polyc::rt::cuda::CapturedGraph band0Graph_;
+  polyc::rt::cuda::DeviceBuffer y_inStorage_; // local y_in
+  polyc::rt::cuda::CapturedGraph band1Graph_;
 };
 
 } // namespace

@@ -4,12 +4,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -323,24 +328,104 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   }
 }
 
-// Band 0, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
-__kernel void S0_fixed(const int H, const int W, const int M, __global const float *x,
-    __global const float *a, __global const float *b, __global float *y, const int t, const int polyc_lo_j1,
-    __local float *polyc_scratch_f32) {
+// Band 0, one work-group per point over i, j.
+__kernel void S1_reduce(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, __local float *polyc_scratch_f32) {
+  const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
+  // The whole work-group computes one point (all its work-items take the same branches).
+  int polyc_rest = get_group_id(0);
+  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+  polyc_rest /= polyc_n_j1;
+  const int i1 = polyc_lo_i1 + polyc_rest;
+  if (i1 >= 0 && i1 < H) {
+    if (j1 >= 0 && j1 < W) {
+      // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+      {
+        const int polyc_arg0 = i1;
+        const int polyc_arg1 = j1;
+        const int i = polyc_arg0;
+        const int j = polyc_arg1;
+        float sum0 = 0.0f;
+        // This lane's share of the terms (the group adds the lanes' shares below).
+        {
+          const int sum0_n0 = max(M - (0), 0);
+          const int sum0_n1 = max(M - (0), 0);
+          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
+          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
+          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
+          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
+          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
+          int sum0_d0 = sum0_rest;
+          const int sum0_s0 = sum0_stride;
+          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
+            const int r1 = 0 + sum0_d0;
+            const int r2 = 0 + sum0_d1;
+            sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            sum0_d1 += sum0_s1;
+            if (sum0_d1 >= sum0_n1) {
+              sum0_d1 -= sum0_n1;
+              ++sum0_d0;
+            }
+            sum0_d0 += sum0_s0;
+          }
+        }
+        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
+        if (polyc_lid == 0) {
+          y_in[i * W + j] = polyc_value;
+        }
+      }
+    }
+  }
+}
+
+// Band 0, one work-item per point over i, j.
+__kernel void S1_parallel(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+    polyc_rest /= polyc_n_j1;
+    const int i1 = polyc_lo_i1 + polyc_rest;
+    if (i1 >= 0 && i1 < H) {
+      if (j1 >= 0 && j1 < W) {
+        // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+        {
+          const int polyc_arg0 = i1;
+          const int polyc_arg1 = j1;
+          const int i = polyc_arg0;
+          const int j = polyc_arg1;
+          float sum0 = 0.0f;
+          for (int r1 = 0; r1 < M; ++r1) {
+            for (int r2 = 0; r2 < M; ++r2) {
+              sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            }
+          }
+          y_in[i * W + j] = sum0;
+        }
+      }
+    }
+  }
+}
+
+// Band 1, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
+__kernel void S0_fixed(const int H, const int W, const int M, __global const float *b, __global float *y,
+    __global const float *y_in, const int t, const int polyc_lo_j1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest;
   if (j1 >= polyc_max(0, t - H + 1) && j1 <= polyc_min(W - 1, t)) {
-    // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-    // (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+    // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
     {
       const int polyc_arg0 = t - j1;
       const int polyc_arg1 = j1;
       const int i = polyc_arg0;
       const int j = polyc_arg1;
       float sum0 = 0.0f;
-      // This lane's share of the terms (the group adds the lanes' shares below).
+      // This lane's share of the terms, then the lanes combine theirs.
       {
         const int sum0_n0 = max(M - (0), 0);
         const int sum0_n1 = max(M - (0), 0);
@@ -352,9 +437,11 @@ __kernel void S0_fixed(const int H, const int W, const int M, __global const flo
         int sum0_d0 = sum0_rest;
         const int sum0_s0 = sum0_stride;
         for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
-          const int r1 = 0 + sum0_d0;
-          const int r2 = 0 + sum0_d1;
-          sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+          const int k1 = 0 + sum0_d0;
+          const int k2 = 0 + sum0_d1;
+          if (k1 != 0 || k2 != 0) {
+            sum0 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+          }
           sum0_d1 += sum0_s1;
           if (sum0_d1 >= sum0_n1) {
             sum0_d1 -= sum0_n1;
@@ -363,35 +450,9 @@ __kernel void S0_fixed(const int H, const int W, const int M, __global const flo
           sum0_d0 += sum0_s0;
         }
       }
-      float sum1 = 0.0f;
-      // This lane's share of the terms (the group adds the lanes' shares below).
-      {
-        const int sum1_n0 = max(M - (0), 0);
-        const int sum1_n1 = max(M - (0), 0);
-        int sum1_rest = polyc_lid, sum1_stride = polyc_group_size;
-        int sum1_d1 = sum1_n1 ? sum1_rest % sum1_n1 : 0;
-        const int sum1_s1 = sum1_n1 ? sum1_stride % sum1_n1 : 0;
-        sum1_rest = sum1_n1 ? sum1_rest / sum1_n1 : 0;
-        sum1_stride = sum1_n1 ? sum1_stride / sum1_n1 : 0;
-        int sum1_d0 = sum1_rest;
-        const int sum1_s0 = sum1_stride;
-        for (int sum1_k = polyc_lid; sum1_k < sum1_n0 * sum1_n1; sum1_k += polyc_group_size) {
-          const int k1 = 0 + sum1_d0;
-          const int k2 = 0 + sum1_d1;
-          if (k1 != 0 || k2 != 0) {
-            sum1 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-          }
-          sum1_d1 += sum1_s1;
-          if (sum1_d1 >= sum1_n1) {
-            sum1_d1 -= sum1_n1;
-            ++sum1_d0;
-          }
-          sum1_d0 += sum1_s0;
-        }
-      }
-      const float polyc_value = polyc_group_sum_f32(sum0 + sum1, polyc_group_size, polyc_scratch_f32);
+      sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
       if (polyc_lid == 0) {
-        y[i * W + j] = polyc_value;
+        y[i * W + j] = y_in[i * W + j] + sum0;
       }
     }
   }

@@ -4,12 +4,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -34,12 +39,17 @@ const char *const kKernelSource = R"polyc_cl(
 //   polyc emit examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -353,24 +363,104 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   }
 }
 
-// Band 0, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
-__kernel void S0_fixed(const int H, const int W, const int M, __global const float *x,
-    __global const float *a, __global const float *b, __global float *y, const int t, const int polyc_lo_j1,
-    __local float *polyc_scratch_f32) {
+// Band 0, one work-group per point over i, j.
+__kernel void S1_reduce(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, __local float *polyc_scratch_f32) {
+  const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
+  // The whole work-group computes one point (all its work-items take the same branches).
+  int polyc_rest = get_group_id(0);
+  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+  polyc_rest /= polyc_n_j1;
+  const int i1 = polyc_lo_i1 + polyc_rest;
+  if (i1 >= 0 && i1 < H) {
+    if (j1 >= 0 && j1 < W) {
+      // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+      {
+        const int polyc_arg0 = i1;
+        const int polyc_arg1 = j1;
+        const int i = polyc_arg0;
+        const int j = polyc_arg1;
+        float sum0 = 0.0f;
+        // This lane's share of the terms (the group adds the lanes' shares below).
+        {
+          const int sum0_n0 = max(M - (0), 0);
+          const int sum0_n1 = max(M - (0), 0);
+          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
+          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
+          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
+          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
+          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
+          int sum0_d0 = sum0_rest;
+          const int sum0_s0 = sum0_stride;
+          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
+            const int r1 = 0 + sum0_d0;
+            const int r2 = 0 + sum0_d1;
+            sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            sum0_d1 += sum0_s1;
+            if (sum0_d1 >= sum0_n1) {
+              sum0_d1 -= sum0_n1;
+              ++sum0_d0;
+            }
+            sum0_d0 += sum0_s0;
+          }
+        }
+        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
+        if (polyc_lid == 0) {
+          y_in[i * W + j] = polyc_value;
+        }
+      }
+    }
+  }
+}
+
+// Band 0, one work-item per point over i, j.
+__kernel void S1_parallel(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+    polyc_rest /= polyc_n_j1;
+    const int i1 = polyc_lo_i1 + polyc_rest;
+    if (i1 >= 0 && i1 < H) {
+      if (j1 >= 0 && j1 < W) {
+        // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+        {
+          const int polyc_arg0 = i1;
+          const int polyc_arg1 = j1;
+          const int i = polyc_arg0;
+          const int j = polyc_arg1;
+          float sum0 = 0.0f;
+          for (int r1 = 0; r1 < M; ++r1) {
+            for (int r2 = 0; r2 < M; ++r2) {
+              sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            }
+          }
+          y_in[i * W + j] = sum0;
+        }
+      }
+    }
+  }
+}
+
+// Band 1, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
+__kernel void S0_fixed(const int H, const int W, const int M, __global const float *b, __global float *y,
+    __global const float *y_in, const int t, const int polyc_lo_j1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest;
   if (j1 >= polyc_max(0, t - H + 1) && j1 <= polyc_min(W - 1, t)) {
-    // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-    // (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+    // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
     {
       const int polyc_arg0 = t - j1;
       const int polyc_arg1 = j1;
       const int i = polyc_arg0;
       const int j = polyc_arg1;
       float sum0 = 0.0f;
-      // This lane's share of the terms (the group adds the lanes' shares below).
+      // This lane's share of the terms, then the lanes combine theirs.
       {
         const int sum0_n0 = max(M - (0), 0);
         const int sum0_n1 = max(M - (0), 0);
@@ -382,9 +472,11 @@ __kernel void S0_fixed(const int H, const int W, const int M, __global const flo
         int sum0_d0 = sum0_rest;
         const int sum0_s0 = sum0_stride;
         for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
-          const int r1 = 0 + sum0_d0;
-          const int r2 = 0 + sum0_d1;
-          sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+          const int k1 = 0 + sum0_d0;
+          const int k2 = 0 + sum0_d1;
+          if (k1 != 0 || k2 != 0) {
+            sum0 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+          }
           sum0_d1 += sum0_s1;
           if (sum0_d1 >= sum0_n1) {
             sum0_d1 -= sum0_n1;
@@ -393,35 +485,9 @@ __kernel void S0_fixed(const int H, const int W, const int M, __global const flo
           sum0_d0 += sum0_s0;
         }
       }
-      float sum1 = 0.0f;
-      // This lane's share of the terms (the group adds the lanes' shares below).
-      {
-        const int sum1_n0 = max(M - (0), 0);
-        const int sum1_n1 = max(M - (0), 0);
-        int sum1_rest = polyc_lid, sum1_stride = polyc_group_size;
-        int sum1_d1 = sum1_n1 ? sum1_rest % sum1_n1 : 0;
-        const int sum1_s1 = sum1_n1 ? sum1_stride % sum1_n1 : 0;
-        sum1_rest = sum1_n1 ? sum1_rest / sum1_n1 : 0;
-        sum1_stride = sum1_n1 ? sum1_stride / sum1_n1 : 0;
-        int sum1_d0 = sum1_rest;
-        const int sum1_s0 = sum1_stride;
-        for (int sum1_k = polyc_lid; sum1_k < sum1_n0 * sum1_n1; sum1_k += polyc_group_size) {
-          const int k1 = 0 + sum1_d0;
-          const int k2 = 0 + sum1_d1;
-          if (k1 != 0 || k2 != 0) {
-            sum1 += b[k1 * M + k2] * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
-          }
-          sum1_d1 += sum1_s1;
-          if (sum1_d1 >= sum1_n1) {
-            sum1_d1 -= sum1_n1;
-            ++sum1_d0;
-          }
-          sum1_d0 += sum1_s0;
-        }
-      }
-      const float polyc_value = polyc_group_sum_f32(sum0 + sum1, polyc_group_size, polyc_scratch_f32);
+      sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
       if (polyc_lid == 0) {
-        y[i * W + j] = polyc_value;
+        y[i * W + j] = y_in[i * W + j] + sum0;
       }
     }
   }
@@ -464,12 +530,16 @@ public:
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
     y_.resize(device(), size_t(H * W) * sizeof(cl_float));
-    if (!S0_fixed_) {
+    polyc::rt::ocl::checkIndexable("y_in", H * W);
+    y_in_.resize(device(), size_t(H * W) * sizeof(cl_float));
+    if (!S1_reduce_) {
+      S1_reduce_ = program().kernel("S1_reduce");
+      S1_parallel_ = program().kernel("S1_parallel");
       S0_fixed_ = program().kernel("S0_fixed");
     }
     // Record the fixed wavefronts' launches (once per sizes and buffers), outside the timed region.
-    band0Sequence_.record(device(), sequenceKey(context),
-        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
+    band1Sequence_.record(device(), sequenceKey(context),
+        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand1(launches, context); });
   }
 
   double compute(polyc::rt::RunContext &context) override {
@@ -477,12 +547,52 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::RegionTimer timer;
-    // Band 0 (band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
-    // band 0: fixed wavefront (rows: dimension 1, columns: dimension 0).
+    // Band 0 (band 0 over S1: (i parallel, j parallel)): band 0: reduction (pattern-parallel) if M * M >= 32,
+    // else data-parallel.
+    if (M * M >= 32) {
+      // reduction: one work-group per point, its reductions shared by the work-group.
+      {
+        const size_t polyc_group
+            = polyc::rt::ocl::pointGroupSize(device(), S1_reduce_, std::max<int64_t>((0 + 1 * M) - (0), 0)
+            * std::max<int64_t>((0 + 1 * M) - (0), 0));
+        S1_reduce_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5,
+            y_in_).localArg(9, polyc_group * sizeof(cl_float));
+        const int64_t polyc_lo_i1 = 0;
+        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_lo_j1 = 0;
+        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
+          S1_reduce_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1));
+          timer.enqueue(device(), S1_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
+        }
+      }
+    } else {
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
+        S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, y_in_);
+        const int64_t polyc_lo_i1 = 0;
+        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_lo_j1 = 0;
+        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
+          S1_parallel_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1)).arg(9,
+              cl_int(polyc_points));
+          timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+    }
+    // Band 1 (band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
+    // band 1: fixed wavefront (rows: dimension 1, columns: dimension 0).
     // fixed wavefront: one launch per hyperplane, replayed from the command buffer upload() recorded, or enqueued
     // one by one (POLYC_OPENCL_COMMAND_BUFFER=0, no cl_khr_command_buffer).
-    band0Sequence_.enqueueOrReplay(device(), timer, sequenceKey(context),
-        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand0(launches, context); });
+    band1Sequence_.enqueueOrReplay(device(), timer, sequenceKey(context),
+        [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand1(launches, context); });
     return timer.finish(device());
   }
 
@@ -497,10 +607,10 @@ private:
     return polyc::rt::ocl::hashKey({uint64_t(context.params[0]), uint64_t(context.params[1]),
         uint64_t(context.params[2]), uint64_t(reinterpret_cast<uintptr_t>(x_.get())),
         uint64_t(reinterpret_cast<uintptr_t>(a_.get())), uint64_t(reinterpret_cast<uintptr_t>(b_.get())),
-        uint64_t(reinterpret_cast<uintptr_t>(y_.get()))});
+        uint64_t(reinterpret_cast<uintptr_t>(y_.get())), uint64_t(reinterpret_cast<uintptr_t>(y_in_.get()))});
   }
-  // Band 0 (S0), fixed wavefront: its launches, recorded into band0Sequence_ or enqueued directly.
-  void enqueueBand0(polyc::rt::ocl::LaunchSink &launches, const polyc::rt::RunContext &context) {
+  // Band 1 (S0), fixed wavefront: its launches, recorded into band1Sequence_ or enqueued directly.
+  void enqueueBand1(polyc::rt::ocl::LaunchSink &launches, const polyc::rt::RunContext &context) {
     [[maybe_unused]] const int64_t H = context.params[0];
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
@@ -509,10 +619,9 @@ private:
     {
       const size_t polyc_group
           = polyc::rt::ocl::pointGroupSize(device(), S0_fixed_, std::max<int64_t>((0 + 1 * M) - (0), 0)
-          * std::max<int64_t>((0 + 1 * M) - (0), 0) + std::max<int64_t>((0 + 1 * M) - (0), 0)
           * std::max<int64_t>((0 + 1 * M) - (0), 0));
-      S0_fixed_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, b_).arg(6,
-          y_).localArg(9, polyc_group * sizeof(cl_float));
+      S0_fixed_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, b_).arg(4, y_).arg(5,
+          y_in_).localArg(8, polyc_group * sizeof(cl_float));
       // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
       for (int64_t t = 0; t < H + W - 1; ++t) {
         const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
@@ -520,7 +629,7 @@ private:
         const int64_t polyc_points = 1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
-          S0_fixed_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1));
+          S0_fixed_.arg(6, cl_int(t)).arg(7, cl_int(polyc_lo_j1));
           launches.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
         }
       }
@@ -531,8 +640,11 @@ private:
   polyc::rt::ocl::Buffer a_; // input a
   polyc::rt::ocl::Buffer b_; // input b
   polyc::rt::ocl::Buffer y_; // output y
+  polyc::rt::ocl::Buffer y_in_; // local y_in
+  polyc::rt::ocl::Kernel S1_reduce_;
+  polyc::rt::ocl::Kernel S1_parallel_;
   polyc::rt::ocl::Kernel S0_fixed_;
-  polyc::rt::ocl::LaunchSequence band0Sequence_;
+  polyc::rt::ocl::LaunchSequence band1Sequence_;
 };
 
 polyc::rt::ProgramInfo programInfo() {

@@ -4,12 +4,17 @@
 //   polyc emit examples/iir2d/iir2d.poly --target=opencl --allocation=flexible
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: flexible wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: flexible wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; flexible allocation forced by
 //     --allocation=flexible; window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -34,12 +39,17 @@ const char *const kKernelSource = R"polyc_cl(
 //   polyc emit examples/iir2d/iir2d.poly --target=opencl --allocation=flexible
 //
 // Statements:
-//   S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-//   (0, 0)) b[k1, k2] * y[i - k1, j - k2];  (iir2d.poly:12)
+//   S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+//   (iir2d.poly:12)
+//   S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
 // Schedule:
-//   band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
+//   band 0 over S1: (i parallel, j parallel)
+//   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: flexible wavefront (rows: dimension 1, columns: dimension 0)
+//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
+//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 1: flexible wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; flexible allocation forced by
 //     --allocation=flexible; window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
 
@@ -353,20 +363,101 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   }
 }
 
-// Band 0, S0: flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of j (the
+// Band 0, one work-group per point over i, j.
+__kernel void S1_reduce(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, __local float *polyc_scratch_f32) {
+  const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
+  // The whole work-group computes one point (all its work-items take the same branches).
+  int polyc_rest = get_group_id(0);
+  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+  polyc_rest /= polyc_n_j1;
+  const int i1 = polyc_lo_i1 + polyc_rest;
+  if (i1 >= 0 && i1 < H) {
+    if (j1 >= 0 && j1 < W) {
+      // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+      {
+        const int polyc_arg0 = i1;
+        const int polyc_arg1 = j1;
+        const int i = polyc_arg0;
+        const int j = polyc_arg1;
+        float sum0 = 0.0f;
+        // This lane's share of the terms (the group adds the lanes' shares below).
+        {
+          const int sum0_n0 = max(M - (0), 0);
+          const int sum0_n1 = max(M - (0), 0);
+          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
+          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
+          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
+          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
+          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
+          int sum0_d0 = sum0_rest;
+          const int sum0_s0 = sum0_stride;
+          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
+            const int r1 = 0 + sum0_d0;
+            const int r2 = 0 + sum0_d1;
+            sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            sum0_d1 += sum0_s1;
+            if (sum0_d1 >= sum0_n1) {
+              sum0_d1 -= sum0_n1;
+              ++sum0_d0;
+            }
+            sum0_d0 += sum0_s0;
+          }
+        }
+        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
+        if (polyc_lid == 0) {
+          y_in[i * W + j] = polyc_value;
+        }
+      }
+    }
+  }
+}
+
+// Band 0, one work-item per point over i, j.
+__kernel void S1_parallel(const int H, const int W, const int M, __global const float *x,
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
+    const int polyc_n_j1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
+    polyc_rest /= polyc_n_j1;
+    const int i1 = polyc_lo_i1 + polyc_rest;
+    if (i1 >= 0 && i1 < H) {
+      if (j1 >= 0 && j1 < W) {
+        // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
+        {
+          const int polyc_arg0 = i1;
+          const int polyc_arg1 = j1;
+          const int i = polyc_arg0;
+          const int j = polyc_arg1;
+          float sum0 = 0.0f;
+          for (int r1 = 0; r1 < M; ++r1) {
+            for (int r2 = 0; r2 < M; ++r2) {
+              sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+            }
+          }
+          y_in[i * W + j] = sum0;
+        }
+      }
+    }
+  }
+}
+
+// Band 1, S0: flexible wavefront (seed 004). Processor columns are strips of polyc_strip columns of j (the
 // arrays' contiguous dimension); a strip is walked in steps over i, skewed inside the strip; work-groups take
 // strips under column locks and progress counters (see the device library above). A step reads only local
-// memory: rings of recent rows of y, x, and copies of a, b.
-__kernel void S0_flexible(const int H, const int W, const int M, __global const float *x,
-    __global const float *a, __global const float *b, __global float *y, __global int *polyc_progress,
-    __global int *polyc_locks, __global int *polyc_completed, const int polyc_row_lo, const int polyc_col_lo,
-    const int polyc_rows, const int polyc_cols, const int polyc_strip, const int polyc_lanes,
-    const int polyc_polls, const int polyc_y_ring_rows, const int polyc_y_ring_cols, const int polyc_y_back,
+// memory: rings of recent rows of y, y_in, and copies of b.
+__kernel void S0_flexible(const int H, const int W, const int M, __global const float *b, __global float *y,
+    __global const float *y_in, __global int *polyc_progress, __global int *polyc_locks,
+    __global int *polyc_completed, const int polyc_row_lo, const int polyc_col_lo, const int polyc_rows,
+    const int polyc_cols, const int polyc_strip, const int polyc_lanes, const int polyc_polls,
+    const int polyc_y_ring_rows, const int polyc_y_ring_cols, const int polyc_y_back,
     const int polyc_y_ahead, const int polyc_y_left, __local float *polyc_y_ring,
-    const int polyc_x_ring_rows, const int polyc_x_ring_cols, const int polyc_x_back,
-    const int polyc_x_ahead, const int polyc_x_left, __local float *polyc_x_ring,
-    __local float *polyc_a_local, __local float *polyc_b_local, __local float *polyc_scratch_f32,
-    __local int *polyc_scratch_i32) {
+    const int polyc_y_in_ring_rows, const int polyc_y_in_ring_cols, const int polyc_y_in_back,
+    const int polyc_y_in_ahead, const int polyc_y_in_left, __local float *polyc_y_in_ring,
+    __local float *polyc_b_local, __local float *polyc_scratch_f32, __local int *polyc_scratch_i32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   const int polyc_strip_lane = polyc_lid / polyc_lanes, polyc_lane = polyc_lid % polyc_lanes;
   const int polyc_columns = (polyc_cols + polyc_strip - 1) / polyc_strip;
@@ -378,9 +469,6 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
   // What other work-groups wrote during this kernel is read past the (incoherent) L1 cache.
   volatile __global const float *polyc_seen = y;
   // The arrays every point reads whole (point-invariant inputs), once per work-group.
-  for (int polyc_k = polyc_lid; polyc_k < M * M; polyc_k += polyc_group_size) {
-    polyc_a_local[polyc_k] = a[polyc_k];
-  }
   for (int polyc_k = polyc_lid; polyc_k < M * M; polyc_k += polyc_group_size) {
     polyc_b_local[polyc_k] = b[polyc_k];
   }
@@ -409,16 +497,17 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
           }
         }
         {
-          const int polyc_low_row = polyc_step - (polyc_strip - 1) - polyc_x_back;
-          const int polyc_count = (polyc_strip + polyc_x_back + polyc_x_ahead) * polyc_x_ring_cols;
+          const int polyc_low_row = polyc_step - (polyc_strip - 1) - polyc_y_in_back;
+          const int polyc_count = (polyc_strip + polyc_y_in_back + polyc_y_in_ahead) * polyc_y_in_ring_cols;
           for (int polyc_k = polyc_lid; polyc_k < polyc_count; polyc_k += polyc_group_size) {
-            const int polyc_row = polyc_low_row + polyc_k / polyc_x_ring_cols, polyc_c = polyc_k
-                % polyc_x_ring_cols;
-            const int polyc_col = polyc_first_col - polyc_x_left + polyc_c;
-            const int polyc_slot = ((polyc_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_c;
-            polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
+            const int polyc_row = polyc_low_row + polyc_k / polyc_y_in_ring_cols, polyc_c = polyc_k
+                % polyc_y_in_ring_cols;
+            const int polyc_col = polyc_first_col - polyc_y_in_left + polyc_c;
+            const int polyc_slot = ((polyc_row) & (polyc_y_in_ring_rows - 1)) * polyc_y_in_ring_cols + polyc_c;
+            polyc_y_in_ring[polyc_slot]
+                = polyc_y_in_ring[polyc_slot + polyc_y_in_ring_rows * polyc_y_in_ring_cols]
                 = (polyc_row >= 0 && polyc_row < H && polyc_col >= 0 && polyc_col < W
-                ? x[polyc_row * W + polyc_col] : 0.0f);
+                ? y_in[polyc_row * W + polyc_col] : 0.0f);
           }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -443,21 +532,22 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
             = (polyc_y_next_row >= 0 && polyc_y_next_row < H && polyc_col >= 0 && polyc_col < W
             ? polyc_seen[polyc_y_next_row * W + polyc_col] : 0.0f);
       }
-      const int polyc_x_next_row = polyc_step + polyc_x_ahead + 1;
-      float polyc_x_next = 0.0f;
-      if (polyc_lid < polyc_x_ring_cols) {
-        const int polyc_col = polyc_first_col - polyc_x_left + polyc_lid;
-        polyc_x_next
-            = (polyc_x_next_row >= 0 && polyc_x_next_row < H && polyc_col >= 0 && polyc_col < W
-            ? x[polyc_x_next_row * W + polyc_col] : 0.0f);
+      const int polyc_y_in_next_row = polyc_step + polyc_y_in_ahead + 1;
+      float polyc_y_in_next = 0.0f;
+      if (polyc_lid < polyc_y_in_ring_cols) {
+        const int polyc_col = polyc_first_col - polyc_y_in_left + polyc_lid;
+        polyc_y_in_next
+            = (polyc_y_in_next_row >= 0 && polyc_y_in_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? y_in[polyc_y_in_next_row * W + polyc_col] : 0.0f);
       }
-      for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_x_ring_cols; polyc_h
+      for (int polyc_h = polyc_lid + polyc_group_size; polyc_h < polyc_y_in_ring_cols; polyc_h
           += polyc_group_size) {
-        const int polyc_col = polyc_first_col - polyc_x_left + polyc_h;
-        const int polyc_slot = ((polyc_x_next_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_h;
-        polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
-            = (polyc_x_next_row >= 0 && polyc_x_next_row < H && polyc_col >= 0 && polyc_col < W
-            ? x[polyc_x_next_row * W + polyc_col] : 0.0f);
+        const int polyc_col = polyc_first_col - polyc_y_in_left + polyc_h;
+        const int polyc_slot = ((polyc_y_in_next_row) & (polyc_y_in_ring_rows - 1)) * polyc_y_in_ring_cols
+            + polyc_h;
+        polyc_y_in_ring[polyc_slot] = polyc_y_in_ring[polyc_slot + polyc_y_in_ring_rows * polyc_y_in_ring_cols]
+            = (polyc_y_in_next_row >= 0 && polyc_y_in_next_row < H && polyc_col >= 0 && polyc_col < W
+            ? y_in[polyc_y_in_next_row * W + polyc_col] : 0.0f);
       }
       // Lane group polyc_strip_lane computes the point (row step - lane, column first + lane). Lanes past
       // the domain compute a clamped point and store nothing, so every work-item meets every barrier.
@@ -465,8 +555,7 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
       const int polyc_col = polyc_first_col + polyc_strip_lane;
       const int polyc_active = polyc_row >= polyc_row_lo && polyc_row < polyc_row_lo + polyc_rows && polyc_col
           < polyc_col_lo + polyc_cols;
-      // S0: y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2] + sum(k1, k2 in 0..M where (k1, k2) !=
-      // (0, 0)) b[k1, k2] * y[i - k1, j - k2];
+      // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
       {
         const int i = clamp(polyc_row, polyc_row_lo, polyc_row_lo + polyc_rows - 1);
         const int j = min(polyc_col, polyc_col_lo + polyc_cols - 1);
@@ -475,32 +564,24 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
         const int polyc_y_m = i & (polyc_y_ring_rows - 1);
         __local float *polyc_y_at = polyc_y_ring + (polyc_y_m + polyc_y_ring_rows) * polyc_y_ring_cols + j
             - polyc_first_col + polyc_y_left;
-        const int polyc_x_m = i & (polyc_x_ring_rows - 1);
-        const __local float *polyc_x_at = polyc_x_ring
-            + (polyc_x_m + (polyc_x_m + polyc_x_ahead < polyc_x_ring_rows ? polyc_x_ring_rows : 0))
-            * polyc_x_ring_cols + j - polyc_first_col + polyc_x_left;
+        const int polyc_y_in_m = i & (polyc_y_in_ring_rows - 1);
+        const __local float *polyc_y_in_at = polyc_y_in_ring
+            + (polyc_y_in_m
+            + (polyc_y_in_m + polyc_y_in_ahead < polyc_y_in_ring_rows ? polyc_y_in_ring_rows : 0))
+            * polyc_y_in_ring_cols + j - polyc_first_col + polyc_y_in_left;
         float sum0 = 0.0f;
-        // The lanes of the point take consecutive values of r2; each runs the other variables in order (the
-        // group adds the lanes' shares below).
-        for (int r2 = 0 + polyc_lane; r2 < M; r2 += polyc_lanes) {
-          #pragma unroll 4
-          for (int r1 = 0; r1 < M; ++r1) {
-            sum0 += polyc_a_local[r1 * M + r2] * polyc_x_at[(-r1) * polyc_x_ring_cols + (-r2)];
-          }
-        }
-        float sum1 = 0.0f;
-        // The lanes of the point take consecutive values of k2; each runs the other variables in order (the
-        // group adds the lanes' shares below).
+        // The lanes of the point take consecutive values of k2; each runs the other variables in order.
         for (int k2 = 0 + polyc_lane; k2 < M; k2 += polyc_lanes) {
           #pragma unroll 4
           for (int k1 = 0; k1 < M; ++k1) {
             if (k1 != 0 || k2 != 0) {
-              sum1 += polyc_b_local[k1 * M + k2] * polyc_y_at[(-k1) * polyc_y_ring_cols + (-k2)];
+              sum0 += polyc_b_local[k1 * M + k2] * polyc_y_at[(-k1) * polyc_y_ring_cols + (-k2)];
             }
           }
         }
-        const float polyc_value = polyc_group_sum_f32(sum0 + sum1, polyc_lanes, polyc_scratch_f32);
+        sum0 = polyc_group_sum_f32(sum0, polyc_lanes, polyc_scratch_f32);
         if (polyc_lane == 0 && polyc_active) {
+          const float polyc_value = polyc_y_in_at[0 * polyc_y_in_ring_cols + 0] + sum0;
           polyc_y_at[0] = polyc_value;
           polyc_y_at[-polyc_y_ring_rows * polyc_y_ring_cols] = polyc_value;
           y[i * W + j] = polyc_value;
@@ -511,10 +592,11 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
         polyc_y_ring[polyc_slot] = polyc_y_ring[polyc_slot + polyc_y_ring_rows * polyc_y_ring_cols]
             = polyc_y_next;
       }
-      if (polyc_lid < polyc_x_ring_cols) {
-        const int polyc_slot = ((polyc_x_next_row) & (polyc_x_ring_rows - 1)) * polyc_x_ring_cols + polyc_lid;
-        polyc_x_ring[polyc_slot] = polyc_x_ring[polyc_slot + polyc_x_ring_rows * polyc_x_ring_cols]
-            = polyc_x_next;
+      if (polyc_lid < polyc_y_in_ring_cols) {
+        const int polyc_slot = ((polyc_y_in_next_row) & (polyc_y_in_ring_rows - 1)) * polyc_y_in_ring_cols
+            + polyc_lid;
+        polyc_y_in_ring[polyc_slot] = polyc_y_in_ring[polyc_slot + polyc_y_in_ring_rows * polyc_y_in_ring_cols]
+            = polyc_y_in_next;
       }
       polyc_wf_publish(&polyc_state, polyc_progress, polyc_locks, polyc_completed, polyc_steps, polyc_lag,
           polyc_polls, polyc_shared);
@@ -559,7 +641,11 @@ public:
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
     y_.resize(device(), size_t(H * W) * sizeof(cl_float));
-    if (!S0_flexible_) {
+    polyc::rt::ocl::checkIndexable("y_in", H * W);
+    y_in_.resize(device(), size_t(H * W) * sizeof(cl_float));
+    if (!S1_reduce_) {
+      S1_reduce_ = program().kernel("S1_reduce");
+      S1_parallel_ = program().kernel("S1_parallel");
       S0_flexible_ = program().kernel("S0_flexible");
     }
   }
@@ -569,8 +655,48 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::RegionTimer timer;
-    // Band 0 (band 0 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
-    // band 0: flexible wavefront (rows: dimension 1, columns: dimension 0).
+    // Band 0 (band 0 over S1: (i parallel, j parallel)): band 0: reduction (pattern-parallel) if M * M >= 32,
+    // else data-parallel.
+    if (M * M >= 32) {
+      // reduction: one work-group per point, its reductions shared by the work-group.
+      {
+        const size_t polyc_group
+            = polyc::rt::ocl::pointGroupSize(device(), S1_reduce_, std::max<int64_t>((0 + 1 * M) - (0), 0)
+            * std::max<int64_t>((0 + 1 * M) - (0), 0));
+        S1_reduce_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5,
+            y_in_).localArg(9, polyc_group * sizeof(cl_float));
+        const int64_t polyc_lo_i1 = 0;
+        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_lo_j1 = 0;
+        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
+          S1_reduce_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1));
+          timer.enqueue(device(), S1_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
+        }
+      }
+    } else {
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
+        S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, y_in_);
+        const int64_t polyc_lo_i1 = 0;
+        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_lo_j1 = 0;
+        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
+          S1_parallel_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1)).arg(9,
+              cl_int(polyc_points));
+          timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+    }
+    // Band 1 (band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
+    // band 1: flexible wavefront (rows: dimension 1, columns: dimension 0).
     // flexible wavefront: one persistent kernel over strips of columns of j.
     {
       const int64_t polyc_row_lo = 0, polyc_rows = std::max<int64_t>(H - 1 - polyc_row_lo + 1, 0);
@@ -579,37 +705,36 @@ public:
         // The windows a point reads (rows back and ahead, columns left and right).
         const std::vector<polyc::rt::ocl::WindowSpec> polyc_windows
             = {{std::max<int64_t>(0, M - 1), 0, std::max<int64_t>(0, M - 1), 0, sizeof(cl_float)},
-            {std::max<int64_t>(0, M - 1), std::max<int64_t>(0, 0), std::max<int64_t>(0, M - 1),
-            std::max<int64_t>(0, 0), sizeof(cl_float)}};
-        const size_t polyc_a_bytes = size_t(std::max<int64_t>(M * M, 1)) * sizeof(cl_float);
+            {std::max<int64_t>(0, 0), std::max<int64_t>(0, 0), std::max<int64_t>(0, 0), std::max<int64_t>(0, 0),
+            sizeof(cl_float)}};
         const size_t polyc_b_bytes = size_t(std::max<int64_t>(M * M, 1)) * sizeof(cl_float);
         const polyc::rt::ocl::StripShape polyc_shape
             = polyc::rt::ocl::chooseStripShape(device(), S0_flexible_, polyc_rows, polyc_cols, polyc_windows, 0
-            + polyc_a_bytes + polyc_b_bytes,
-            std::max<int64_t>(std::max<int64_t>(int64_t(0), std::max<int64_t>(0 + 1 * M, 0)),
-            std::max<int64_t>(0 + 1 * M, 0)), sizeof(cl_float) * 1);
+            + polyc_b_bytes, std::max<int64_t>(int64_t(0), std::max<int64_t>(0 + 1 * M, 0)), sizeof(cl_float)
+            * 1);
         const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;
         const int polyc_polls = polyc_shape.polls;
         const int polyc_y_ring_rows = polyc_shape.windows[0].ringRows, polyc_y_ring_cols
             = polyc_shape.windows[0].ringCols;
         const int polyc_y_back = int(polyc_windows[0].back), polyc_y_ahead = int(polyc_windows[0].ahead),
             polyc_y_left = int(polyc_windows[0].left);
-        const int polyc_x_ring_rows = polyc_shape.windows[1].ringRows, polyc_x_ring_cols
+        const int polyc_y_in_ring_rows = polyc_shape.windows[1].ringRows, polyc_y_in_ring_cols
             = polyc_shape.windows[1].ringCols;
-        const int polyc_x_back = int(polyc_windows[1].back), polyc_x_ahead = int(polyc_windows[1].ahead),
-            polyc_x_left = int(polyc_windows[1].left);
+        const int polyc_y_in_back = int(polyc_windows[1].back), polyc_y_in_ahead = int(polyc_windows[1].ahead),
+            polyc_y_in_left = int(polyc_windows[1].left);
         S0_flexible_board_.reset(device(), polyc_shape.columns);
-        S0_flexible_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5,
-            b_).arg(6, y_).arg(7, S0_flexible_board_.progress()).arg(8, S0_flexible_board_.locks()).arg(9,
-            S0_flexible_board_.completed()).arg(10, cl_int(polyc_row_lo)).arg(11, cl_int(polyc_col_lo)).arg(12,
-            cl_int(polyc_rows)).arg(13, cl_int(polyc_cols)).arg(14, cl_int(polyc_strip)).arg(15,
-            cl_int(polyc_lanes)).arg(16, cl_int(polyc_polls)).arg(17, cl_int(polyc_y_ring_rows)).arg(18,
-            cl_int(polyc_y_ring_cols)).arg(19, cl_int(polyc_y_back)).arg(20, cl_int(polyc_y_ahead)).arg(21,
-            cl_int(polyc_y_left)).localArg(22, polyc_shape.windows[0].bytes).arg(23,
-            cl_int(polyc_x_ring_rows)).arg(24, cl_int(polyc_x_ring_cols)).arg(25, cl_int(polyc_x_back)).arg(26,
-            cl_int(polyc_x_ahead)).arg(27, cl_int(polyc_x_left)).localArg(28,
-            polyc_shape.windows[1].bytes).localArg(29, polyc_a_bytes).localArg(30, polyc_b_bytes).localArg(31,
-            polyc_shape.groupSize * sizeof(cl_float)).localArg(32, polyc_shape.groupSize * sizeof(cl_int));
+        S0_flexible_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, b_).arg(4, y_).arg(5,
+            y_in_).arg(6, S0_flexible_board_.progress()).arg(7, S0_flexible_board_.locks()).arg(8,
+            S0_flexible_board_.completed()).arg(9, cl_int(polyc_row_lo)).arg(10, cl_int(polyc_col_lo)).arg(11,
+            cl_int(polyc_rows)).arg(12, cl_int(polyc_cols)).arg(13, cl_int(polyc_strip)).arg(14,
+            cl_int(polyc_lanes)).arg(15, cl_int(polyc_polls)).arg(16, cl_int(polyc_y_ring_rows)).arg(17,
+            cl_int(polyc_y_ring_cols)).arg(18, cl_int(polyc_y_back)).arg(19, cl_int(polyc_y_ahead)).arg(20,
+            cl_int(polyc_y_left)).localArg(21, polyc_shape.windows[0].bytes).arg(22,
+            cl_int(polyc_y_in_ring_rows)).arg(23, cl_int(polyc_y_in_ring_cols)).arg(24,
+            cl_int(polyc_y_in_back)).arg(25, cl_int(polyc_y_in_ahead)).arg(26,
+            cl_int(polyc_y_in_left)).localArg(27, polyc_shape.windows[1].bytes).localArg(28,
+            polyc_b_bytes).localArg(29, polyc_shape.groupSize * sizeof(cl_float)).localArg(30,
+            polyc_shape.groupSize * sizeof(cl_int));
         timer.enqueue(device(), S0_flexible_, polyc_shape.groups * polyc_shape.groupSize, polyc_shape.groupSize);
       }
     }
@@ -625,6 +750,9 @@ private:
   polyc::rt::ocl::Buffer a_; // input a
   polyc::rt::ocl::Buffer b_; // input b
   polyc::rt::ocl::Buffer y_; // output y
+  polyc::rt::ocl::Buffer y_in_; // local y_in
+  polyc::rt::ocl::Kernel S1_reduce_;
+  polyc::rt::ocl::Kernel S1_parallel_;
   polyc::rt::ocl::Kernel S0_flexible_;
   polyc::rt::ocl::WavefrontBoard S0_flexible_board_;
 };
