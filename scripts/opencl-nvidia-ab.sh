@@ -9,13 +9,16 @@
 # kernel). First correctness (the committed executables against the float64 reference, the new defaults
 # and the variants), then the enqueue floor, then the timings; CUDA's times beside them unless SKIP_CUDA=1
 # (built from this tree with nvcc in the background, as scripts/opencl-gpu.sh does).
-#   scripts/opencl-nvidia-ab.sh BIN   (env: OUT=/tmp/opencl-nvidia, SIZE=2048, REPEAT=5, PYTHON=python3,
-#                                      SKIP_CUDA=1, WINDOWS="3 5 9 17 31")
+#   scripts/opencl-nvidia-ab.sh BIN [LIB]   (env: OUT=/tmp/opencl-nvidia, SIZE=2048, REPEAT=5,
+#                                            PYTHON=python3, SKIP_CUDA=1, WINDOWS="3 5 9 17 31")
 # BIN holds iir2d-opencl-{auto,fixed,flexible}, iir2d-reference and polyc-opencl-enqueue-floor (x86-64,
-# a runtime-only Release build: see .oclgpu). Prints the tables last; exits 1 when a correctness case fails.
+# a runtime-only Release build: see .oclgpu); LIB (default BIN/../lib when it exists) the ICD loader and
+# libgomp for machines without them. Prints the tables last; exits 1 when a correctness case fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$(cd "${1:?usage: opencl-nvidia-ab.sh BIN}" && pwd)
+bin=$(cd "${1:?usage: opencl-nvidia-ab.sh BIN [LIB]}" && pwd)
+lib=${2:-$bin/../lib}
+[[ -d $lib ]] && export LD_LIBRARY_PATH=$(cd "$lib" && pwd):${LD_LIBRARY_PATH:-}
 out=${OUT:-/tmp/opencl-nvidia}
 size=${SIZE:-2048}
 repeat=${REPEAT:-5}
@@ -39,7 +42,7 @@ fi
 cuda_build=$!
 
 say "== device and build options (defaults, then every switch off)"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$log" || true
 "$python" "$root/examples/iir2d/generate_inputs.py" --height 4 --width 4 --window 3 --out "$work/tiny" >/dev/null
 tiny=(--in x="$work/tiny/x.npy" --in a="$work/tiny/a.npy" --in b="$work/tiny/b.npy")
 POLYC_OPENCL_VERBOSE=1 "$bin/iir2d-opencl-flexible" "${tiny[@]}" 2>&1 | grep "^polyc:" | tee -a "$log"
