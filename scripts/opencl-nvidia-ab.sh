@@ -10,7 +10,8 @@
 # and the variants), then the enqueue floor, then the timings; CUDA's times beside them unless SKIP_CUDA=1
 # (built from this tree with nvcc in the background, as scripts/opencl-gpu.sh does).
 #   scripts/opencl-nvidia-ab.sh BIN [LIB]   (env: OUT=/tmp/opencl-nvidia, SIZE=2048, REPEAT=5,
-#                                            PYTHON=python3, SKIP_CUDA=1, WINDOWS="3 5 9 17 31")
+#                                            PYTHON=python3, SKIP_CUDA=1, WINDOWS="3 5 9 17 31",
+#                                            CASES: the correctness shapes)
 # BIN holds iir2d-opencl-{auto,fixed,flexible}, iir2d-reference and polyc-opencl-enqueue-floor (x86-64,
 # a runtime-only Release build: see .oclgpu); LIB (default BIN/../lib when it exists) the ICD loader and
 # libgomp for machines without them. Prints the tables last; exits 1 when a correctness case fails.
@@ -54,7 +55,7 @@ say "== correctness (relative error <= 1e-5 of the largest reference magnitude)"
 flex=$bin/iir2d-opencl-flexible
 fixed=$bin/iir2d-opencl-fixed
 "$python" "$root/test/run/iir2d-opencl/Inputs/run_cases.py" --work "$work/cases" --reference "$bin/iir2d-reference" \
-  --examples "$root/examples" --shapes 1x1,1x17,17x1,97x131,300x257 --windows 1,2,3,5,8,9,17 --big "${size}x$size" \
+  --examples "$root/examples" --shapes "${CASES:-1x1,1x17,17x1,97x131,300x257}" --windows 1,3,5,9,17 --big "${size}x$size" \
   --big-windows 9,31 \
   --case flexible="$flex" --case fixed="$fixed" --case auto="$bin/iir2d-opencl-auto" \
   --case fixed-direct="$fixed:POLYC_OPENCL_COMMAND_BUFFER=0" \
