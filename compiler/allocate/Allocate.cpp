@@ -8,6 +8,8 @@
 #include "compiler/model/IslUtil.h"
 #include "compiler/support/SourceError.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <isl/map.h>
 #include <isl/set.h>
 
@@ -53,6 +55,7 @@ private:
   BandAllocation wavefront(unsigned index, const schedule::Band &band);
   BandAllocation parallel(unsigned index, const schedule::Band &band);
   std::optional<Extent> reductionLength(unsigned s);
+  Extent outputCount(unsigned s);
   isl::set assumeLargeDomain(const Statement &stmt) const;
 
   const Model &model_;
@@ -180,6 +183,26 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
   return result;
 }
 
+// The number of points of a statement's domain (its bounding box): the outputs a parallel band computes.
+Extent Allocator::outputCount(unsigned s) {
+  const Statement &stmt = model_.statements[s];
+  isl::set domain = stmt.domain.intersect_params(model_.context);
+  Extent count{1, ""};
+  for (unsigned k = 0; k < unsigned(domain.tuple_dim()); ++k) {
+    isl::pw_aff size = iu::dimMax(domain, k).sub(iu::dimMin(domain, k)).add_constant(1);
+    auto e = extentOf(size, model_.context, assumeLargeDomain(stmt));
+    if (count.value && e->value)
+      count.value = *count.value * *e->value;
+    else
+      count.value.reset();
+    std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
+    count.text += (k ? " * " : "") + term;
+  }
+  if (count.value)
+    count.text = std::to_string(*count.value);
+  return count;
+}
+
 // The number of terms of a statement's longest reduction: the bounding box of its range.
 std::optional<Extent> Allocator::reductionLength(unsigned s) {
   const Statement &stmt = model_.statements[s];
@@ -223,7 +246,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   std::string where = "parallel over " + parallelDims + (sequentialDims.empty() ? "" : ", in order over " + sequentialDims);
 
   // Reductions of the statements whose innermost band this is become pattern-parallel.
-  std::optional<Extent> length;
+  std::optional<Extent> length, outputs;
   for (unsigned s : band.statements) {
     bool innermost = true;
     for (unsigned later = index + 1; later < schedule_.bands.size(); ++later)
@@ -232,8 +255,10 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
     if (!innermost)
       continue;
     auto l = reductionLength(s);
-    if (l && (!length || (l->value && length->value && *l->value > *length->value) || (!l->value && length->value)))
+    if (l && (!length || (l->value && length->value && *l->value > *length->value) || (!l->value && length->value))) {
       length = l;
+      outputs = outputCount(s);
+    }
   }
   result.kind = AllocationKind::DataParallel;
   if (!length) {
@@ -244,23 +269,30 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   std::string rule = "threads per output: the next power of two of the length, clamped to [" +
                      std::to_string(c.minReductionGroup) + ", " + std::to_string(c.maxReductionGroup) +
                      "], one thread per output below " + std::to_string(c.minReductionGroup) + " (seed 001)";
+  rule += "; groups only below " + std::to_string(c.groupOutputsLimit) + " outputs";
   result.reductionLength = length->text;
-  if (length->value) {
+  const std::string terms = where + "; reductions of " + length->text + " terms over " + outputs->text + " outputs: ";
+  bool manyOutputs = outputs->value && *outputs->value >= c.groupOutputsLimit;
+  if (manyOutputs || (length->value && reductionGroupSize(*length->value) == 0)) {
+    result.reason = terms + "one thread per output (" + rule + ")";
+    return result;
+  }
+  if (length->value && outputs->value) {
     int64_t group = reductionGroupSize(*length->value);
-    if (group == 0) {
-      result.reason = where + "; reductions of " + length->text + " terms: one thread per output (" + rule + ")";
-      return result;
-    }
     result.kind = AllocationKind::Reduction;
     result.reductionGroupSize = group;
-    result.reason = where + "; reductions of " + length->text + " terms: " + std::to_string(group) +
-                    " threads per output (" + rule + ")";
+    result.reason = terms + std::to_string(group) + " threads per output (" + rule + ")";
     return result;
   }
   result.kind = AllocationKind::Reduction;
   result.otherwise = AllocationKind::DataParallel;
-  result.runtimeCondition = length->text + " >= " + std::to_string(c.minReductionGroup);
-  result.reason = where + "; reductions of " + length->text + " terms: group size chosen at run time (" + rule + ")";
+  std::vector<std::string> conditions;
+  if (!length->value)
+    conditions.push_back(length->text + " >= " + std::to_string(c.minReductionGroup));
+  if (!outputs->value)
+    conditions.push_back(outputs->text + " < " + std::to_string(c.groupOutputsLimit));
+  result.runtimeCondition = llvm::join(conditions, " && ");
+  result.reason = terms + "group size chosen at run time (" + rule + ")";
   return result;
 }
 

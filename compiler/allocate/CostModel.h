@@ -18,6 +18,10 @@ struct CostConstants {
   // Pattern-parallel reductions (seed 001): a group of threads per output, sized from the length.
   int64_t minReductionGroup = 32;
   int64_t maxReductionGroup = 1024;
+  // ... but only for fewer outputs than this: with more, a thread per output already fills a GPU
+  // (an H100 holds 132 x 2048 threads), and groups only multiply the threads and the reduction's
+  // shuffles (measured on the H100: a 2048 x 2048 convolution with M = 31, docs/performance.md).
+  int64_t groupOutputsLimit = 65536;
 };
 
 const CostConstants &costConstants();

@@ -754,8 +754,10 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.line("polyc::rt::cuda::StagedArray<" + program_.exprs.typeName(model.findArray(name)->decl->elemType) + "> " +
             cIdentifier(name) + "Staged;");
   const std::string tableCount = std::to_string(variant.termTables.size());
-  if (!variant.termTables.empty())
+  if (!variant.termTables.empty()) {
     kw.line("polyc::rt::cuda::TermTableLayout terms[" + tableCount + "];");
+    kw.line("bool useTerms = false; // the window sums from the tables, not loops (termTablesPay)");
+  }
   kw.closeBlock(";");
   kw.blank();
   kw.comment("G threads per point.");
@@ -828,7 +830,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : windowOrder)
     callArgs.push_back(cIdentifier(name) + ".view(row, col)");
   if (!variant.termTables.empty())
-    callArgs.push_back("terms");
+    callArgs.push_back("args.useTerms ? terms : nullptr");
   std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
                       llvm::join(callArgs, ", ") + ")";
   std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
@@ -915,6 +917,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (size_t t = 0; t < variant.termTables.size(); ++t)
     w_.line("polyc::rt::cuda::layoutTerms<" + elem + ">(args.terms[" + std::to_string(t) + "], {" +
             llvm::join(variant.termTables[t].extents, ", ") + "}, sharedBytes);");
+  if (!variant.termTables.empty() && lanes)
+    w_.line("args.useTerms = polyc::rt::cuda::termTablesPay(" + *lanes + ", G);");
   // The value function computes in int: the params, and the element indices of the arrays it reads in
   // global memory (their sizes bound them), must fit.
   std::vector<std::string> params;

@@ -67,13 +67,26 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
   auto table = parts.nested ? termTables.end() : termTables.find(parts.reduction);
   if (mode == CudaStatementMode::FlexibleTerms)
     return table == termTables.end() ? parts.identity : printTermTable(parts, table->second, w);
-  if (mode == CudaStatementMode::FlexibleValue && table != termTables.end())
-    return printTermSum(parts, table->second, w);
   if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
+  w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
+  if (mode == CudaStatementMode::FlexibleValue && table != termTables.end()) {
+    // The host passes the tables only when they pay (polyc::rt::cuda::termTablesPay): a uniform branch.
+    w.openBlock(std::string("if (") + TermTablesParam + ")");
+    printTermLoop(parts, table->second, w);
+    w.elseBlock();
+    printLaneLoops(parts, w);
+    w.closeBlock();
+  } else {
+    printLaneLoops(parts, w);
+  }
+  return combineLanes(parts, w);
+}
+
+// The lanes' share of the terms as loops over the reduction's variables.
+void CudaExprPrinter::printLaneLoops(const ReductionParts &parts, CodeWriter &w) {
   const std::string &G = groupSize;
   const std::vector<ReductionLoop> &loops = parts.loops;
-  w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
   auto body = [&](CodeWriter &bw) {
     if (!parts.condition.empty())
       bw.openBlock("if (" + parts.condition + ")");
@@ -116,7 +129,6 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
       w.closeBlock();
     w.closeBlock();
   }
-  return combineLanes(parts, w);
 }
 
 std::string CudaExprPrinter::combineLanes(const ReductionParts &parts, CodeWriter &w) const {
@@ -130,25 +142,27 @@ std::string CudaExprPrinter::combineLanes(const ReductionParts &parts, CodeWrite
 }
 
 // A point's G lanes take the table's terms in turn; every lane is busy whatever the window's shape.
-std::string CudaExprPrinter::printTermSum(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w) {
-  const std::string &acc = parts.accumulator;
+void CudaExprPrinter::printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w) {
   std::string terms = std::string(TermTablesParam) + "[" + std::to_string(table.index) + "]";
-  w.line(typeName(parts.type) + " " + acc + " = " + parts.identity + ";");
   w.comment("The " + groupSize + " lanes of the group take the terms of table " + std::to_string(table.index) +
             " in turn (built once per block).");
   w.openBlock("");
+  std::string term = "polyc::rt::cuda::Term<" + typeName(parts.type) + ">";
   w.line("const int polyc_count = " + terms + ".size();");
+  w.line("const " + term + " *polyc_terms = " + terms + ".terms;");
+  w.line(term + " polyc_term = polyc_terms[" + lane + "];");
   w.line("#pragma unroll 4");
   w.openBlock("for (int polyc_t = " + lane + "; polyc_t < polyc_count; polyc_t += " + groupSize + ")");
-  w.line("const polyc::rt::cuda::Term<" + typeName(parts.type) + "> polyc_term = " + terms + ".terms[polyc_t];");
+  w.comment("The next term loads while this one's cell does (a warp of padding ends the table).");
+  w.line("const " + term + " polyc_next = polyc_terms[polyc_t + " + groupSize + "];");
   w.line(parts.update("polyc_term.coefficient * " + table.view + ".at(polyc_term.offset)"));
+  w.line("polyc_term = polyc_next;");
   w.closeBlock();
   w.closeBlock();
-  return combineLanes(parts, w);
 }
 
 // Warp 0 walks the reduction's flattened index space 32 terms at a time (the innermost variable
-// fastest, as printTermSum's lanes then read neighbouring cells) and appends the terms the `where`
+// fastest, as printTermLoop's lanes then read neighbouring cells) and appends the terms the `where`
 // condition keeps. Returns the identity: the terms function computes no value.
 std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const CudaTermTable &table,
                                             CodeWriter &w) {

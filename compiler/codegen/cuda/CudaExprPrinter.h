@@ -72,7 +72,8 @@ private:
     return mode == CudaStatementMode::FlexibleValue || mode == CudaStatementMode::FlexibleTerms;
   }
   std::string combineLanes(const ReductionParts &parts, CodeWriter &w) const;
-  std::string printTermSum(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
+  void printLaneLoops(const ReductionParts &parts, CodeWriter &w);
+  void printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
   std::string printTermTable(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
   // FlexibleTerms: the offset of the window read printed last (elementRef is const).
   mutable std::string termOffset_;

@@ -10,9 +10,10 @@
 //   band 0 over S1: (i parallel, j parallel)
 //   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
-//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
-//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
+//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
+//     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
 //     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
@@ -96,13 +97,29 @@ struct Iir2dDevice {
   __device__ float S0Value(int i, int j, unsigned lane, const float *bStaged, const yWindowView &yWindow,
       const y_inWindowView &y_inWindow, const polyc::rt::cuda::TermTable<float> *terms) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take the terms of table 0 in turn (built once per block).
-    {
-      const int polyc_count = terms[0].size();
-      #pragma unroll 4
-      for (int polyc_t = lane; polyc_t < polyc_count; polyc_t += G) {
-        const polyc::rt::cuda::Term<float> polyc_term = terms[0].terms[polyc_t];
-        sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
+    if (terms) {
+      // The G lanes of the group take the terms of table 0 in turn (built once per block).
+      {
+        const int polyc_count = terms[0].size();
+        const polyc::rt::cuda::Term<float> *polyc_terms = terms[0].terms;
+        polyc::rt::cuda::Term<float> polyc_term = polyc_terms[lane];
+        #pragma unroll 4
+        for (int polyc_t = lane; polyc_t < polyc_count; polyc_t += G) {
+          // The next term loads while this one's cell does (a warp of padding ends the table).
+          const polyc::rt::cuda::Term<float> polyc_next = polyc_terms[polyc_t + G];
+          sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
+          polyc_term = polyc_next;
+        }
+      }
+    } else {
+      // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+      for (int k2 = 0 + lane; k2 < int(M); k2 += G) {
+        #pragma unroll 4
+        for (int k1 = 0; k1 < int(M); ++k1) {
+          if (k1 != 0 || k2 != 0) {
+            sum0 += bStaged[k1 * int(M) + k2] * yWindow(i - k1, j - k2);
+          }
+        }
       }
     }
     sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -219,6 +236,7 @@ struct Band1FlexibleArgs {
   polyc::rt::cuda::WindowGeometry<float> y_inWindow;
   polyc::rt::cuda::StagedArray<float> bStaged;
   polyc::rt::cuda::TermTableLayout terms[1];
+  bool useTerms = false; // the window sums from the tables, not loops (termTablesPay)
 };
 
 // G threads per point.
@@ -266,7 +284,7 @@ struct Band1Strip {
     // nothing.
     const float value
         = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), bStaged,
-        y.view(row, col), y_in.view(row, col), terms);
+        y.view(row, col), y_in.view(row, col), args.useTerms ? terms : nullptr);
     if (inside && polyc::rt::cuda::groupLane<G>() == 0)
       y.store(row, col, value, args.program.y);
     y.commit(step);
@@ -319,8 +337,8 @@ protected:
     [[maybe_unused]] const int64_t M = program.M;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
-    // Band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel.
-    if (M * M >= 32) {
+    // Band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel.
+    if (M * M >= 32 && H * W < 65536) {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 0 (S1): reduction (pattern-parallel)\n");
       // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024].
@@ -383,6 +401,7 @@ protected:
           args.bStaged.count = M * M;
           polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
           polyc::rt::cuda::layoutTerms<float>(args.terms[0], {int64_t(M), int64_t(M)}, sharedBytes);
+          args.useTerms = polyc::rt::cuda::termTablesPay(int64_t(M), G);
           if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols
               >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
             return false;

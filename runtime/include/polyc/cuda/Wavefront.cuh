@@ -468,7 +468,8 @@ template <typename T> struct Term {
   int offset; // in the point's View: window cell = origin[offset]
 };
 
-// Where a table lives in dynamic shared memory: its term count, then up to `capacity` terms.
+// Where a table lives in dynamic shared memory: its term count, then up to `capacity` terms and a
+// warp's worth of padding (a lane loads its next term before it knows whether there is one).
 struct TermTableLayout {
   int64_t capacity = 0;
   unsigned sharedOffset = 0;
@@ -486,7 +487,7 @@ void layoutTerms(TermTableLayout &table, std::initializer_list<int64_t> extents,
   table.capacity = capacity;
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   table.sharedOffset = unsigned(sharedBytes);
-  sharedBytes += 16 + size_t(table.capacity) * sizeof(Term<T>);
+  sharedBytes += 16 + size_t(table.capacity + WarpSize) * sizeof(Term<T>);
 }
 
 template <typename T> struct TermTable {
