@@ -410,14 +410,15 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
         w.comment("Local arrays (a folded dimension holds only its window).");
       anyLocal = true;
       std::string storage = exprs.arrayRef(a) + "Storage";
-      w.line("std::vector<" + exprs.typeName(a.decl->elemType) + "> " + storage + "(size_t(" +
+      // static_cast, not size_t(N): `std::vector<float> v(size_t(N));` would declare a function.
+      w.line("std::vector<" + exprs.typeName(a.decl->elemType) + "> " + storage + "(static_cast<size_t>(" +
              exprs.storageSize(a) + "));");
       w.line(exprs.arrayRef(a) + " = " + storage + ".data();");
     }
   for (auto &[s, snapshot] : snapshots) {
     const model::ArrayInfo *a = findArray(model, snapshot.array);
-    w.line("std::vector<" + exprs.typeName(a->decl->elemType) + "> " + snapshot.storage + "Storage(size_t(" +
-           exprs.storageSize(*a) + "));");
+    w.line("std::vector<" + exprs.typeName(a->decl->elemType) + "> " + snapshot.storage +
+           "Storage(static_cast<size_t>(" + exprs.storageSize(*a) + "));");
     w.line(snapshot.storage + " = " + snapshot.storage + "Storage.data();");
   }
   if (anyLocal || !snapshots.empty())
