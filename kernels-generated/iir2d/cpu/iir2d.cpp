@@ -10,9 +10,10 @@
 //   band 0 over S1: (i parallel, j parallel)
 //   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
-//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
-//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
+//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
+//     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
 //     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
@@ -94,10 +95,11 @@ struct Iir2d {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> y_inStorage(size_t(H * W));
+    std::vector<float> y_inStorage(static_cast<size_t>(H * W));
     y_in = y_inStorage.data();
 
-    // Band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel; the same loops on the CPU.
+    // Band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel; the same
+    // loops on the CPU.
     // S1, band 0 dimension 0: i; carries no dependence
     #pragma omp parallel for
     for (int64_t i = 0; i < H; ++i) {
@@ -155,8 +157,8 @@ std::string describeAllocation([[maybe_unused]] const iir2d_params &p) {
   [[maybe_unused]] const int64_t M = p.M;
   std::string text;
   text += std::string("iir2d: band 0 (S1): ")
-      + (M * M >= 32 ? "reduction (pattern-parallel) (M * M >= 32)" : "data-parallel (not M * M >= 32)")
-      + "\n";
+      + (M * M >= 32 && H * W < 65536 ? "reduction (pattern-parallel) (M * M >= 32 && H * W < 65536)"
+      : "data-parallel (not M * M >= 32 && H * W < 65536)") + "\n";
   text += std::string("iir2d: band 1 (S0): ")
       + (M > 5 ? "flexible wavefront (M > 5)" : "fixed wavefront (not M > 5)") + "\n";
   return text;

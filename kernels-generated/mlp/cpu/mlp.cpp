@@ -170,13 +170,13 @@ struct Mlp {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> hStorage(size_t(P * J));
+    std::vector<float> hStorage(static_cast<size_t>(P * J));
     h = hStorage.data();
-    std::vector<float> yStorage(size_t(P * K));
+    std::vector<float> yStorage(static_cast<size_t>(P * K));
     y = yStorage.data();
-    std::vector<float> d2Storage(size_t(P * K));
+    std::vector<float> d2Storage(static_cast<size_t>(P * K));
     d2 = d2Storage.data();
-    std::vector<float> d1Storage(size_t(P * J));
+    std::vector<float> d1Storage(static_cast<size_t>(P * J));
     d1 = d1Storage.data();
 
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order

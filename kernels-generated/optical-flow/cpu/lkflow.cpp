@@ -250,23 +250,23 @@ struct Lkflow {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> IxStorage(size_t(20 * H * W));
+    std::vector<float> IxStorage(static_cast<size_t>(20 * H * W));
     Ix = IxStorage.data();
-    std::vector<float> IyStorage(size_t(20 * H * W));
+    std::vector<float> IyStorage(static_cast<size_t>(20 * H * W));
     Iy = IyStorage.data();
-    std::vector<float> ItStorage(size_t(20 * H * W));
+    std::vector<float> ItStorage(static_cast<size_t>(20 * H * W));
     It = ItStorage.data();
-    std::vector<float> SxxStorage(size_t(1 * H * W));
+    std::vector<float> SxxStorage(static_cast<size_t>(1 * H * W));
     Sxx = SxxStorage.data();
-    std::vector<float> SyyStorage(size_t(1 * H * W));
+    std::vector<float> SyyStorage(static_cast<size_t>(1 * H * W));
     Syy = SyyStorage.data();
-    std::vector<float> SxyStorage(size_t(1 * H * W));
+    std::vector<float> SxyStorage(static_cast<size_t>(1 * H * W));
     Sxy = SxyStorage.data();
-    std::vector<float> SxtStorage(size_t(1 * H * W));
+    std::vector<float> SxtStorage(static_cast<size_t>(1 * H * W));
     Sxt = SxtStorage.data();
-    std::vector<float> SytStorage(size_t(1 * H * W));
+    std::vector<float> SytStorage(static_cast<size_t>(1 * H * W));
     Syt = SytStorage.data();
-    std::vector<float> detStorage(size_t(1 * H * W));
+    std::vector<float> detStorage(static_cast<size_t>(1 * H * W));
     det = detStorage.data();
 
     // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order

@@ -104,7 +104,7 @@ struct Ratenet {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> rStorage(size_t(2 * N));
+    std::vector<float> rStorage(static_cast<size_t>(2 * N));
     r = rStorage.data();
 
     if (T >= 1) {

@@ -11,9 +11,10 @@
 //   band 0 over S1: (i parallel, j parallel)
 //   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
-//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
-//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
+//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
+//     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
@@ -46,9 +47,10 @@ const char *const kKernelSource = R"polyc_cl(
 //   band 0 over S1: (i parallel, j parallel)
 //   band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes
 // Allocation:
-//   band 0: reduction (pattern-parallel) if M * M >= 32, else data-parallel
-//     why: parallel over i, j; reductions of M * M terms: group size chosen at run time (threads per output:
-//     the next power of two of the length, clamped to [32, 1024], one thread per output below 32 (seed 001))
+//   band 0: reduction (pattern-parallel) if M * M >= 32 && H * W < 65536, else data-parallel
+//     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
+//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
+//     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
 //     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
@@ -547,9 +549,9 @@ public:
     [[maybe_unused]] const int64_t W = context.params[1];
     [[maybe_unused]] const int64_t M = context.params[2];
     polyc::rt::ocl::RegionTimer timer;
-    // Band 0 (band 0 over S1: (i parallel, j parallel)): band 0: reduction (pattern-parallel) if M * M >= 32,
-    // else data-parallel.
-    if (M * M >= 32) {
+    // Band 0 (band 0 over S1: (i parallel, j parallel)): band 0: reduction (pattern-parallel) if M * M >= 32 && H
+    // * W < 65536, else data-parallel.
+    if (M * M >= 32 && H * W < 65536) {
       // reduction: one work-group per point, its reductions shared by the work-group.
       {
         const size_t polyc_group
