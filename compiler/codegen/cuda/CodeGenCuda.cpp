@@ -830,7 +830,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : windowOrder)
     callArgs.push_back(cIdentifier(name) + ".view(row, col)");
   if (!variant.termTables.empty())
-    callArgs.push_back("args.useTerms ? terms : nullptr");
+    callArgs.push_back("terms, args.useTerms");
   std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
                       llvm::join(callArgs, ", ") + ")";
   std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
@@ -1043,7 +1043,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       }
       std::string tablesType = "polyc::rt::cuda::TermTable<" + type + "> *";
       if (!variant.termTables.empty())
-        args += ", const " + tablesType + CudaExprPrinter::TermTablesParam;
+        args += ", const " + tablesType + CudaExprPrinter::TermTablesParam + ", bool " +
+                CudaExprPrinter::UseTermsParam;
       exprs.windows = variant.windows;
       for (unsigned t = 0; t < variant.termTables.size(); ++t)
         exprs.termTables[variant.termTables[t].reduction] = CudaTermTable{t, variant.termTables[t].view};

@@ -95,9 +95,9 @@ struct Iir2dDevice {
   // from the strip's windows and staged arrays, and every thread returns it.
   template <unsigned G, typename yWindowView, typename y_inWindowView>
   __device__ float S0Value(int i, int j, unsigned lane, const float *bStaged, const yWindowView &yWindow,
-      const y_inWindowView &y_inWindow, const polyc::rt::cuda::TermTable<float> *terms) const {
+      const y_inWindowView &y_inWindow, const polyc::rt::cuda::TermTable<float> *terms, bool useTerms) const {
     float sum0 = 0.0f;
-    if (terms) {
+    if (useTerms) {
       // The G lanes of the group take the terms of table 0 in turn (built once per block).
       {
         const int polyc_count = terms[0].size();
@@ -284,7 +284,7 @@ struct Band1Strip {
     // nothing.
     const float value
         = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), bStaged,
-        y.view(row, col), y_in.view(row, col), args.useTerms ? terms : nullptr);
+        y.view(row, col), y_in.view(row, col), terms, args.useTerms);
     if (inside && polyc::rt::cuda::groupLane<G>() == 0)
       y.store(row, col, value, args.program.y);
     y.commit(step);
