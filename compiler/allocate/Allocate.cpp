@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <isl/map.h>
+#include <algorithm>
 #include <isl/set.h>
 
 namespace polyc::allocate {
@@ -55,7 +56,7 @@ private:
   BandAllocation wavefront(unsigned index, const schedule::Band &band);
   BandAllocation parallel(unsigned index, const schedule::Band &band);
   std::optional<Extent> reductionLength(unsigned s);
-  Extent outputCount(unsigned s);
+  Extent outputCount(unsigned s, unsigned bandDims);
   isl::set assumeLargeDomain(const Statement &stmt) const;
 
   const Model &model_;
@@ -183,12 +184,15 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
   return result;
 }
 
-// The number of points of a statement's domain (its bounding box): the outputs a parallel band computes.
-Extent Allocator::outputCount(unsigned s) {
+// The outputs one run of a parallel band computes: the bounding box of the statement's innermost
+// `bandDims` dimensions (the band's; outer bands and the repeat loop run it again and again).
+Extent Allocator::outputCount(unsigned s, unsigned bandDims) {
   const Statement &stmt = model_.statements[s];
   isl::set domain = stmt.domain.intersect_params(model_.context);
+  const unsigned dims = unsigned(domain.tuple_dim());
+  const unsigned first = std::max(stmt.repeatDims, dims > bandDims ? dims - bandDims : 0u);
   Extent count{1, ""};
-  for (unsigned k = 0; k < unsigned(domain.tuple_dim()); ++k) {
+  for (unsigned k = first; k < dims; ++k) {
     isl::pw_aff size = iu::dimMax(domain, k).sub(iu::dimMin(domain, k)).add_constant(1);
     auto e = extentOf(size, model_.context, assumeLargeDomain(stmt));
     if (count.value && e->value)
@@ -196,7 +200,7 @@ Extent Allocator::outputCount(unsigned s) {
     else
       count.value.reset();
     std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
-    count.text += (k ? " * " : "") + term;
+    count.text += (k > first ? " * " : "") + term;
   }
   if (count.value)
     count.text = std::to_string(*count.value);
@@ -257,7 +261,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
     auto l = reductionLength(s);
     if (l && (!length || (l->value && length->value && *l->value > *length->value) || (!l->value && length->value))) {
       length = l;
-      outputs = outputCount(s);
+      outputs = outputCount(s, unsigned(band.coincident.size()));
     }
   }
   result.kind = AllocationKind::DataParallel;

@@ -21,26 +21,26 @@
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && E * P * J < 65536, else data-parallel
-//     why: parallel over p, j; reductions of I terms over E * P * J outputs: group size chosen at run time
+//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && E * P * K < 65536, else data-parallel
-//     why: parallel over p, k; reductions of J terms over E * P * K outputs: group size chosen at run time
+//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
-//   band 4: reduction (pattern-parallel) if K >= 32 && E * P * J < 65536, else data-parallel
-//     why: parallel over p, j; reductions of K terms over E * P * J outputs: group size chosen at run time
+//   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel
+//     why: parallel over p, j; reductions of K terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 5: reduction (pattern-parallel) if P >= 32 && E * K * J < 65536, else data-parallel
-//     why: parallel over k, j; reductions of P terms over E * K * J outputs: group size chosen at run time
+//   band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel
+//     why: parallel over k, j; reductions of P terms over K * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 6: reduction (pattern-parallel) if P >= 32 && E * J * I < 65536, else data-parallel
-//     why: parallel over j, i; reductions of P terms over E * J * I outputs: group size chosen at run time
+//   band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel
+//     why: parallel over j, i; reductions of P terms over J * I outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 
@@ -181,8 +181,8 @@ struct Mlp {
 
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
-      // Band 1: reduction (pattern-parallel) if I >= 32 && E * P * J < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel; the same loops
+      // on the CPU.
       // S0, band 1 dimension 0: p; carries no dependence
       #pragma omp parallel for
       for (int64_t p = 0; p < P; ++p) {
@@ -191,8 +191,8 @@ struct Mlp {
           S0(e, p, j);
         }
       }
-      // Band 2: reduction (pattern-parallel) if J >= 32 && E * P * K < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel; the same loops
+      // on the CPU.
       // S1, band 2 dimension 0: p; carries no dependence
       #pragma omp parallel for
       for (int64_t p = 0; p < P; ++p) {
@@ -209,8 +209,8 @@ struct Mlp {
           S2(e, p, k);
         }
       }
-      // Band 4: reduction (pattern-parallel) if K >= 32 && E * P * J < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel; the same loops
+      // on the CPU.
       // S3, band 4 dimension 0: p; carries no dependence
       #pragma omp parallel for
       for (int64_t p = 0; p < P; ++p) {
@@ -220,8 +220,8 @@ struct Mlp {
         }
       }
       S4(e);
-      // Band 5: reduction (pattern-parallel) if P >= 32 && E * K * J < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel; the same loops
+      // on the CPU.
       // S5, band 5 dimension 0: k; carries no dependence
       #pragma omp parallel for
       for (int64_t k = 0; k < K; ++k) {
@@ -230,8 +230,8 @@ struct Mlp {
           S5(e, k, j);
         }
       }
-      // Band 6: reduction (pattern-parallel) if P >= 32 && E * J * I < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel; the same loops
+      // on the CPU.
       // S6, band 6 dimension 0: j; carries no dependence
       #pragma omp parallel for
       for (int64_t j = 0; j < J; ++j) {
@@ -278,21 +278,21 @@ std::string describeAllocation([[maybe_unused]] const mlp_params &p) {
   std::string text;
   text += "mlp: band 0 (S0, S1, S2, S3, S4, S5, S6): sequential\n";
   text += std::string("mlp: band 1 (S0): ")
-      + (I >= 32 && E * P * J < 65536 ? "reduction (pattern-parallel) (I >= 32 && E * P * J < 65536)"
-      : "data-parallel (not I >= 32 && E * P * J < 65536)") + "\n";
+      + (I >= 32 && P * J < 65536 ? "reduction (pattern-parallel) (I >= 32 && P * J < 65536)"
+      : "data-parallel (not I >= 32 && P * J < 65536)") + "\n";
   text += std::string("mlp: band 2 (S1): ")
-      + (J >= 32 && E * P * K < 65536 ? "reduction (pattern-parallel) (J >= 32 && E * P * K < 65536)"
-      : "data-parallel (not J >= 32 && E * P * K < 65536)") + "\n";
+      + (J >= 32 && P * K < 65536 ? "reduction (pattern-parallel) (J >= 32 && P * K < 65536)"
+      : "data-parallel (not J >= 32 && P * K < 65536)") + "\n";
   text += "mlp: band 3 (S2): data-parallel\n";
   text += std::string("mlp: band 4 (S3): ")
-      + (K >= 32 && E * P * J < 65536 ? "reduction (pattern-parallel) (K >= 32 && E * P * J < 65536)"
-      : "data-parallel (not K >= 32 && E * P * J < 65536)") + "\n";
+      + (K >= 32 && P * J < 65536 ? "reduction (pattern-parallel) (K >= 32 && P * J < 65536)"
+      : "data-parallel (not K >= 32 && P * J < 65536)") + "\n";
   text += std::string("mlp: band 5 (S5): ")
-      + (P >= 32 && E * K * J < 65536 ? "reduction (pattern-parallel) (P >= 32 && E * K * J < 65536)"
-      : "data-parallel (not P >= 32 && E * K * J < 65536)") + "\n";
+      + (P >= 32 && K * J < 65536 ? "reduction (pattern-parallel) (P >= 32 && K * J < 65536)"
+      : "data-parallel (not P >= 32 && K * J < 65536)") + "\n";
   text += std::string("mlp: band 6 (S6): ")
-      + (P >= 32 && E * J * I < 65536 ? "reduction (pattern-parallel) (P >= 32 && E * J * I < 65536)"
-      : "data-parallel (not P >= 32 && E * J * I < 65536)") + "\n";
+      + (P >= 32 && J * I < 65536 ? "reduction (pattern-parallel) (P >= 32 && J * I < 65536)"
+      : "data-parallel (not P >= 32 && J * I < 65536)") + "\n";
   return text;
 }
 

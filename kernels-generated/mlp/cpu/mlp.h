@@ -21,26 +21,26 @@
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && E * P * J < 65536, else data-parallel
-//     why: parallel over p, j; reductions of I terms over E * P * J outputs: group size chosen at run time
+//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && E * P * K < 65536, else data-parallel
-//     why: parallel over p, k; reductions of J terms over E * P * K outputs: group size chosen at run time
+//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
-//   band 4: reduction (pattern-parallel) if K >= 32 && E * P * J < 65536, else data-parallel
-//     why: parallel over p, j; reductions of K terms over E * P * J outputs: group size chosen at run time
+//   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel
+//     why: parallel over p, j; reductions of K terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 5: reduction (pattern-parallel) if P >= 32 && E * K * J < 65536, else data-parallel
-//     why: parallel over k, j; reductions of P terms over E * K * J outputs: group size chosen at run time
+//   band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel
+//     why: parallel over k, j; reductions of P terms over K * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 6: reduction (pattern-parallel) if P >= 32 && E * J * I < 65536, else data-parallel
-//     why: parallel over j, i; reductions of P terms over E * J * I outputs: group size chosen at run time
+//   band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel
+//     why: parallel over j, i; reductions of P terms over J * I outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 

@@ -44,8 +44,8 @@
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if T * H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over T * H * W outputs: group size chosen at run time
+//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
+//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 3: data-parallel
@@ -281,8 +281,7 @@ struct Lkflow {
           S2(t, y, x);
         }
       }
-      // Band 2: reduction (pattern-parallel) if T * H * W < 65536, else data-parallel; the same loops on the
-      // CPU.
+      // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel; the same loops on the CPU.
       // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence
       #pragma omp parallel for
       for (int64_t y = 0; y < H; ++y) {
@@ -340,8 +339,8 @@ std::string describeAllocation([[maybe_unused]] const lkflow_params &p) {
   text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
   text += "lkflow: band 1 (S0, S1, S2): data-parallel\n";
   text += std::string("lkflow: band 2 (S3, S4, S5, S6, S7): ")
-      + (T * H * W < 65536 ? "reduction (pattern-parallel) (T * H * W < 65536)"
-      : "data-parallel (not T * H * W < 65536)") + "\n";
+      + (H * W < 65536 ? "reduction (pattern-parallel) (H * W < 65536)"
+      : "data-parallel (not H * W < 65536)") + "\n";
   text += "lkflow: band 3 (S8, S9, S10): data-parallel\n";
   return text;
 }

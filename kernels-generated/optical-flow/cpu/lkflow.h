@@ -43,8 +43,8 @@
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if T * H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over T * H * W outputs: group size chosen at run time
+//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
+//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 3: data-parallel

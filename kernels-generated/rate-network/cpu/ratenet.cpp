@@ -19,10 +19,10 @@
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && (T - 1) * N < 65536, else data-parallel
-//     why: parallel over j; reductions of C terms over (T - 1) * N outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
@@ -116,8 +116,8 @@ struct Ratenet {
     }
     // S1, band 1 dimension 0: t; carries dependences, in order
     for (int64_t t = 1; t < T; ++t) {
-      // Band 2: reduction (pattern-parallel) if C >= 32 && (T - 1) * N < 65536, else data-parallel; the same
-      // loops on the CPU.
+      // Band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel; the same loops on
+      // the CPU.
       // S1, band 2 dimension 0: j; carries no dependence
       #pragma omp parallel for
       for (int64_t j = 0; j < N; ++j) {
@@ -162,8 +162,8 @@ std::string describeAllocation([[maybe_unused]] const ratenet_params &p) {
   text += "ratenet: band 0 (S0): data-parallel\n";
   text += "ratenet: band 1 (S1): sequential\n";
   text += std::string("ratenet: band 2 (S1): ")
-      + (C >= 32 && (T - 1) * N < 65536 ? "reduction (pattern-parallel) (C >= 32 && (T - 1) * N < 65536)"
-      : "data-parallel (not C >= 32 && (T - 1) * N < 65536)") + "\n";
+      + (C >= 32 && N < 65536 ? "reduction (pattern-parallel) (C >= 32 && N < 65536)"
+      : "data-parallel (not C >= 32 && N < 65536)") + "\n";
   text += "ratenet: band 3 (S2): data-parallel\n";
   return text;
 }
