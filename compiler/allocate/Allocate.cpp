@@ -57,6 +57,7 @@ private:
   BandAllocation parallel(unsigned index, const schedule::Band &band);
   std::optional<Extent> reductionLength(unsigned s);
   Extent outputCount(unsigned s, unsigned bandDims);
+  Extent boxSize(const isl::set &set, unsigned first, const Statement &stmt);
   isl::set assumeLargeDomain(const Statement &stmt) const;
 
   const Model &model_;
@@ -184,27 +185,32 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
   return result;
 }
 
+// The number of points of `set`'s bounding box over its dimensions first.., as a value when the
+// params fix it, else as text ("M * M", "(T - 1) * N").
+Extent Allocator::boxSize(const isl::set &set, unsigned first, const Statement &stmt) {
+  Extent size{1, ""};
+  for (unsigned k = first; k < unsigned(set.tuple_dim()); ++k) {
+    isl::pw_aff extent = iu::dimMax(set, k).sub(iu::dimMin(set, k)).add_constant(1);
+    auto e = extentOf(extent, model_.context, assumeLargeDomain(stmt));
+    if (size.value && e->value)
+      size.value = *size.value * *e->value;
+    else
+      size.value.reset();
+    std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
+    size.text += (k > first ? " * " : "") + term;
+  }
+  if (size.value)
+    size.text = std::to_string(*size.value);
+  return size;
+}
+
 // The outputs one run of a parallel band computes: the bounding box of the statement's innermost
 // `bandDims` dimensions (the band's; outer bands and the repeat loop run it again and again).
 Extent Allocator::outputCount(unsigned s, unsigned bandDims) {
   const Statement &stmt = model_.statements[s];
   isl::set domain = stmt.domain.intersect_params(model_.context);
   const unsigned dims = unsigned(domain.tuple_dim());
-  const unsigned first = std::max(stmt.repeatDims, dims > bandDims ? dims - bandDims : 0u);
-  Extent count{1, ""};
-  for (unsigned k = first; k < dims; ++k) {
-    isl::pw_aff size = iu::dimMax(domain, k).sub(iu::dimMin(domain, k)).add_constant(1);
-    auto e = extentOf(size, model_.context, assumeLargeDomain(stmt));
-    if (count.value && e->value)
-      count.value = *count.value * *e->value;
-    else
-      count.value.reset();
-    std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
-    count.text += (k > first ? " * " : "") + term;
-  }
-  if (count.value)
-    count.text = std::to_string(*count.value);
-  return count;
+  return boxSize(domain, std::max(stmt.repeatDims, dims > bandDims ? dims - bandDims : 0u), stmt);
 }
 
 // The number of terms of a statement's longest reduction: the bounding box of its range.
@@ -212,21 +218,7 @@ std::optional<Extent> Allocator::reductionLength(unsigned s) {
   const Statement &stmt = model_.statements[s];
   std::optional<Extent> longest;
   for (const model::ReductionInfo &red : stmt.reductions) {
-    isl::set range = red.range.range();
-    unsigned n = range.tuple_dim();
-    Extent length{1, ""};
-    for (unsigned k = 0; k < n; ++k) {
-      isl::pw_aff size = iu::dimMax(range, k).sub(iu::dimMin(range, k)).add_constant(1);
-      auto e = extentOf(size, model_.context, assumeLargeDomain(stmt));
-      if (length.value && e->value)
-        length.value = *length.value * *e->value;
-      else
-        length.value.reset();
-      std::string term = e->text.find(' ') != std::string::npos ? "(" + e->text + ")" : e->text;
-      length.text += (k ? " * " : "") + term;
-    }
-    if (length.value)
-      length.text = std::to_string(*length.value);
+    Extent length = boxSize(red.range.range(), 0, stmt);
     if (!longest || (length.value && longest->value && *length.value > *longest->value) ||
         (!length.value && longest->value))
       longest = length;
