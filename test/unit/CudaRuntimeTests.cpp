@@ -114,29 +114,6 @@ TEST(CudaCheck, AFailedCallThrowsWithTheCallFileAndLine) {
   EXPECT_NO_THROW(POLYC_CUDA_CHECK(cudaSuccess));
 }
 
-// Term tables replace the lanes' loop when the loop would leave a tenth or more of its lane
-// iterations idle: 17 terms on 32 lanes (15 idle), 9 on 16, 5 on 8, 3 on 4; not 31 on 32, 16 on 16, 64
-// on 32; POLYC_CUDA_TERMS forces either way.
-TEST(CudaFlexibleShape, TermTablesWhenLanesWouldIdle) {
-  unsetenv("POLYC_CUDA_TERMS");
-  EXPECT_TRUE(termTablesPay(17, 32));
-  EXPECT_TRUE(termTablesPay(9, 16));
-  EXPECT_TRUE(termTablesPay(5, 8));
-  EXPECT_TRUE(termTablesPay(3, 4));
-  EXPECT_TRUE(termTablesPay(33, 32)); // two iterations, 31 of 64 slots idle
-  EXPECT_FALSE(termTablesPay(31, 32));
-  EXPECT_FALSE(termTablesPay(16, 16));
-  EXPECT_FALSE(termTablesPay(64, 32));
-  EXPECT_FALSE(termTablesPay(0, 4));
-  setenv("POLYC_CUDA_TERMS", "1", 1);
-  EXPECT_TRUE(termTablesPay(31, 32));
-  setenv("POLYC_CUDA_TERMS", "0", 1);
-  EXPECT_FALSE(termTablesPay(3, 4));
-  setenv("POLYC_CUDA_TERMS", "2", 1);
-  EXPECT_THROW(termTablesPay(3, 4), CudaError);
-  unsetenv("POLYC_CUDA_TERMS");
-}
-
 // The flexible wavefront's lanes per point: the smallest power of two covering the loop the lanes
 // share, from 4 to 32; POLYC_CUDA_LANES overrides it with 4, 8, 16 or 32 only.
 TEST(CudaFlexibleShape, LanesFromTheWindowLength) {

@@ -38,6 +38,11 @@ static constexpr int PublishInterval = 4;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
 
+// A lane's view of a term table in a strip of G lanes per point (its first terms in registers).
+static std::string laneTermsType(const std::string &elem) {
+  return "polyc::rt::cuda::LaneTerms<" + elem + ", polyc::rt::cuda::termsInRegisters(G)>";
+}
+
 namespace {
 
 // A statement's flexible-wavefront variant: reads of `windows` arrays go to strip windows, reads of
@@ -754,10 +759,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.line("polyc::rt::cuda::StagedArray<" + program_.exprs.typeName(model.findArray(name)->decl->elemType) + "> " +
             cIdentifier(name) + "Staged;");
   const std::string tableCount = std::to_string(variant.termTables.size());
-  if (!variant.termTables.empty()) {
+  if (!variant.termTables.empty())
     kw.line("polyc::rt::cuda::TermTableLayout terms[" + tableCount + "];");
-    kw.line("bool useTerms = false; // the window sums from the tables, not loops (termTablesPay)");
-  }
   kw.closeBlock(";");
   kw.blank();
   kw.comment("G threads per point.");
@@ -775,8 +778,10 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : staged)
     kw.line("const " + program_.exprs.typeName(model.findArray(name)->decl->elemType) + " *" + cIdentifier(name) +
             "Staged = nullptr;");
-  if (!variant.termTables.empty())
+  if (!variant.termTables.empty()) {
     kw.line("polyc::rt::cuda::TermTable<" + elem + "> terms[" + tableCount + "];");
+    kw.line(laneTermsType(elem) + " laneTerms[" + tableCount + "]; // this lane's terms of each table");
+  }
   kw.blank();
   kw.openBlock("__device__ " + strip + "(const " + args + " &args, unsigned char *shared) : args(args), shared(shared)");
   for (const std::string &name : windowOrder) {
@@ -788,8 +793,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   kw.closeBlock();
   kw.comment(variant.termTables.empty() ? "Once per block: the arrays every point reads whole."
                                         : "Once per block: the arrays every point reads whole, then the window "
-                                          "sums' term tables (warp 0 builds them; the scheduler's barrier "
-                                          "publishes them before the first step).");
+                                          "sums' term tables (warp 0 builds them), then each lane's terms.");
   kw.openBlock("__device__ void start()");
   for (const std::string &name : staged)
     kw.line(cIdentifier(name) + "Staged = polyc::rt::cuda::stageArray(args." + cIdentifier(name) +
@@ -806,6 +810,9 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.indent();
     kw.line("args." + program_.program + "." + variant.termsFunction + "(" + llvm::join(termArgs, ", ") + ");");
     kw.dedent();
+    kw.line("__syncthreads(); // the tables, before the lanes load their terms");
+    kw.line("for (int t = 0; t < " + tableCount +
+            "; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);");
   }
   kw.closeBlock();
   kw.comment("When the block takes a strip: the rows its first step reads.");
@@ -830,7 +837,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (const std::string &name : windowOrder)
     callArgs.push_back(cIdentifier(name) + ".view(row, col)");
   if (!variant.termTables.empty())
-    callArgs.push_back("terms, args.useTerms");
+    callArgs.push_back("laneTerms");
   std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
                       llvm::join(callArgs, ", ") + ")";
   std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
@@ -859,8 +866,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();
+  // Two blocks an SM: where the columns outnumber the SMs (8192^2 at M = 17: 512 strips) a second block's
+  // steps fill the issue slots the first leaves idle. (Without a minimum, ptxas held the 256-thread strip
+  // to 40 registers and spilled; with 1, the 512-thread one took 76 and fit once an SM.)
   kw.line("template <unsigned G>");
-  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<G>::Threads) " + kernel +
+  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<G>::Threads, 2) " + kernel +
                "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
   kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");
@@ -917,8 +927,6 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   for (size_t t = 0; t < variant.termTables.size(); ++t)
     w_.line("polyc::rt::cuda::layoutTerms<" + elem + ">(args.terms[" + std::to_string(t) + "], {" +
             llvm::join(variant.termTables[t].extents, ", ") + "}, sharedBytes);");
-  if (!variant.termTables.empty() && lanes)
-    w_.line("args.useTerms = polyc::rt::cuda::termTablesPay(" + *lanes + ", G);");
   // The value function computes in int: the params, and the element indices of the arrays it reads in
   // global memory (their sizes bound them), must fit.
   std::vector<std::string> params;
@@ -1041,10 +1049,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
         templateParams += ", typename " + windowType;
         args += ", const " + windowType + " &" + variant.windows.at(name).view;
       }
-      std::string tablesType = "polyc::rt::cuda::TermTable<" + type + "> *";
       if (!variant.termTables.empty())
-        args += ", const " + tablesType + CudaExprPrinter::TermTablesParam + ", bool " +
-                CudaExprPrinter::UseTermsParam;
+        args += ", const " + laneTermsType(type) + " *" + CudaExprPrinter::TermTablesParam;
       exprs.windows = variant.windows;
       for (unsigned t = 0; t < variant.termTables.size(); ++t)
         exprs.termTables[variant.termTables[t].reduction] = CudaTermTable{t, variant.termTables[t].view};

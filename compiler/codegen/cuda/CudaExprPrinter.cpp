@@ -70,18 +70,10 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
   if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
   w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
-  if (mode == CudaStatementMode::FlexibleValue && table != termTables.end()) {
-    // The host chooses the tables only when they pay (polyc::rt::cuda::termTablesPay): a uniform branch.
-    // (A flag rather than a null table pointer: a pointer chosen at run time put the strip's tables in
-    // local memory, 1.8x slower at M = 3 on the H100.)
-    w.openBlock(std::string("if (") + UseTermsParam + ")");
+  if (mode == CudaStatementMode::FlexibleValue && table != termTables.end())
     printTermLoop(parts, table->second, w);
-    w.elseBlock();
+  else
     printLaneLoops(parts, w);
-    w.closeBlock();
-  } else {
-    printLaneLoops(parts, w);
-  }
   return combineLanes(parts, w);
 }
 
@@ -143,22 +135,25 @@ std::string CudaExprPrinter::combineLanes(const ReductionParts &parts, CodeWrite
   return parts.accumulator;
 }
 
-// A point's G lanes take the table's terms in turn; every lane is busy whatever the window's shape.
+// A point's G lanes take the table's terms in turn (every lane is busy whatever the window's shape): a
+// lane's first terms from registers, then the rest of its share from the table.
 void CudaExprPrinter::printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w) {
-  std::string terms = std::string(TermTablesParam) + "[" + std::to_string(table.index) + "]";
   w.comment("The " + groupSize + " lanes of the group take the terms of table " + std::to_string(table.index) +
-            " in turn (built once per block).");
+            " in turn (built once per block): the lane's first ones are in registers, the rest in the table.");
   w.openBlock("");
-  std::string term = "polyc::rt::cuda::Term<" + typeName(parts.type) + ">";
-  w.line("const int polyc_count = " + terms + ".size();");
-  w.line("const " + term + " *polyc_terms = " + terms + ".terms;");
-  w.line(term + " polyc_term = polyc_terms[" + lane + "];");
+  w.line("const auto &polyc_terms = " + std::string(TermTablesParam) + "[" + std::to_string(table.index) + "];");
+  w.line("#pragma unroll");
+  w.openBlock("for (int polyc_k = 0; polyc_k < polyc_terms.Held; ++polyc_k)");
+  w.openBlock("if (polyc_k < polyc_terms.held)");
+  w.line(parts.update("polyc_terms.coefficient[polyc_k] * " + table.view + ".at(polyc_terms.offset[polyc_k])"));
+  w.closeBlock();
+  w.closeBlock();
+  w.line("const int polyc_count = polyc_terms.table.size();");
   w.line("#pragma unroll 4");
-  w.openBlock("for (int polyc_t = " + lane + "; polyc_t < polyc_count; polyc_t += " + groupSize + ")");
-  w.comment("The next term loads while this one's cell does (a warp of padding ends the table).");
-  w.line("const " + term + " polyc_next = polyc_terms[polyc_t + " + groupSize + "];");
+  w.openBlock("for (int polyc_t = " + lane + " + polyc_terms.Held * " + groupSize + "; polyc_t < polyc_count; polyc_t += " +
+              groupSize + ")");
+  w.line("const polyc::rt::cuda::Term<" + typeName(parts.type) + "> polyc_term = polyc_terms.table.terms[polyc_t];");
   w.line(parts.update("polyc_term.coefficient * " + table.view + ".at(polyc_term.offset)"));
-  w.line("polyc_term = polyc_next;");
   w.closeBlock();
   w.closeBlock();
 }

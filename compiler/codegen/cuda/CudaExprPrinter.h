@@ -47,7 +47,6 @@ public:
   std::map<const ast::Reduction *, CudaTermTable> termTables; // FlexibleValue, FlexibleTerms
   // The term tables' parameter in the value and terms functions (an array of TermTable, by index).
   static constexpr const char *TermTablesParam = "terms";
-  static constexpr const char *UseTermsParam = "useTerms"; // whether the value function uses them
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }

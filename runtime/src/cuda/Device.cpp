@@ -146,8 +146,6 @@ std::optional<int64_t> lanesOverride() {
 
 std::optional<int64_t> publishOverride() { return integerFromEnvironment("POLYC_CUDA_PUBLISH", 1, 1 << 20); }
 
-std::optional<int64_t> termTablesOverride() { return integerFromEnvironment("POLYC_CUDA_TERMS", 0, 1); }
-
 bool verbose() {
   static const bool enabled = integerFromEnvironment("POLYC_CUDA_VERBOSE", 0, 1).value_or(0) == 1;
   return enabled;

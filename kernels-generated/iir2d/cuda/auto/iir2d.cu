@@ -95,31 +95,24 @@ struct Iir2dDevice {
   // from the strip's windows and staged arrays, and every thread returns it.
   template <unsigned G, typename yWindowView, typename y_inWindowView>
   __device__ float S0Value(int i, int j, unsigned lane, const float *bStaged, const yWindowView &yWindow,
-      const y_inWindowView &y_inWindow, const polyc::rt::cuda::TermTable<float> *terms, bool useTerms) const {
+      const y_inWindowView &y_inWindow, const polyc::rt::cuda::LaneTerms<float,
+      polyc::rt::cuda::termsInRegisters(G)> *terms) const {
     float sum0 = 0.0f;
-    if (useTerms) {
-      // The G lanes of the group take the terms of table 0 in turn (built once per block).
-      {
-        const int polyc_count = terms[0].size();
-        const polyc::rt::cuda::Term<float> *polyc_terms = terms[0].terms;
-        polyc::rt::cuda::Term<float> polyc_term = polyc_terms[lane];
-        #pragma unroll 4
-        for (int polyc_t = lane; polyc_t < polyc_count; polyc_t += G) {
-          // The next term loads while this one's cell does (a warp of padding ends the table).
-          const polyc::rt::cuda::Term<float> polyc_next = polyc_terms[polyc_t + G];
-          sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
-          polyc_term = polyc_next;
+    // The G lanes of the group take the terms of table 0 in turn (built once per block): the lane's first
+    // ones are in registers, the rest in the table.
+    {
+      const auto &polyc_terms = terms[0];
+      #pragma unroll
+      for (int polyc_k = 0; polyc_k < polyc_terms.Held; ++polyc_k) {
+        if (polyc_k < polyc_terms.held) {
+          sum0 += polyc_terms.coefficient[polyc_k] * yWindow.at(polyc_terms.offset[polyc_k]);
         }
       }
-    } else {
-      // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-      for (int k2 = 0 + lane; k2 < int(M); k2 += G) {
-        #pragma unroll 4
-        for (int k1 = 0; k1 < int(M); ++k1) {
-          if (k1 != 0 || k2 != 0) {
-            sum0 += bStaged[k1 * int(M) + k2] * yWindow(i - k1, j - k2);
-          }
-        }
+      const int polyc_count = polyc_terms.table.size();
+      #pragma unroll 4
+      for (int polyc_t = lane + polyc_terms.Held * G; polyc_t < polyc_count; polyc_t += G) {
+        const polyc::rt::cuda::Term<float> polyc_term = polyc_terms.table.terms[polyc_t];
+        sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
       }
     }
     sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -236,7 +229,6 @@ struct Band1FlexibleArgs {
   polyc::rt::cuda::WindowGeometry<float> y_inWindow;
   polyc::rt::cuda::StagedArray<float> bStaged;
   polyc::rt::cuda::TermTableLayout terms[1];
-  bool useTerms = false; // the window sums from the tables, not loops (termTablesPay)
 };
 
 // G threads per point.
@@ -250,6 +242,8 @@ struct Band1Strip {
   polyc::rt::cuda::StripWindow<float, S, false> y_in;
   const float *bStaged = nullptr;
   polyc::rt::cuda::TermTable<float> terms[1];
+  polyc::rt::cuda::LaneTerms<float,
+      polyc::rt::cuda::termsInRegisters(G)> laneTerms[1]; // this lane's terms of each table
 
   __device__ Band1Strip(const Band1FlexibleArgs &args, unsigned char *shared) : args(args), shared(shared) {
     y.geometry = args.yWindow;
@@ -259,12 +253,14 @@ struct Band1Strip {
     for (int t = 0; t < 1; ++t) terms[t].bind(args.terms[t], shared);
   }
   // Once per block: the arrays every point reads whole, then the window sums' term tables (warp 0 builds
-  // them; the scheduler's barrier publishes them before the first step).
+  // them), then each lane's terms.
   __device__ void start() {
     bStaged = polyc::rt::cuda::stageArray(args.bStaged, shared, Threads);
     __syncthreads(); // the staged arrays, before the tables read them
     if (threadIdx.x < polyc::rt::cuda::WarpSize)
       args.program.S0Terms(bStaged, y.geometry.ringCols, y_in.geometry.ringCols, terms);
+    __syncthreads(); // the tables, before the lanes load their terms
+    for (int t = 0; t < 1; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);
   }
   // When the block takes a strip: the rows its first step reads.
   __device__ void enter(int column, int step) {
@@ -284,7 +280,7 @@ struct Band1Strip {
     // nothing.
     const float value
         = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), bStaged,
-        y.view(row, col), y_in.view(row, col), terms, args.useTerms);
+        y.view(row, col), y_in.view(row, col), laneTerms);
     if (inside && polyc::rt::cuda::groupLane<G>() == 0)
       y.store(row, col, value, args.program.y);
     y.commit(step);
@@ -293,8 +289,9 @@ struct Band1Strip {
 };
 
 template <unsigned G>
-__global__ void __launch_bounds__(Band1Strip<G>::Threads) band1Flexible(polyc::rt::cuda::FlexibleBoard board,
-    const Band1FlexibleArgs args, int publishInterval) {
+__global__ void __launch_bounds__(Band1Strip<G>::Threads,
+    2) band1Flexible(polyc::rt::cuda::FlexibleBoard board, const Band1FlexibleArgs args,
+    int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
   Band1Strip<G> strip(args, dynamicShared);
@@ -401,7 +398,6 @@ protected:
           args.bStaged.count = M * M;
           polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
           polyc::rt::cuda::layoutTerms<float>(args.terms[0], {int64_t(M), int64_t(M)}, sharedBytes);
-          args.useTerms = polyc::rt::cuda::termTablesPay(int64_t(M), G);
           if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols
               >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
             return false;

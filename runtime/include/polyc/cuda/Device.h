@@ -155,7 +155,6 @@ WavefrontOverride wavefrontOverride();
 bool verbose();
 std::optional<int64_t> lanesOverride();
 std::optional<int64_t> publishOverride();
-std::optional<int64_t> termTablesOverride();
 
 // Enqueues a sequence of launches on `stream`: directly when POLYC_CUDA_GRAPH=0, else by replaying
 // `graph`, captured from `enqueue` the first time and whenever `key` changes. `prepareOnly` captures
@@ -189,21 +188,6 @@ inline unsigned lanesFor(int64_t length) {
   while (lanes < 32 && lanes < length) // at most a warp
     lanes *= 2;
   return lanes;
-}
-
-// Host: whether a flexible wavefront's window sums take their terms from tables (polyc/cuda/Wavefront.cuh,
-// Term) rather than loops whose innermost variable of `length` values the G lanes share: when that loop
-// leaves a tenth or more of the lanes idle. A table term waits for two dependent shared-memory loads (the
-// term, then its cell), a loop term for one, so with busy lanes the loops win (H100, 2048^2 IIR: tables
-// 9-12% faster at M = 3, 5 and 9, 1.5x slower at M = 31: docs/performance.md). POLYC_CUDA_TERMS=0|1
-// overrides.
-inline bool termTablesPay(int64_t length, unsigned lanes) {
-  if (const std::optional<int64_t> forced = termTablesOverride())
-    return *forced == 1;
-  if (length <= 0)
-    return false;
-  const int64_t slots = (length + lanes - 1) / lanes * lanes; // lane iterations the loop takes
-  return 10 * (slots - length) >= slots;
 }
 
 // The strip width that goes with G lanes per point: 16 columns for 32 lanes (512 threads), wider strips

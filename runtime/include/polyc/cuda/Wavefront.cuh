@@ -462,14 +462,15 @@ template <typename T> __device__ T *stageArray(const StagedArray<T> &staged, uns
 // is the same list of (coefficient, offset from the point's cell) pairs at every point. Built once per
 // block, the list lets a point's G lanes take the terms in turn (t, t + G, ...): every lane busy
 // whatever the window's shape (lanes over one variable leave 15 of 32 idle at M = 17), no loop nest,
-// no `where` test, and a term costs one 8-byte load of the pair, one load of the window and an FMA.
-template <typename T> struct Term {
+// no `where` test. A lane's terms are the same at every step, so its first ones live in registers
+// (LaneTerms): such a term costs one load of the window and an FMA, and the loads of a step are
+// independent of each other.
+template <typename T> struct alignas(sizeof(T) < 8 ? 8 : 16) Term { // one load of the pair
   T coefficient;
   int offset; // in the point's View: window cell = origin[offset]
 };
 
-// Where a table lives in dynamic shared memory: its term count, then up to `capacity` terms and a
-// warp's worth of padding (a lane loads its next term before it knows whether there is one).
+// Where a table lives in dynamic shared memory: its term count, then up to `capacity` terms.
 struct TermTableLayout {
   int64_t capacity = 0;
   unsigned sharedOffset = 0;
@@ -487,7 +488,7 @@ void layoutTerms(TermTableLayout &table, std::initializer_list<int64_t> extents,
   table.capacity = capacity;
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   table.sharedOffset = unsigned(sharedBytes);
-  sharedBytes += 16 + size_t(table.capacity + WarpSize) * sizeof(Term<T>);
+  sharedBytes += 16 + size_t(table.capacity) * sizeof(Term<T>);
 }
 
 template <typename T> struct TermTable {
@@ -499,6 +500,39 @@ template <typename T> struct TermTable {
     terms = reinterpret_cast<Term<T> *>(shared + layout.sharedOffset + 16);
   }
   __device__ __forceinline__ int size() const { return *count; }
+};
+
+// How many of its terms a lane of a G-lane group holds in registers: 9 terms a lane at M = 17 (G = 32),
+// 5 at M = 9 (G = 16), 3 at M = 5 (G = 8), 2 at M = 3 (G = 4); M = 31's 30 a lane are 16 held and 14
+// read from the table.
+__host__ __device__ constexpr int termsInRegisters(unsigned lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 8 : 4; }
+
+// One lane's view of a term table: its terms lane, lane + G, ..., lane + (K - 1) G in registers,
+// loaded once per block after the table is built; terms from lane + K G on are read from the table.
+template <typename T, int K> struct LaneTerms {
+  static constexpr int Held = K;
+  TermTable<T> table;
+  T coefficient[K];
+  int offset[K];
+  int held = 0; // how many of the K this lane has (the table may hold fewer than K G terms)
+
+  __device__ void load(const TermTable<T> &source, unsigned lane, unsigned lanes) {
+    table = source;
+    const int count = table.size();
+    held = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int t = int(lane) + k * int(lanes);
+      coefficient[k] = T(0);
+      offset[k] = 0;
+      if (t < count) {
+        const Term<T> term = table.terms[t];
+        coefficient[k] = term.coefficient;
+        offset[k] = term.offset;
+        ++held;
+      }
+    }
+  }
 };
 
 // Appends the terms that one warp (all 32 lanes, converged) finds in one pass over 32 candidate

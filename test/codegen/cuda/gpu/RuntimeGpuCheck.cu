@@ -91,6 +91,75 @@ template <unsigned G> static void checkGroupReduce(std::mt19937 &rng) {
   }
 }
 
+// ---- Term tables: warp 0 appends the candidates a `where` keeps (every third dropped), then each
+// group of G lanes sums coefficient x cell the way the generated value function does: a lane's first
+// LaneTerms::Held terms from registers, the rest of its share from the table, then the group's sum.
+
+template <unsigned G>
+__global__ void termSumKernel(TermTableLayout layout, const float *coefficients, const float *cells, int n,
+                              float *out) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  TermTable<float> table;
+  table.bind(layout, shared);
+  if (threadIdx.x < WarpSize) {
+    TermAppender<float> appender{table};
+    for (int base = 0; base < n; base += WarpSize) {
+      const int c = base + int(threadIdx.x);
+      const bool keep = c < n && c % 3 != 1;
+      appender.append(keep, keep ? coefficients[c] : 0.0f, keep ? c : 0);
+    }
+    appender.finish();
+  }
+  __syncthreads();
+  LaneTerms<float, termsInRegisters(G)> mine;
+  const unsigned lane = threadIdx.x % G;
+  mine.load(table, lane, G);
+  float sum = 0;
+#pragma unroll
+  for (int k = 0; k < mine.Held; ++k)
+    if (k < mine.held)
+      sum += mine.coefficient[k] * cells[mine.offset[k]];
+  for (int t = int(lane) + mine.Held * int(G); t < mine.table.size(); t += G)
+    sum += mine.table.terms[t].coefficient * cells[mine.table.terms[t].offset];
+  sum = groupReduce<G>(sum, SumOp<float>());
+  if (lane == 0)
+    out[threadIdx.x / G] = sum;
+}
+
+template <unsigned G> static void checkLaneTerms(std::mt19937 &rng) {
+  const int held = termsInRegisters(G) * int(G); // terms the lanes of a group hold in registers
+  for (int n : {0, 1, 5, held, held + 1, 3 * held / 2 + 7, 3 * held}) {
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> coefficients(std::max(n, 1)), cells(std::max(n, 1));
+    for (int c = 0; c < n; ++c) {
+      coefficients[c] = dist(rng);
+      cells[c] = dist(rng);
+    }
+    double expected = 0;
+    for (int c = 0; c < n; ++c)
+      if (c % 3 != 1)
+        expected += double(coefficients[c]) * cells[c];
+    TermTableLayout layout;
+    size_t sharedBytes = 0;
+    layoutTerms<float>(layout, {int64_t(n)}, sharedBytes);
+    const int threads = 64 > int(G) ? 64 : int(G), groups = threads / int(G);
+    DeviceBuffer coefficientBuffer(coefficients.size() * sizeof(float)), cellBuffer(cells.size() * sizeof(float)),
+        out(groups * sizeof(float));
+    coefficientBuffer.upload(coefficients.data(), coefficients.size() * sizeof(float), nullptr);
+    cellBuffer.upload(cells.data(), cells.size() * sizeof(float), nullptr);
+    termSumKernel<G><<<1, threads, sharedBytes>>>(layout, coefficientBuffer.as<float>(), cellBuffer.as<float>(), n,
+                                                  out.as<float>());
+    POLYC_CUDA_CHECK_LAUNCH("termSumKernel");
+    std::vector<float> result(groups);
+    out.download(result.data(), result.size() * sizeof(float), nullptr);
+    POLYC_CUDA_CHECK(cudaDeviceSynchronize());
+    for (int g = 0; g < groups; ++g)
+      expect(std::fabs(result[g] - expected) <= 1e-4 * (1 + std::fabs(expected)),
+             "LaneTerms<" + std::to_string(G) + "> n=" + std::to_string(n) + ": " + std::to_string(result[g]) +
+                 " vs " + std::to_string(expected));
+  }
+}
+
 template <unsigned Threads> static void checkBlockReduce(std::mt19937 &rng) {
   for (int n : {0, 1, 33, 1000, 5000}) {
     const int blocks = 17;
@@ -543,6 +612,10 @@ int main(int argc, char **argv) {
       checkBlockReduce<32>(rng);
       checkBlockReduce<256>(rng);
       checkBlockReduce<1024>(rng);
+      checkLaneTerms<4>(rng);
+      checkLaneTerms<8>(rng);
+      checkLaneTerms<16>(rng);
+      checkLaneTerms<32>(rng);
     }
     checkIir(rng, quick);
     std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
