@@ -303,7 +303,8 @@ template <typename T> struct WindowGeometry {
   int back = 0, ahead = 0, left = 0, right = 0;
   BoundaryRule boundary = BoundaryRule::Zero;
   int ringRows = 0;          // R: a power of two > S + back + ahead + 2 (see layoutWindow)
-  int ringCols = 0;          // left + S + right
+  int stagedCols = 0;        // left + S + right: the columns the ring holds
+  int ringCols = 0;          // the ring's row pitch, >= stagedCols (see layoutWindow)
   unsigned sharedOffset = 0; // where the ring (2R rows, see StripWindow) starts in dynamic shared memory
 };
 
@@ -313,7 +314,14 @@ template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWi
   while (rows <= stripWidth + window.back + window.ahead + 2)
     rows *= 2;
   window.ringRows = rows;
-  window.ringCols = window.left + stripWidth + window.right;
+  window.stagedCols = window.left + stripWidth + window.right;
+  // A window sum's terms, taken in order (columns fastest), run along a window row of `width` cells and
+  // on to the next row: with a pitch equal to the width modulo the 32 banks, the 32 terms one warp reads
+  // at once fall in 32 different banks (the H100 showed 2-way conflicts on every window read at M = 17).
+  const int width = window.left + window.right + 1;
+  window.ringCols = window.stagedCols;
+  if (width > 1)
+    window.ringCols += ((width - window.stagedCols) % 32 + 32) % 32;
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   window.sharedOffset = unsigned(sharedBytes);
   const size_t bytes = 2 * size_t(window.ringRows) * size_t(window.ringCols) * sizeof(T);
@@ -348,7 +356,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     threads = blockThreads;
   }
   __device__ __forceinline__ int perRow() const {
-    return Recurrence ? geometry.left : geometry.ringCols;
+    return Recurrence ? geometry.left : geometry.stagedCols;
   }
   // Both copies of a staged element.
   __device__ __forceinline__ void put(int row, int col, T value) const {
@@ -379,10 +387,10 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   __device__ void fill(int column, int firstStep) {
     firstCol = column * S;
     const int lowRow = firstStep - (S - 1) - geometry.back;
-    const int count = (firstStep + geometry.ahead - lowRow + 1) * geometry.ringCols;
+    const int count = (firstStep + geometry.ahead - lowRow + 1) * geometry.stagedCols;
     for (int index = threadIdx.x; index < count; index += threads) {
-      const int row = lowRow + index / geometry.ringCols;
-      const int col = stagedCol(index % geometry.ringCols);
+      const int row = lowRow + index / geometry.stagedCols;
+      const int col = stagedCol(index % geometry.stagedCols);
       put(row, col, load(row, col));
     }
     const int nextRow = firstStep + geometry.ahead + 1;
