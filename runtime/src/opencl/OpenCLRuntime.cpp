@@ -207,7 +207,7 @@ std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, co
   const std::string shuffle = nvShuffle ? nvShuffle : "";
   if (shuffle != "" && shuffle != "0" && shuffle != "1")
     throw Error("POLYC_OPENCL_NV_SHUFFLE='" + shuffle + "': expected 0 or 1", CL_INVALID_VALUE);
-  if (shuffle != "0")
+  if (shuffle == "1")
     options += " -D POLYC_NV_SHUFFLE=1";
   const std::string registers = nvMaxRegisters ? nvMaxRegisters : "";
   long count = 128;

@@ -9,9 +9,10 @@ namespace polyc::rt::ocl {
 // Work-group reductions over local memory. Every work-item of the group must call them (they contain
 // barriers) with a __local scratch array of get_local_size(0) elements; every work-item gets the result.
 // The f64 variants exist when the including program enables cl_khr_fp64 and defines POLYC_USE_FP64.
-// On NVIDIA the runtime builds with -D POLYC_NV_SHUFFLE=1 (deviceBuildOptions in OpenCLRuntime.h, unless
-// POLYC_OPENCL_NV_SHUFFLE=0): the reductions then combine within a warp by PTX shuffles (shfl.sync.bfly,
-// the instruction CUDA's __shfl_xor_sync compiles to) instead of local memory and barriers.
+// On NVIDIA with POLYC_OPENCL_NV_SHUFFLE=1 the runtime builds with -D POLYC_NV_SHUFFLE=1 (deviceBuildOptions
+// in OpenCLRuntime.h): the reductions then combine within a warp by PTX shuffles (shfl.sync.bfly, the
+// instruction CUDA's __shfl_xor_sync compiles to) instead of local memory and barriers. Off by default:
+// slower than local memory on the H100 (docs/performance.md, OpenCL).
 inline constexpr const char *kWorkGroupReductionSource = R"CLC(
 // ---- polyc device library: work-group reductions ----
 #if defined(POLYC_NV_SHUFFLE) && POLYC_NV_SHUFFLE

@@ -98,8 +98,9 @@ struct DeviceInfo {
 bool isNvidiaVendor(const std::string &platformVendor, const std::string &deviceVendor);
 
 // The options polyc adds to every program build for `info`'s device (Program's constructor, the one
-// place): on NVIDIA, "-D POLYC_NV_SHUFFLE=1" (DeviceLibrary.h's reductions by warp shuffles) unless
-// `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "0", and "-cl-nv-maxrregcount=N" when the device lists
+// place): on NVIDIA, "-D POLYC_NV_SHUFFLE=1" (DeviceLibrary.h's reductions by warp shuffles) when
+// `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "1" (off by default: the H100 ran the IIR 8-17% slower with
+// them, docs/performance.md), and "-cl-nv-maxrregcount=N" when the device lists
 // cl_nv_compiler_options, N from `nvMaxRegisters` (POLYC_OPENCL_NV_MAXRREG): unset or empty 128, so that
 // 512 work-items fit in the 64K registers of a streaming multiprocessor; "0" passes nothing. Elsewhere
 // nothing. Each returned option starts with a space. Throws an Error naming the variable for a bad value.
