@@ -150,8 +150,8 @@ void CudaExprPrinter::printTermLoop(const ReductionParts &parts, const CudaTermT
   w.closeBlock();
   w.line("const int polyc_count = polyc_terms.table.size();");
   w.line("#pragma unroll 4");
-  w.openBlock("for (int polyc_t = " + lane + " + polyc_terms.Held * " + groupSize + "; polyc_t < polyc_count; polyc_t += " +
-              groupSize + ")");
+  w.openBlock("for (int polyc_t = " + lane + " + polyc_terms.Held * " + groupSize +
+              "; polyc_t < polyc_count; polyc_t += " + groupSize + ")");
   w.line("const polyc::rt::cuda::Term<" + typeName(parts.type) + "> polyc_term = polyc_terms.table.terms[polyc_t];");
   w.line(parts.update("polyc_term.coefficient * " + table.view + ".at(polyc_term.offset)"));
   w.closeBlock();

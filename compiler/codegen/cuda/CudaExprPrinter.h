@@ -45,7 +45,8 @@ public:
   std::map<std::string, CudaWindowRead> windows; // FlexibleValue: arrays read through windows
   bool convergedGroups = false; // FlexibleValue: every lane of the warp computes (full-warp shuffles)
   std::map<const ast::Reduction *, CudaTermTable> termTables; // FlexibleValue, FlexibleTerms
-  // The term tables' parameter in the value and terms functions (an array of TermTable, by index).
+  // The term tables' parameter in the value function (an array of LaneTerms) and the terms function (an
+  // array of TermTable), by table index.
   static constexpr const char *TermTablesParam = "terms";
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
