@@ -60,12 +60,12 @@ fixed=$bin/iir2d-opencl-fixed
   --case flexible="$flex" --case fixed="$fixed" --case auto="$bin/iir2d-opencl-auto" \
   --case fixed-direct="$fixed:POLYC_OPENCL_COMMAND_BUFFER=0" \
   --case flexible-rreg64="$flex:POLYC_OPENCL_NV_MAXRREG=64" \
-  --case flexible-noshuffle="$flex:POLYC_OPENCL_NV_SHUFFLE=0" \
+  --case flexible-shuffle="$flex:POLYC_OPENCL_NV_SHUFFLE=1" \
   --case flexible-old="$flex:POLYC_OPENCL_NV_SHUFFLE=0,POLYC_OPENCL_NV_MAXRREG=0,POLYC_OPENCL_NV_STRIP=0" \
   --case flexible-lanes4="$flex:POLYC_OPENCL_LANES=4" --case flexible-lanes32="$flex:POLYC_OPENCL_LANES=32" \
   --case flexible-odd="$flex:POLYC_OPENCL_STRIP=3,POLYC_OPENCL_LANES=2,POLYC_OPENCL_GROUPS=5" \
   --case flexible-one-group="$flex:POLYC_OPENCL_GROUPS=1" \
-  --case fixed-noshuffle="$fixed:POLYC_OPENCL_NV_SHUFFLE=0" \
+  --case fixed-shuffle="$fixed:POLYC_OPENCL_NV_SHUFFLE=1" \
   --case fixed-group32="$fixed:POLYC_OPENCL_GROUP_SIZE=32" \
   --case fixed-group8="$fixed:POLYC_OPENCL_GROUP_SIZE=8" >"$out/correctness.txt" 2>&1
 correctness=$?
@@ -97,7 +97,8 @@ cuda=$work/cuda/kernels-generated/iir2d/cuda
 if [[ -x $cuda/iir2d-cuda-auto ]]; then say "== CUDA build: ok"; else say "== CUDA build: none (SKIP_CUDA or failed: cuda-build.txt)"; fi
 
 # Flexible columns: old = every switch off (the 2026-11-22 code path), then one switch on at a time, then
-# the new defaults (shuffle, maxrregcount 128, CUDA strips) and the same with 64 registers.
+# the defaults (no shuffles since session 4: POLYC_OPENCL_NV_SHUFFLE=1 turns them on; maxrregcount 128, CUDA strips)
+# and the same with 64 registers.
 off="POLYC_OPENCL_NV_SHUFFLE=0 POLYC_OPENCL_NV_MAXRREG=0 POLYC_OPENCL_NV_STRIP=0"
 flex_table=$out/flexible.md
 {
@@ -125,7 +126,7 @@ for M in $windows; do
   new=$(time_ms "$flex" "$dir")
   rreg64=$(time_ms "$flex" "$dir" POLYC_OPENCL_NV_MAXRREG=64)
   fixed_off=$(time_ms "$fixed" "$dir" POLYC_OPENCL_NV_SHUFFLE=0)
-  fixed_on=$(time_ms "$fixed" "$dir")
+  fixed_on=$(time_ms "$fixed" "$dir" POLYC_OPENCL_NV_SHUFFLE=1)
   cf=n/a
   cx=n/a
   if [[ -x $cuda/iir2d-cuda-auto ]]; then
