@@ -462,6 +462,70 @@ TEST(OpenCLDeviceLibrary, GroupReductionsOverLanes) {
   }
 }
 
+// polyc_wg_count_before (term tables): each work-item's count of kept work-items before it, and the total.
+TEST(OpenCLDeviceLibrary, CountBeforeIsAnExclusivePrefixOfTheKeptFlags) {
+  Device device = Device::fromEnvironment();
+  const char *kernelText = R"CLC(
+__kernel void count_before(__global const int *keep, __global int *before, __global int *kept, __local int *scratch) {
+  int total;
+  before[get_global_id(0)] = polyc_wg_count_before(keep[get_global_id(0)], scratch, &total);
+  kept[get_global_id(0)] = total;
+}
+)CLC";
+  Program program(device, std::string(kWorkGroupReductionSource) + kFlexibleWavefrontSource + kernelText,
+                  "-cl-std=CL1.2");
+  Kernel kernel = program.kernel("count_before");
+  std::mt19937 random(5);
+  for (size_t localSize : {1, 2, 3, 32, 100, 256}) {
+    if (localSize > kernel.maxWorkGroupSize(device))
+      continue;
+    const size_t groups = 3, n = groups * localSize;
+    std::vector<int> keep(n), before(n), kept(n);
+    for (int &k : keep)
+      k = int(random() % 3 == 0);
+    Buffer keepBuffer(device, n * sizeof(int)), beforeBuffer(device, n * sizeof(int)), keptBuffer(device, n * sizeof(int));
+    keepBuffer.write(device, keep.data(), n * sizeof(int));
+    kernel.arg(0, keepBuffer).arg(1, beforeBuffer).arg(2, keptBuffer).localArg(3, localSize * sizeof(int));
+    RegionTimer timer;
+    timer.enqueue(device, kernel, n, localSize);
+    timer.finish(device);
+    beforeBuffer.read(device, before.data(), n * sizeof(int));
+    keptBuffer.read(device, kept.data(), n * sizeof(int));
+    for (size_t g = 0; g < groups; ++g) {
+      int count = 0;
+      for (size_t l = 0; l < localSize; ++l) {
+        ASSERT_EQ(before[g * localSize + l], count) << "group size " << localSize << ", item " << l;
+        count += keep[g * localSize + l];
+      }
+      for (size_t l = 0; l < localSize; ++l)
+        ASSERT_EQ(kept[g * localSize + l], count) << "group size " << localSize;
+    }
+  }
+}
+
+TEST(OpenCLTermTables, HeldTermsOptionIsValidated) {
+  EXPECT_EQ(heldTermsOption(nullptr), "");
+  EXPECT_EQ(heldTermsOption(""), "");
+  EXPECT_EQ(heldTermsOption("16"), " -D POLYC_HELD_TERMS=16");
+  EXPECT_EQ(heldTermsOption("1"), " -D POLYC_HELD_TERMS=1");
+  for (const char *bad : {"0", "33", "-4", "8x", "eight"}) {
+    try {
+      heldTermsOption(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find("POLYC_OPENCL_HELD_TERMS"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(OpenCLTermTables, BytesAreTheProductOfTheExtentsAtLeastOneTermAndSaturate) {
+  EXPECT_EQ(termTableBytes({31, 31}, 8), size_t(961 * 8));
+  EXPECT_EQ(termTableBytes({5}, 16), size_t(80));
+  EXPECT_EQ(termTableBytes({0, 7}, 8), size_t(8)); // an empty sum still gets a (never read) term
+  EXPECT_EQ(termTableBytes({-3, 7}, 8), size_t(8));
+  EXPECT_EQ(termTableBytes({int64_t(1) << 40, int64_t(1) << 40}, 8), size_t(8) << 24);
+}
+
 // Kernel::arg does not set a plain value again when it is unchanged; every launch still sees the value
 // last given, also after a buffer argument changed in between and in a copy.
 TEST(OpenCLKernel, UnchangedValuesAreKeptAndChangesSeen) {

@@ -11,7 +11,7 @@
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/cuda/CudaExprPrinter.h"
-#include "compiler/codegen/cuda/TermTables.h"
+#include "compiler/codegen/TermTables.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"

@@ -8,6 +8,7 @@
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/TermTables.h"
 
 #include "polyc/opencl/DeviceLibrary.h"
 
@@ -21,6 +22,7 @@
 #include <isl/union_set.h>
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <optional>
 #include <set>
@@ -32,8 +34,9 @@ using allocate::AllocationKind;
 namespace {
 
 // Who computes one statement instance in a kernel: one work-item; a whole work-group (its reductions
-// shared by all work-items); or a run of `lanes` work-items of a flexible wavefront's strip.
-enum class PointMode { Item, Group, Strip };
+// shared by all work-items); or a run of `lanes` work-items of a flexible wavefront's strip. StripTerms
+// prints no point: the whole work-group builds the strip statement's term tables (TermTables.h).
+enum class PointMode { Item, Group, Strip, StripTerms };
 
 // An array a flexible wavefront's point reads from a ring of recent rows in local memory (its window),
 // through `origin`: a pointer to the point's own cell, with rows `ringCols` elements apart.
@@ -44,6 +47,13 @@ struct WindowView {
   std::string ringRows;       // for the recurrence's second copy of a row
   bool holdsBoundary = false; // the ring holds the boundary's zeros: reads need no bounds test
   bool recurrence = false;    // the statement's own array: its stores go to the ring too
+};
+
+// A window sum of a flexible wavefront computed from a term table (see the device library): table
+// `index` in local memory (polyc_terms<index>), the lane's first terms in private arrays.
+struct TermTableView {
+  unsigned index = 0;
+  std::string origin; // the window's View origin (WindowView::origin)
 };
 
 bool isWord(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -88,6 +98,10 @@ public:
   std::string storeGuard; // the condition under which this work-item stores, empty: always
   std::map<std::string, WindowView> windows; // by array name
   std::set<ast::ElemType> scratchTypes; // the local scratch arrays the printed code uses
+  std::map<const ast::Reduction *, TermTableView> termTables; // the strip statement's tabled sums
+  // The strip's lanes combine once per step, and a barrier (the step's publication) comes before the
+  // next combination: the reduction may leave out its trailing barrier.
+  bool unsyncedCombine = false;
 
   std::string typeName(ast::ElemType type) const override {
     switch (type) {
@@ -138,6 +152,12 @@ public:
   std::string printReduction(const ReductionParts &parts, CodeWriter &w) override;
   std::string printFlatReduction(const ReductionParts &parts, CodeWriter &w);
   std::string combineLanes(const ReductionParts &parts, CodeWriter &w);
+  void printTermLoop(const ReductionParts &parts, const TermTableView &table, CodeWriter &w);
+  std::string printTermTable(const ReductionParts &parts, const TermTableView &table, CodeWriter &w);
+  // The group reduction a run of lanes calls, e.g. polyc_group_sum_f32(_unsynced).
+  std::string groupReduction(const char *op, ast::ElemType type) const {
+    return std::string("polyc_group_") + op + "_" + suffix(type) + (unsyncedCombine ? "_unsynced" : "");
+  }
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
                          llvm::ArrayRef<std::string> indices) const override;
   void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
@@ -155,6 +175,7 @@ public:
   }
 
 private:
+  mutable std::string termOffset_; // StripTerms: the offset of the window cell the term just printed reads
   // `index - var` as C; "(-r1)" rather than "((i - r1) - i)" when the index is `var` plus or minus
   // terms of additive precedence.
   static std::string offsetText(const std::string &index, const std::string &var) {
@@ -184,7 +205,7 @@ std::string OpenCLExprPrinter::combineLanes(const ReductionParts &parts, CodeWri
   const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "sum"
                    : parts.reduction->op == ast::ReductionOp::Max ? "max"
                                                                   : "min";
-  w.line(acc + " = polyc_group_" + op + "_" + suffix(parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
+  w.line(acc + " = " + groupReduction(op, parts.type) + "(" + acc + ", " + lanes + ", polyc_scratch_" +
          suffix(parts.type) + ");");
   return acc;
 }
@@ -266,13 +287,20 @@ std::string OpenCLExprPrinter::printFlatReduction(const ReductionParts &parts, C
 }
 
 std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  auto table = parts.nested ? termTables.end() : termTables.find(parts.reduction);
+  if (mode == PointMode::StripTerms)
+    return table == termTables.end() ? parts.identity : printTermTable(parts, table->second, w);
   if (mode == PointMode::Item || parts.nested || parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
   if (mode == PointMode::Group)
     return printFlatReduction(parts, w);
-  // A strip's point: a few lanes (at most a warp) over the innermost variable.
+  // A strip's point: a few lanes (at most a warp) over a term table or the innermost variable.
   const std::string acc = parts.accumulator;
   w.line(typeName(parts.type) + " " + acc + " = " + parts.identity + ";");
+  if (table != termTables.end()) {
+    printTermLoop(parts, table->second, w);
+    return combineLanes(parts, w);
+  }
   const size_t n = parts.loops.size();
   // Whether a range depends on another variable of the reduction (a triangular range).
   bool independent = true;
@@ -329,19 +357,102 @@ std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeW
 std::string OpenCLExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
                                           llvm::ArrayRef<std::string> indices) const {
   auto it = windows.find(array.name);
-  if (it != windows.end() && storage == arrayRef(array) && indices.size() == 2)
-    return windowElement(it->second, indices[it->second.rowDim], indices[it->second.colDim]);
+  if (it != windows.end() && storage == arrayRef(array) && indices.size() == 2) {
+    const WindowView &view = it->second;
+    if (mode == PointMode::StripTerms) {
+      // A table's term: the coefficient alone, the cell's offset recorded for the table.
+      termOffset_ = offsetText(indices[view.rowDim], view.row) + " * " + view.ringCols + " + " +
+                    offsetText(indices[view.colDim], view.col);
+      return literal(1, array.decl->elemType);
+    }
+    return windowElement(view, indices[view.rowDim], indices[view.colDim]);
+  }
   return ExprPrinter::elementRef(array, storage, indices);
+}
+
+// The lanes of a point take the table's terms in turn: lane l terms l, l + lanes, ...; the first
+// POLYC_HELD_TERMS of them from the private arrays loaded after the table was built.
+void OpenCLExprPrinter::printTermLoop(const ReductionParts &parts, const TermTableView &table, CodeWriter &w) {
+  const std::string t = "polyc_terms" + std::to_string(table.index);
+  w.comment("The lanes of the point take the terms of table " + std::to_string(table.index) +
+            " in turn: the lane's first ones are in registers, the rest in the table.");
+  w.line("#pragma unroll");
+  w.openBlock("for (int polyc_k = 0; polyc_k < POLYC_HELD_TERMS; ++polyc_k)");
+  w.openBlock("if (polyc_k < " + t + "_held)");
+  w.line(parts.update(t + "_coefficient[polyc_k] * " + table.origin + "[" + t + "_offset[polyc_k]]"));
+  w.closeBlock();
+  w.closeBlock();
+  w.line("#pragma unroll 4");
+  w.openBlock("for (int polyc_t = " + lane + " + POLYC_HELD_TERMS * " + lanes + "; polyc_t < " + t +
+              "_size; polyc_t += " + lanes + ")");
+  w.line("const polyc_term_" + suffix(parts.type) + " polyc_term = " + t + "[polyc_t];");
+  w.line(parts.update("polyc_term.coefficient * " + table.origin + "[polyc_term.offset]"));
+  w.closeBlock();
+}
+
+// The work-group walks the reduction's flattened index space (the innermost variable fastest, so that
+// consecutive lanes read neighbouring cells) a group's size of candidates at a time, and appends the
+// terms the `where` condition keeps, in order. Returns the identity: no value is computed here.
+std::string OpenCLExprPrinter::printTermTable(const ReductionParts &parts, const TermTableView &table,
+                                              CodeWriter &w) {
+  const std::string t = "polyc_terms" + std::to_string(table.index);
+  const std::string type = typeName(parts.type);
+  std::vector<std::string> extents;
+  for (const ReductionLoop &loop : parts.loops)
+    extents.push_back("max(0, (" + loop.hi + ") - (" + loop.lo + "))");
+  w.comment("Table " + std::to_string(table.index) + ": the terms of " + parts.accumulator + ".");
+  w.openBlock("");
+  w.line("const int polyc_candidates = " + llvm::join(extents, " * ") + ";");
+  w.line("int polyc_count = 0;");
+  w.openBlock("for (int polyc_base = 0; polyc_base < polyc_candidates; polyc_base += polyc_group_size)");
+  w.line("const int polyc_index = polyc_base + polyc_lid;");
+  w.line("int polyc_keep = 0, polyc_offset = 0;");
+  w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
+  w.openBlock("if (polyc_index < polyc_candidates)");
+  w.line("int polyc_rest = polyc_index;");
+  for (size_t k = parts.loops.size(); k-- > 0;) {
+    const ReductionLoop &loop = parts.loops[k];
+    if (k == 0) {
+      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
+      break;
+    }
+    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
+    w.line("polyc_rest /= " + extents[k] + ";");
+  }
+  if (!parts.condition.empty())
+    w.openBlock("if (" + parts.condition + ")");
+  termOffset_.clear();
+  std::string coefficient = parts.body(w);
+  assert(!termOffset_.empty() && "a term table's sum reads its window once per term");
+  w.line("polyc_coefficient = " + coefficient + ";");
+  w.line("polyc_offset = " + termOffset_ + ";");
+  w.line("polyc_keep = 1;");
+  if (!parts.condition.empty())
+    w.closeBlock();
+  w.closeBlock();
+  w.line("int polyc_kept;");
+  w.line("const int polyc_slot = polyc_count + polyc_wg_count_before(polyc_keep, polyc_scratch_i32, &polyc_kept);");
+  w.openBlock("if (polyc_keep)");
+  w.line(t + "[polyc_slot].coefficient = polyc_coefficient;");
+  w.line(t + "[polyc_slot].offset = polyc_offset;");
+  w.closeBlock();
+  w.line("polyc_count += polyc_kept;");
+  w.closeBlock();
+  w.line(t + "_size = polyc_count;");
+  w.closeBlock();
+  return parts.identity;
 }
 
 void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
                                    const std::string &target, const std::string &op, const std::string &rhs,
                                    CodeWriter &w) {
+  if (mode == PointMode::StripTerms)
+    return; // the tables are built; the points are computed by the steps
   std::string value = rhs;
   ast::ElemType type = array.decl->elemType;
   if (mode != PointMode::Item && deferSum) {
     scratchTypes.insert(type);
-    w.line("const " + typeName(type) + " polyc_value = polyc_group_sum_" + suffix(type) + "(" + rhs + ", " + lanes +
+    w.line("const " + typeName(type) + " polyc_value = " + groupReduction("sum", type) + "(" + rhs + ", " + lanes +
            ", polyc_scratch_" + suffix(type) + ");");
     value = "polyc_value";
   }
@@ -475,6 +586,12 @@ private:
   void printFixedWavefront(const BandView &band, const isl::ast_node &body);
   void printFixedLoop(const BandView &band, const isl::ast_node &body);
   void printFlexibleWavefront(const BandView &band);
+  std::vector<std::vector<std::string>> planTermTables(const model::Statement &statement, const isl::set &domain,
+                                                       const std::vector<const ast::IndexVar *> &pointVars,
+                                                       const std::set<std::string> &windowed,
+                                                       const std::set<std::string> &staged);
+  void printTermTableBuild(const model::Statement &statement, const std::string &row, const std::string &col,
+                           const std::string &type, CodeWriter &w);
 
   // Kernel body printing: the AST under a band with the mapped members as guarded indices.
   void printKernelNode(const isl::ast_node &node, CodeWriter &w);
@@ -1119,6 +1236,68 @@ static std::string innerReductionExtent(const model::Statement &statement, const
   return text;
 }
 
+// The window sums of the flexible wavefront's statement that take their terms from tables (TermTables.h),
+// registered with the expression printer; returns each table's extents (host expressions of the sum's
+// variables' ranges, whose product is the table's capacity), in table order. A sum isl cannot bound
+// keeps its loops.
+std::vector<std::vector<std::string>> OpenCLPrinter::planTermTables(const model::Statement &statement,
+                                                                    const isl::set &domain,
+                                                                    const std::vector<const ast::IndexVar *> &pointVars,
+                                                                    const std::set<std::string> &windowed,
+                                                                    const std::set<std::string> &staged) {
+  std::vector<std::vector<std::string>> extents;
+  exprs_.termTables.clear();
+  isl::set context = domain.params();
+  for (const ast::Reduction *red : outerReductions(*statement.equation->rhs)) {
+    std::optional<std::string> window = termTableWindow(*red, pointVars, windowed, staged);
+    auto info = llvm::find_if(statement.reductions, [&](const model::ReductionInfo &r) { return r.reduction == red; });
+    if (!window || info == statement.reductions.end())
+      continue;
+    std::vector<std::string> tableExtents;
+    try {
+      isl::set range = info->range.intersect_domain(domain).range();
+      for (unsigned d = 0; d < unsigned(range.tuple_dim()); ++d)
+        tableExtents.push_back(
+            hostExpr(dimMax(range, d).sub(dimMin(range, d)).add_constant(isl::val(range.ctx(), 1)), context));
+    } catch (const isl::exception &) {
+      continue;
+    }
+    exprs_.termTables[red] = TermTableView{unsigned(extents.size()), exprs_.windows.at(*window).origin};
+    extents.push_back(std::move(tableExtents));
+  }
+  return extents;
+}
+
+// Once per work-group, before the first column: the term tables (the whole group appends the terms in
+// order), then each lane's first POLYC_HELD_TERMS terms of each table into private arrays.
+void OpenCLPrinter::printTermTableBuild(const model::Statement &statement, const std::string &row,
+                                        const std::string &col, const std::string &type, CodeWriter &w) {
+  const size_t count = exprs_.termTables.size();
+  for (size_t k = 0; k < count; ++k)
+    w.line("int polyc_terms" + std::to_string(k) + "_size = 0;");
+  w.comment("The window sums' terms, once per work-group: a table of (coefficient, offset from the point's cell).");
+  w.openBlock("");
+  w.comment("Any point will do: a table's terms are the same at every point.");
+  w.line("const int " + row + " = polyc_row_lo, " + col + " = polyc_col_lo;");
+  exprs_.mode = PointMode::StripTerms;
+  exprs_.printStatement(statement, w);
+  exprs_.mode = PointMode::Strip;
+  w.closeBlock();
+  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+  for (size_t k = 0; k < count; ++k) {
+    const std::string t = "polyc_terms" + std::to_string(k);
+    w.line(type + " " + t + "_coefficient[POLYC_HELD_TERMS];");
+    w.line("int " + t + "_offset[POLYC_HELD_TERMS], " + t + "_held = 0;");
+    w.line("#pragma unroll");
+    w.openBlock("for (int polyc_k = 0; polyc_k < POLYC_HELD_TERMS; ++polyc_k)");
+    w.line("const int polyc_t = polyc_lane + polyc_k * polyc_lanes, polyc_has = polyc_t < " + t + "_size;");
+    w.line(t + "_coefficient[polyc_k] = polyc_has ? " + t + "[polyc_t].coefficient : 0;");
+    w.line(t + "_offset[polyc_k] = polyc_has ? " + t + "[polyc_t].offset : 0;");
+    w.line(t + "_held += polyc_has;");
+    w.closeBlock();
+  }
+}
+
 void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   if (band.statements.size() != 1) {
     fail("flexible wavefront of band " + std::to_string(band.index) + ": it needs exactly one statement");
@@ -1275,6 +1454,10 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   }
   for (const std::string &n : staged)
     exprs_.setReadStorage(n, "polyc_" + cIdentifier(n) + "_local");
+  std::set<std::string> windowed;
+  for (const auto &[n, window] : windows)
+    windowed.insert(n);
+  std::vector<std::vector<std::string>> tableExtents = planTermTables(statement, domain, pointVars, windowed, staged);
   // The global element (row, col) of a window's array, 0 outside it (the zero boundary).
   auto globalRead = [&](const FlexibleWindow &window, const std::string &row, const std::string &col) {
     std::vector<std::string> idx(2);
@@ -1323,6 +1506,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     }
     w.line("barrier(CLK_LOCAL_MEM_FENCE);");
   }
+  if (!tableExtents.empty())
+    printTermTableBuild(statement, dims[rowDim], dims[colDim], T, w);
   w.line("polyc_wf_state polyc_state = polyc_wf_begin();");
   w.openBlock("while (!polyc_state.done)");
   w.openBlock("if (polyc_state.column < 0)");
@@ -1391,9 +1576,10 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
            dims[colDim] + " - polyc_first_col + " + p(*window, "left") + ";");
   }
   exprs_.deferSum = isSumOfSums(*eq.rhs);
+  exprs_.unsyncedCombine = exprs_.deferSum || outerReductions(*eq.rhs).size() == 1;
   exprs_.storeGuard = "polyc_lane == 0 && polyc_active";
   exprs_.printStatement(statement, w);
-  exprs_.deferSum = false;
+  exprs_.deferSum = exprs_.unsyncedCombine = false;
   exprs_.storeGuard.clear();
   w.closeBlock();
   for (const FlexibleWindow *window : order) {
@@ -1406,6 +1592,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   w.closeBlock();
   w.closeBlock();
   exprs_.windows.clear();
+  exprs_.termTables.clear();
   exprs_.clearReadStorage();
 
   std::vector<KernelArg> args = baseArgs({s}, false);
@@ -1424,6 +1611,9 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     args.push_back({"__local " + exprs_.typeName(a.decl->elemType) + " *polyc_" + cIdentifier(n) + "_local",
                     "polyc_" + cIdentifier(n) + "_bytes", true});
   }
+  for (size_t k = 0; k < tableExtents.size(); ++k)
+    args.push_back({"__local polyc_term_" + suffix(type) + " *polyc_terms" + std::to_string(k),
+                    "polyc_terms" + std::to_string(k) + "_bytes", true});
   std::set<ast::ElemType> scratch = exprs_.scratchTypes;
   scratch.insert(ast::ElemType::I32); // the column scan
   for (ast::ElemType t : scratch)
@@ -1478,6 +1668,12 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     // At least one element: OpenCL refuses a local argument of 0 bytes (an empty array is never read).
     w_.line("const size_t " + bytes + " = size_t(std::max<int64_t>(" + exprs_.storageSize(a) + ", 1)) * sizeof(" +
             clScalar(a.decl->elemType) + ");");
+    stagedBytes += " + " + bytes;
+  }
+  for (size_t k = 0; k < tableExtents.size(); ++k) {
+    std::string bytes = "polyc_terms" + std::to_string(k) + "_bytes";
+    w_.line("const size_t " + bytes + " = polyc::rt::ocl::termTableBytes({" + llvm::join(tableExtents[k], ", ") +
+            "}, " + (type == ast::ElemType::F64 ? "16" : "8") + ");");
     stagedBytes += " + " + bytes;
   }
   std::string scratchType = "cl_int";

@@ -224,6 +224,17 @@ std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, co
   return options;
 }
 
+std::string heldTermsOption(const char *heldTerms) {
+  const std::string text = heldTerms ? heldTerms : "";
+  if (text.empty())
+    return "";
+  char *end = nullptr;
+  const long count = std::strtol(text.c_str(), &end, 10);
+  if (*end != '\0' || count < 1 || count > 32)
+    throw Error("POLYC_OPENCL_HELD_TERMS='" + text + "': expected an integer in [1, 32]", CL_INVALID_VALUE);
+  return " -D POLYC_HELD_TERMS=" + std::to_string(count);
+}
+
 // "P:D" with both parts decimal; anything else is a name substring.
 static bool parseIndices(const std::string &selector, unsigned &platform, unsigned &device) {
   size_t colon = selector.find(':');
@@ -334,7 +345,7 @@ Program::Program(const Device &device, const std::string &source, const std::str
     : device_(device.id()) {
   const std::string extra = deviceBuildOptions(device.info(), std::getenv("POLYC_OPENCL_NV_SHUFFLE"),
                                                std::getenv("POLYC_OPENCL_NV_MAXRREG"));
-  options_ = options + extra;
+  options_ = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS")) + extra;
   const char *text = source.c_str();
   size_t length = source.size();
   cl_int status = CL_SUCCESS;
@@ -346,7 +357,7 @@ Program::Program(const Device &device, const std::string &source, const std::str
     // still gets the portable program, and says so.
     std::fprintf(stderr, "polyc: OpenCL build with '%s' failed (%s); building without them. Build log:\n%s\n",
                  extra.c_str(), errorString(status), buildLog().c_str());
-    options_ = options;
+    options_ = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS"));
     status = clBuildProgram(program_.get(), 1, &device_, options_.c_str(), nullptr, nullptr);
   }
   if (status != CL_SUCCESS) {
@@ -726,6 +737,14 @@ void checkIndexable(const std::string &what, int64_t elements) {
     throw Error(what + " has " + std::to_string(elements) +
                     " elements; the OpenCL target indexes with 32-bit integers (at most 2147483647)",
                 CL_INVALID_BUFFER_SIZE);
+}
+
+size_t termTableBytes(std::initializer_list<int64_t> extents, size_t termBytes) {
+  constexpr int64_t Saturated = int64_t(1) << 24;
+  int64_t terms = 1;
+  for (int64_t extent : extents)
+    terms = std::min(Saturated, terms * std::clamp<int64_t>(extent, 0, Saturated));
+  return size_t(std::max<int64_t>(terms, 1)) * termBytes;
 }
 
 // A positive integer from the environment, or `fallback` when the variable is unset.

@@ -156,20 +156,31 @@ POLYC_DEFINE_WG_REDUCE(polyc_wg_min_f64, double, min)
 
 // The same over each run of G consecutive work-items (G a power of two dividing the group size): the
 // lanes of one point when a work-group computes several points at once. Every lane gets its run's
-// result. All work-items of the group must call it (it has barriers; the shuffled version for runs of
-// up to 32 has none, so a caller must not rely on it to order its other local-memory accesses).
+// result. All work-items of the group must call it (it has barriers).
+// A run of up to 32 lanes is combined by each of its lanes in lane order after one barrier (32 local
+// reads cost less than a barrier per level of a tree); a longer one by a tree over local memory.
+// NAME ends with a barrier, so the scratch can be reused at once; NAME##_unsynced does not: its caller
+// must pass a barrier before the group writes the scratch again (a flexible wavefront's step, whose
+// publication has one, saves a barrier per step), and must not rely on it to order its other
+// local-memory accesses (with NVIDIA shuffles it has no barrier at all for runs of up to 32).
 #define POLYC_DEFINE_GROUP_REDUCE(NAME, T, COMBINE)                                                 \
-  T NAME(T value, int lanes, __local T *scratch) {                                                  \
+  T NAME##_unsynced(T value, int lanes, __local T *scratch) {                                       \
     POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                         \
-    const int lid = get_local_id(0), lane = lid & (lanes - 1);                                      \
+    const int lid = get_local_id(0), lane = lid & (lanes - 1), first = lid - lane;                  \
     scratch[lid] = value;                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
-    for (int width = lanes / 2; width > 0; width /= 2) {                                            \
+    for (int width = lanes > 32 ? lanes / 2 : 0; width > 0; width /= 2) {                           \
       if (lane < width)                                                                             \
         scratch[lid] = COMBINE(scratch[lid], scratch[lid + width]);                                 \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
     }                                                                                               \
-    const T result = scratch[lid - lane];                                                           \
+    T result = scratch[first];                                                                      \
+    for (int other = 1; other < (lanes > 32 ? 1 : lanes); ++other)                                  \
+      result = COMBINE(result, scratch[first + other]);                                             \
+    return result;                                                                                  \
+  }                                                                                                 \
+  T NAME(T value, int lanes, __local T *scratch) {                                                  \
+    const T result = NAME##_unsynced(value, lanes, scratch);                                        \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
     return result;                                                                                  \
   }
@@ -329,6 +340,40 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   }
 }
 
+// ---- polyc device library: term tables ----
+// A window sum whose terms are a point-invariant coefficient times one window cell is the same list of
+// (coefficient, offset from the point's cell) pairs at every point. The kernel builds the list once per
+// work-group in local memory; a point's lanes then take its terms in turn (every lane busy whatever the
+// window's shape, no loop nest, no `where` test per term), a lane's first POLYC_HELD_TERMS terms from
+// private arrays that the unrolled loops index by constants (registers).
+typedef struct __attribute__((aligned(8))) { float coefficient; int offset; } polyc_term_f32;
+typedef struct __attribute__((aligned(8))) { int coefficient; int offset; } polyc_term_i32;
+#ifdef POLYC_USE_FP64
+typedef struct __attribute__((aligned(16))) { double coefficient; int offset; } polyc_term_f64;
+#endif
+#ifndef POLYC_HELD_TERMS
+#define POLYC_HELD_TERMS 8
+#endif
+
+// How many work-items before this one (in work-item order) have `keep` set; *kept gets the group's
+// total. All work-items call it, `scratch` holds get_local_size(0) ints. A Hillis-Steele scan, two
+// barriers per doubling: it runs while the tables are built, once per work-group.
+int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
+  const int lid = get_local_id(0), size = get_local_size(0);
+  scratch[lid] = keep;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int distance = 1; distance < size; distance *= 2) {
+    const int before = lid >= distance ? scratch[lid - distance] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[lid] += before;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  *kept = scratch[size - 1];
+  const int result = scratch[lid] - keep;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return result;
+}
+
 // Band 0, one work-group per point over i, j.
 __kernel void S1_reduce(const int H, const int W, const int M, __global const float *x,
     __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
@@ -423,7 +468,8 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
     const int polyc_y_ahead, const int polyc_y_left, __local float *polyc_y_ring,
     const int polyc_y_in_ring_rows, const int polyc_y_in_ring_cols, const int polyc_y_in_back,
     const int polyc_y_in_ahead, const int polyc_y_in_left, __local float *polyc_y_in_ring,
-    __local float *polyc_b_local, __local float *polyc_scratch_f32, __local int *polyc_scratch_i32) {
+    __local float *polyc_b_local, __local polyc_term_f32 *polyc_terms0, __local float *polyc_scratch_f32,
+    __local int *polyc_scratch_i32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   const int polyc_strip_lane = polyc_lid / polyc_lanes, polyc_lane = polyc_lid % polyc_lanes;
   const int polyc_columns = (polyc_cols + polyc_strip - 1) / polyc_strip;
@@ -439,6 +485,51 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
     polyc_b_local[polyc_k] = b[polyc_k];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+  int polyc_terms0_size = 0;
+  // The window sums' terms, once per work-group: a table of (coefficient, offset from the point's cell).
+  {
+    // Any point will do: a table's terms are the same at every point.
+    const int i = polyc_row_lo, j = polyc_col_lo;
+    // Table 0: the terms of sum0.
+    {
+      const int polyc_candidates = max(0, (M) - (0)) * max(0, (M) - (0));
+      int polyc_count = 0;
+      for (int polyc_base = 0; polyc_base < polyc_candidates; polyc_base += polyc_group_size) {
+        const int polyc_index = polyc_base + polyc_lid;
+        int polyc_keep = 0, polyc_offset = 0;
+        float polyc_coefficient = 0.0f;
+        if (polyc_index < polyc_candidates) {
+          int polyc_rest = polyc_index;
+          const int k2 = 0 + polyc_rest % max(0, (M) - (0));
+          polyc_rest /= max(0, (M) - (0));
+          const int k1 = 0 + polyc_rest;
+          if (k1 != 0 || k2 != 0) {
+            polyc_coefficient = polyc_b_local[k1 * M + k2] * 1.0f;
+            polyc_offset = (-k1) * polyc_y_ring_cols + (-k2);
+            polyc_keep = 1;
+          }
+        }
+        int polyc_kept;
+        const int polyc_slot = polyc_count + polyc_wg_count_before(polyc_keep, polyc_scratch_i32, &polyc_kept);
+        if (polyc_keep) {
+          polyc_terms0[polyc_slot].coefficient = polyc_coefficient;
+          polyc_terms0[polyc_slot].offset = polyc_offset;
+        }
+        polyc_count += polyc_kept;
+      }
+      polyc_terms0_size = polyc_count;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float polyc_terms0_coefficient[POLYC_HELD_TERMS];
+  int polyc_terms0_offset[POLYC_HELD_TERMS], polyc_terms0_held = 0;
+  #pragma unroll
+  for (int polyc_k = 0; polyc_k < POLYC_HELD_TERMS; ++polyc_k) {
+    const int polyc_t = polyc_lane + polyc_k * polyc_lanes, polyc_has = polyc_t < polyc_terms0_size;
+    polyc_terms0_coefficient[polyc_k] = polyc_has ? polyc_terms0[polyc_t].coefficient : 0;
+    polyc_terms0_offset[polyc_k] = polyc_has ? polyc_terms0[polyc_t].offset : 0;
+    polyc_terms0_held += polyc_has;
+  }
   polyc_wf_state polyc_state = polyc_wf_begin();
   while (!polyc_state.done) {
     if (polyc_state.column < 0) {
@@ -536,16 +627,21 @@ __kernel void S0_flexible(const int H, const int W, const int M, __global const 
             + (polyc_y_in_m + polyc_y_in_ahead < polyc_y_in_ring_rows ? polyc_y_in_ring_rows : 0))
             * polyc_y_in_ring_cols + j - polyc_first_col + polyc_y_in_left;
         float sum0 = 0.0f;
-        // The lanes of the point take consecutive values of k2; each runs the other variables in order.
-        for (int k2 = 0 + polyc_lane; k2 < M; k2 += polyc_lanes) {
-          #pragma unroll 4
-          for (int k1 = 0; k1 < M; ++k1) {
-            if (k1 != 0 || k2 != 0) {
-              sum0 += polyc_b_local[k1 * M + k2] * polyc_y_at[(-k1) * polyc_y_ring_cols + (-k2)];
-            }
+        // The lanes of the point take the terms of table 0 in turn: the lane's first ones are in registers, the
+        // rest in the table.
+        #pragma unroll
+        for (int polyc_k = 0; polyc_k < POLYC_HELD_TERMS; ++polyc_k) {
+          if (polyc_k < polyc_terms0_held) {
+            sum0 += polyc_terms0_coefficient[polyc_k] * polyc_y_at[polyc_terms0_offset[polyc_k]];
           }
         }
-        sum0 = polyc_group_sum_f32(sum0, polyc_lanes, polyc_scratch_f32);
+        #pragma unroll 4
+        for (int polyc_t = polyc_lane + POLYC_HELD_TERMS * polyc_lanes; polyc_t < polyc_terms0_size; polyc_t
+            += polyc_lanes) {
+          const polyc_term_f32 polyc_term = polyc_terms0[polyc_t];
+          sum0 += polyc_term.coefficient * polyc_y_at[polyc_term.offset];
+        }
+        sum0 = polyc_group_sum_f32_unsynced(sum0, polyc_lanes, polyc_scratch_f32);
         if (polyc_lane == 0 && polyc_active) {
           const float polyc_value = polyc_y_in_at[0 * polyc_y_in_ring_cols + 0] + sum0;
           polyc_y_at[0] = polyc_value;

@@ -156,20 +156,31 @@ POLYC_DEFINE_WG_REDUCE(polyc_wg_min_f64, double, min)
 
 // The same over each run of G consecutive work-items (G a power of two dividing the group size): the
 // lanes of one point when a work-group computes several points at once. Every lane gets its run's
-// result. All work-items of the group must call it (it has barriers; the shuffled version for runs of
-// up to 32 has none, so a caller must not rely on it to order its other local-memory accesses).
+// result. All work-items of the group must call it (it has barriers).
+// A run of up to 32 lanes is combined by each of its lanes in lane order after one barrier (32 local
+// reads cost less than a barrier per level of a tree); a longer one by a tree over local memory.
+// NAME ends with a barrier, so the scratch can be reused at once; NAME##_unsynced does not: its caller
+// must pass a barrier before the group writes the scratch again (a flexible wavefront's step, whose
+// publication has one, saves a barrier per step), and must not rely on it to order its other
+// local-memory accesses (with NVIDIA shuffles it has no barrier at all for runs of up to 32).
 #define POLYC_DEFINE_GROUP_REDUCE(NAME, T, COMBINE)                                                 \
-  T NAME(T value, int lanes, __local T *scratch) {                                                  \
+  T NAME##_unsynced(T value, int lanes, __local T *scratch) {                                       \
     POLYC_GROUP_REDUCE_SHUFFLED(T, COMBINE)                                                         \
-    const int lid = get_local_id(0), lane = lid & (lanes - 1);                                      \
+    const int lid = get_local_id(0), lane = lid & (lanes - 1), first = lid - lane;                  \
     scratch[lid] = value;                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
-    for (int width = lanes / 2; width > 0; width /= 2) {                                            \
+    for (int width = lanes > 32 ? lanes / 2 : 0; width > 0; width /= 2) {                           \
       if (lane < width)                                                                             \
         scratch[lid] = COMBINE(scratch[lid], scratch[lid + width]);                                 \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
     }                                                                                               \
-    const T result = scratch[lid - lane];                                                           \
+    T result = scratch[first];                                                                      \
+    for (int other = 1; other < (lanes > 32 ? 1 : lanes); ++other)                                  \
+      result = COMBINE(result, scratch[first + other]);                                             \
+    return result;                                                                                  \
+  }                                                                                                 \
+  T NAME(T value, int lanes, __local T *scratch) {                                                  \
+    const T result = NAME##_unsynced(value, lanes, scratch);                                        \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                   \
     return result;                                                                                  \
   }
@@ -327,6 +338,40 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
       state->column = -1;
     barrier(CLK_LOCAL_MEM_FENCE);
   }
+}
+
+// ---- polyc device library: term tables ----
+// A window sum whose terms are a point-invariant coefficient times one window cell is the same list of
+// (coefficient, offset from the point's cell) pairs at every point. The kernel builds the list once per
+// work-group in local memory; a point's lanes then take its terms in turn (every lane busy whatever the
+// window's shape, no loop nest, no `where` test per term), a lane's first POLYC_HELD_TERMS terms from
+// private arrays that the unrolled loops index by constants (registers).
+typedef struct __attribute__((aligned(8))) { float coefficient; int offset; } polyc_term_f32;
+typedef struct __attribute__((aligned(8))) { int coefficient; int offset; } polyc_term_i32;
+#ifdef POLYC_USE_FP64
+typedef struct __attribute__((aligned(16))) { double coefficient; int offset; } polyc_term_f64;
+#endif
+#ifndef POLYC_HELD_TERMS
+#define POLYC_HELD_TERMS 8
+#endif
+
+// How many work-items before this one (in work-item order) have `keep` set; *kept gets the group's
+// total. All work-items call it, `scratch` holds get_local_size(0) ints. A Hillis-Steele scan, two
+// barriers per doubling: it runs while the tables are built, once per work-group.
+int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
+  const int lid = get_local_id(0), size = get_local_size(0);
+  scratch[lid] = keep;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int distance = 1; distance < size; distance *= 2) {
+    const int before = lid >= distance ? scratch[lid - distance] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[lid] += before;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  *kept = scratch[size - 1];
+  const int result = scratch[lid] - keep;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return result;
 }
 
 // Band 0, one work-group per point over i, j.

@@ -105,6 +105,10 @@ bool isNvidiaVendor(const std::string &platformVendor, const std::string &device
 // 512 work-items fit in the 64K registers of a streaming multiprocessor; "0" passes nothing. Elsewhere
 // nothing. Each returned option starts with a space. Throws an Error naming the variable for a bad value.
 std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters);
+// " -D POLYC_HELD_TERMS=N" for `heldTerms` (POLYC_OPENCL_HELD_TERMS, every device): how many of its term
+// table's terms a lane keeps in registers (DeviceLibrary.h); unset or empty: nothing (the library's 8).
+// Throws an Error naming the variable unless it is an integer in [1, 32].
+std::string heldTermsOption(const char *heldTerms);
 
 // Lists every (platform, device) pair, in platform then device order. Throws when no platform exists.
 std::vector<DeviceInfo> listDevices();
@@ -356,6 +360,12 @@ size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reduct
 // The work-group size of a kernel where every work-item computes its own point: 256 on a GPU (a
 // multiple of the 32-wide warp), 64 on a CPU, within what the kernel allows.
 size_t itemGroupSize(const Device &device, const Kernel &kernel);
+
+// The local memory of a term table (DeviceLibrary.h) for a window sum over variables with `extents`
+// values each: their product of `termBytes` terms, at least one term (OpenCL refuses a local argument of
+// 0 bytes), saturating at 2^24 terms (far more than any device's local memory, so the strip shape then
+// reports that the kernel does not fit rather than the size overflowing).
+size_t termTableBytes(std::initializer_list<int64_t> extents, size_t termBytes);
 
 // One window a flexible wavefront's point reads (an array at the point's row and column plus bounded
 // offsets): rows back..ahead and columns left..right around the point, held in local memory as a ring

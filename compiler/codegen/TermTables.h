@@ -1,5 +1,6 @@
-// Which window sums of a flexible wavefront's statement the CUDA target computes from term tables
-// (polyc::rt::cuda::Term): the AST test behind CodeGenCuda's choice, kept apart from the printing.
+// Which window sums of a flexible wavefront's statement the GPU targets compute from term tables (a list
+// of (coefficient, offset) pairs built once per block or work-group: polyc::rt::cuda::Term on CUDA,
+// polyc_term_* on OpenCL): the AST test behind both code generators' choice, kept apart from the printing.
 #pragma once
 
 #include "dsl/AST.h"

@@ -1,5 +1,5 @@
 // Which window sums suit a term table (see TermTables.h): a structural walk of the reduction's AST.
-#include "compiler/codegen/cuda/TermTables.h"
+#include "compiler/codegen/TermTables.h"
 
 #include "compiler/codegen/IndexExprs.h"
 
