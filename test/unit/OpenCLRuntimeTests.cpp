@@ -664,6 +664,30 @@ TEST(OpenCLStripShape, NvidiaFollowsTheCudaRuleWithinTheKernelLimit) {
   }
 }
 
+// With term tables the lanes follow the table's terms (about 8 a lane, 4 to 16 lanes), not the
+// innermost variable's extent: the IIR filter's M x M tables at M = 3, 5, 9, 17, 31.
+TEST(OpenCLStripShape, TableTermsChooseTheLanes) {
+  ScopedEnvironment strip("POLYC_OPENCL_STRIP", nullptr), lanes("POLYC_OPENCL_LANES", nullptr),
+      rule("POLYC_OPENCL_NV_STRIP", nullptr);
+  struct Case {
+    int64_t innerExtent, tableTerms;
+    int lanes, strip;
+  };
+  for (const Case &c : {Case{3, 9, 4, 64}, Case{5, 25, 4, 64}, Case{9, 81, 8, 32}, Case{17, 289, 16, 16},
+                        Case{31, 961, 16, 16}, Case{31, 7, 4, 64}}) {
+    const StripShape shape = chooseStripShape(gpuLimits(true, 256), 2048, 2048, {}, 0, c.innerExtent, 4, c.tableTerms);
+    EXPECT_EQ(shape.lanes, c.lanes) << "table of " << c.tableTerms;
+    EXPECT_EQ(shape.strip, c.strip) << "table of " << c.tableTerms;
+  }
+  // Another GPU follows the same rule, a CPU keeps 4 lanes, and the override still wins.
+  EXPECT_EQ(chooseStripShape(gpuLimits(false, 256), 64, 64, {}, 0, 31, 4, 961).lanes, 16);
+  StripLimits cpu = gpuLimits(false, 256);
+  cpu.isGpu = false;
+  EXPECT_EQ(chooseStripShape(cpu, 64, 64, {}, 0, 31, 4, 961).lanes, 4);
+  ScopedEnvironment forced("POLYC_OPENCL_LANES", "32");
+  EXPECT_EQ(chooseStripShape(gpuLimits(true, 256), 64, 64, {}, 0, 31, 4, 961).lanes, 32);
+}
+
 TEST(OpenCLStripShape, OtherGpusAndTheSwitchKeepSixteenColumns) {
   ScopedEnvironment strip("POLYC_OPENCL_STRIP", nullptr), lanes("POLYC_OPENCL_LANES", nullptr);
   {

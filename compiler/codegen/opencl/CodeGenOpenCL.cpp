@@ -1670,6 +1670,12 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
             clScalar(a.decl->elemType) + ");");
     stagedBytes += " + " + bytes;
   }
+  // The largest table's capacity: the strip's lanes follow it.
+  std::string tableTerms;
+  for (size_t k = 0; k < tableExtents.size(); ++k)
+    tableTerms += ", (" + llvm::join(tableExtents[k], ") * (") + ")";
+  if (!tableTerms.empty())
+    tableTerms = ", std::max<int64_t>({int64_t(0)" + tableTerms + "})";
   for (size_t k = 0; k < tableExtents.size(); ++k) {
     std::string bytes = "polyc_terms" + std::to_string(k) + "_bytes";
     w_.line("const size_t " + bytes + " = polyc::rt::ocl::termTableBytes({" + llvm::join(tableExtents[k], ", ") +
@@ -1683,7 +1689,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   w_.line("const polyc::rt::ocl::StripShape polyc_shape = polyc::rt::ocl::chooseStripShape(device(), " + member +
           ", polyc_rows, polyc_cols, polyc_windows, " + stagedBytes + ", " +
           innerReductionExtent(statement, program) + ", sizeof(" + scratchType + ") * " +
-          std::to_string(scratch.size() - 1) + ");");
+          std::to_string(scratch.size() - 1) + tableTerms + ");");
   w_.line("const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;");
   w_.line("const int polyc_polls = polyc_shape.polls;");
   for (size_t k = 0; k < order.size(); ++k) {

@@ -791,14 +791,14 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
 
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
-                            size_t scratchBytes) {
+                            size_t scratchBytes, int64_t tableTerms) {
   StripLimits limits;
   limits.isGpu = device.info().isGpu;
   limits.isNvidia = device.info().isNvidia;
   limits.maxGroup = std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
   limits.localMemBytes = device.info().localMemBytes;
   limits.computeUnits = device.info().computeUnits;
-  StripShape shape = chooseStripShape(limits, rows, cols, windows, stagedBytes, innerExtent, scratchBytes);
+  StripShape shape = chooseStripShape(limits, rows, cols, windows, stagedBytes, innerExtent, scratchBytes, tableTerms);
   if (verboseEnabled())
     std::fprintf(stderr,
                  "polyc: OpenCL flexible shape: strip %d x lanes %d = %zu work-items (kernel limit %zu), %zu groups, "
@@ -824,12 +824,18 @@ static bool nvStripRuleWanted() {
 
 StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
-                            size_t scratchBytes) {
+                            size_t scratchBytes, int64_t tableTerms) {
   const bool gpu = limits.isGpu;
   const int64_t maxGroup = powerOfTwoAtMost(int64_t(std::max<size_t>(limits.maxGroup, 1)));
   // Lanes per point over the innermost reduction variable, at most a warp: lanes past its extent
   // would idle. A CPU runs the lanes one after another, so more than a few only adds barriers.
   int64_t lanes = innerExtent <= 0 ? 1 : std::clamp<int64_t>(powerOfTwoAtLeast(innerExtent), 4, gpu ? 32 : 4);
+  // A term table deals its terms out evenly whatever the window's shape, so the lanes follow the terms
+  // instead: about 8 or more a lane, at most 16 lanes, which leaves a strip of 16 columns within the 256
+  // work-items NVIDIA's driver allows the kernel (on the H100, M = 17 and 31 ran a third faster so than with
+  // 32 lanes and strips of 8: docs/performance.md, OpenCL).
+  if (tableTerms > 0)
+    lanes = std::clamp<int64_t>(powerOfTwoAtMost(std::max<int64_t>(tableTerms / 8, 1)), 4, gpu ? 16 : 4);
   lanes = environmentValue("POLYC_OPENCL_LANES", std::min(lanes, maxGroup), 1, maxGroup);
   if (lanes & (lanes - 1))
     throw Error("POLYC_OPENCL_LANES must be a power of two", CL_INVALID_VALUE);

@@ -863,7 +863,8 @@ public:
           const polyc::rt::ocl::StripShape polyc_shape
               = polyc::rt::ocl::chooseStripShape(device(), S0_flexible_, polyc_rows, polyc_cols, polyc_windows, 0
               + polyc_b_bytes + polyc_terms0_bytes,
-              std::max<int64_t>(int64_t(0), std::max<int64_t>(0 + 1 * M, 0)), sizeof(cl_float) * 1);
+              std::max<int64_t>(int64_t(0), std::max<int64_t>(0 + 1 * M, 0)), sizeof(cl_float) * 1,
+              std::max<int64_t>({int64_t(0), (M) * (M)}));
           const int polyc_strip = polyc_shape.strip, polyc_lanes = polyc_shape.lanes;
           const int polyc_polls = polyc_shape.polls;
           const int polyc_y_ring_rows = polyc_shape.windows[0].ringRows, polyc_y_ring_cols

@@ -393,7 +393,8 @@ struct StripShape {
 // point-invariant arrays copied to local memory once per work-group, reductions whose innermost
 // variable runs over `innerExtent` values (0: no reduction; lanes per point: the smallest power of
 // two >= innerExtent, 4 to 32 on a GPU, 4 on a CPU) and a scratch slot of `scratchBytes` per
-// work-item. The work-group (strip x lanes) stays within the kernel's CL_KERNEL_WORK_GROUP_SIZE and
+// work-item. When the reductions take their terms from tables of up to `tableTerms` terms (0: none),
+// the lanes follow the terms instead: the largest power of two <= tableTerms / 8, 4 to 16 on a GPU. The work-group (strip x lanes) stays within the kernel's CL_KERNEL_WORK_GROUP_SIZE and
 // the local memory; the strip shrinks until both hold. Environment overrides: POLYC_OPENCL_STRIP,
 // POLYC_OPENCL_LANES, POLYC_OPENCL_GROUPS, POLYC_OPENCL_POLLS. Throws when even a strip of one column
 // does not fit in local memory.
@@ -402,7 +403,7 @@ struct StripShape {
 // POLYC_OPENCL_NV_STRIP=0 (then 16 as on other GPUs).
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
-                            size_t scratchBytes);
+                            size_t scratchBytes, int64_t tableTerms = 0);
 // What chooseStripShape reads of the device and kernel; `maxGroup` is the smaller of the kernel's
 // CL_KERNEL_WORK_GROUP_SIZE and the device's maximum.
 struct StripLimits {
@@ -413,7 +414,7 @@ struct StripLimits {
 };
 StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
-                            size_t scratchBytes);
+                            size_t scratchBytes, int64_t tableTerms = 0);
 
 // The run-time choice between a band's fixed and flexible wavefront: `conditionHolds` is the cost
 // model's condition (for example M > 5), `flexibleWhenHolds` says which variant it selects. Returns
