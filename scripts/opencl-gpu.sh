@@ -15,7 +15,8 @@
 # The executables and the reference come prebuilt in BIN (x86-64; this machine has no isl or LLVM); the
 # ICD loader may come in LIB. Writes logs and results.md under OUT; prints the tables last.
 #   scripts/opencl-gpu.sh BIN [LIB]   (env: OUT, SIZES="2048 8192", REPEAT=5, PYTHON=python3, SKIP_CUDA=1,
-#                                      CASES: the correctness shapes, SWEEP_SIZE=2048)
+#                                      CASES: the correctness shapes, SWEEP_SIZE=2048; a size not in
+#                                      SIZES, e.g. none, skips the sweep)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "${1:?usage: opencl-gpu.sh BIN [LIB]}" && pwd)

@@ -53,7 +53,8 @@ struct WindowView {
 // `index` in local memory (polyc_terms<index>), the lane's first terms in private arrays.
 struct TermTableView {
   unsigned index = 0;
-  std::string origin; // the window's View origin (WindowView::origin)
+  std::string origin;                      // the window's View origin (WindowView::origin)
+  ast::ElemType type = ast::ElemType::F32; // the coefficients' (the statement's) type: polyc_term_<type>
 };
 
 bool isWord(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -385,7 +386,7 @@ void OpenCLExprPrinter::printTermLoop(const ReductionParts &parts, const TermTab
   w.line("#pragma unroll 4");
   w.openBlock("for (int polyc_t = " + lane + " + POLYC_HELD_TERMS * " + lanes + "; polyc_t < " + t +
               "_size; polyc_t += " + lanes + ")");
-  w.line("const polyc_term_" + suffix(parts.type) + " polyc_term = " + t + "[polyc_t];");
+  w.line("const polyc_term_" + suffix(table.type) + " polyc_term = " + t + "[polyc_t];");
   w.line(parts.update("polyc_term.coefficient * " + table.origin + "[polyc_term.offset]"));
   w.closeBlock();
 }
@@ -396,7 +397,7 @@ void OpenCLExprPrinter::printTermLoop(const ReductionParts &parts, const TermTab
 std::string OpenCLExprPrinter::printTermTable(const ReductionParts &parts, const TermTableView &table,
                                               CodeWriter &w) {
   const std::string t = "polyc_terms" + std::to_string(table.index);
-  const std::string type = typeName(parts.type);
+  const std::string type = typeName(table.type);
   std::vector<std::string> extents;
   for (const ReductionLoop &loop : parts.loops)
     extents.push_back("max(0, (" + loop.hi + ") - (" + loop.lo + "))");
@@ -407,7 +408,7 @@ std::string OpenCLExprPrinter::printTermTable(const ReductionParts &parts, const
   w.openBlock("for (int polyc_base = 0; polyc_base < polyc_candidates; polyc_base += polyc_group_size)");
   w.line("const int polyc_index = polyc_base + polyc_lid;");
   w.line("int polyc_keep = 0, polyc_offset = 0;");
-  w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
+  w.line(type + " polyc_coefficient = " + literal(0, table.type) + ";");
   w.openBlock("if (polyc_index < polyc_candidates)");
   w.line("int polyc_rest = polyc_index;");
   for (size_t k = parts.loops.size(); k-- > 0;) {
@@ -589,7 +590,7 @@ private:
   std::vector<std::vector<std::string>> planTermTables(const model::Statement &statement, const isl::set &domain,
                                                        const std::vector<const ast::IndexVar *> &pointVars,
                                                        const std::set<std::string> &windowed,
-                                                       const std::set<std::string> &staged);
+                                                       const std::set<std::string> &staged, ast::ElemType type);
   void printTermTableBuild(const model::Statement &statement, const std::string &row, const std::string &col,
                            const std::string &type, CodeWriter &w);
 
@@ -1238,13 +1239,14 @@ static std::string innerReductionExtent(const model::Statement &statement, const
 
 // The window sums of the flexible wavefront's statement that take their terms from tables (TermTables.h),
 // registered with the expression printer; returns each table's extents (host expressions of the sum's
-// variables' ranges, whose product is the table's capacity), in table order. A sum isl cannot bound
-// keeps its loops.
+// variables' ranges, whose product is the table's capacity), in table order. The coefficients have the
+// statement's `type`. A sum isl cannot bound keeps its loops.
 std::vector<std::vector<std::string>> OpenCLPrinter::planTermTables(const model::Statement &statement,
                                                                     const isl::set &domain,
                                                                     const std::vector<const ast::IndexVar *> &pointVars,
                                                                     const std::set<std::string> &windowed,
-                                                                    const std::set<std::string> &staged) {
+                                                                    const std::set<std::string> &staged,
+                                                                    ast::ElemType type) {
   std::vector<std::vector<std::string>> extents;
   exprs_.termTables.clear();
   isl::set context = domain.params();
@@ -1262,7 +1264,7 @@ std::vector<std::vector<std::string>> OpenCLPrinter::planTermTables(const model:
     } catch (const isl::exception &) {
       continue;
     }
-    exprs_.termTables[red] = TermTableView{unsigned(extents.size()), exprs_.windows.at(*window).origin};
+    exprs_.termTables[red] = TermTableView{unsigned(extents.size()), exprs_.windows.at(*window).origin, type};
     extents.push_back(std::move(tableExtents));
   }
   return extents;
@@ -1457,7 +1459,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   std::set<std::string> windowed;
   for (const auto &[n, window] : windows)
     windowed.insert(n);
-  std::vector<std::vector<std::string>> tableExtents = planTermTables(statement, domain, pointVars, windowed, staged);
+  std::vector<std::vector<std::string>> tableExtents =
+      planTermTables(statement, domain, pointVars, windowed, staged, type);
   // The global element (row, col) of a window's array, 0 outside it (the zero boundary).
   auto globalRead = [&](const FlexibleWindow &window, const std::string &row, const std::string &col) {
     std::vector<std::string> idx(2);
