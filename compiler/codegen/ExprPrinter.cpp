@@ -1015,3 +1015,17 @@ std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter 
     w.closeBlock();
   return parts.accumulator;
 }
+
+void ExprPrinter::declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,
+                                            const std::string &flat, CodeWriter &w) {
+  w.line("int polyc_rest = " + flat + ";");
+  for (size_t k = parts.loops.size(); k-- > 0;) {
+    const ReductionLoop &loop = parts.loops[k];
+    if (k == 0) {
+      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
+      break;
+    }
+    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
+    w.line("polyc_rest /= " + extents[k] + ";");
+  }
+}

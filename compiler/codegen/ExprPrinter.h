@@ -123,6 +123,11 @@ public:
                           CodeWriter &w);
 
 protected:
+  // Declares the reduction's variables at position `flat` of its index space flattened in row-major
+  // order (the innermost variable fastest), the variables' ranges having `extents` values each.
+  static void declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,
+                                        const std::string &flat, CodeWriter &w);
+
   const model::Model &model_;
   const schedule::Schedule &schedule_;
 

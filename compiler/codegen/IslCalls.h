@@ -7,6 +7,8 @@
 #include <isl/set.h>
 #include <isl/union_set.h>
 
+#include <vector>
+
 namespace polyc::codegen {
 
 inline isl::pw_aff dimMin(const isl::set &set, unsigned pos) { return isl::manage(isl_set_dim_min(set.copy(), pos)); }
@@ -28,5 +30,13 @@ inline isl::map gistRange(const isl::map &map, const isl::set &context) {
   return isl::manage(isl_map_gist_range(map.copy(), context.copy()));
 }
 inline bool isBounded(const isl::set &set) { return isl_set_is_bounded(set.get()) == isl_bool_true; }
+// The extent (max - min + 1) of each dimension of the set's bounding box, as functions of the params;
+// isl throws (isl::exception) where a dimension is unbounded.
+inline std::vector<isl::pw_aff> boxExtents(const isl::set &set) {
+  std::vector<isl::pw_aff> extents;
+  for (unsigned d = 0; d < unsigned(set.tuple_dim()); ++d)
+    extents.push_back(dimMax(set, d).sub(dimMin(set, d)).add_constant(isl::val(set.ctx(), 1)));
+  return extents;
+}
 
 } // namespace polyc::codegen

@@ -513,11 +513,8 @@ void CudaHostPrinter::planTermTables(FlexibleVariant &variant, const model::Stat
       continue;
     FlexibleVariant::TermTable table{red, variant.windows.at(*window).view, {}};
     try {
-      isl::set range = info->range.intersect_domain(domain).range();
-      for (unsigned d = 0; d < unsigned(range.tuple_dim()); ++d)
-        table.extents.push_back(
-            "int64_t(" + paramsExpr(dimMax(range, d).sub(dimMin(range, d)).add_constant(isl::val(range.ctx(), 1))) +
-            ")");
+      for (const isl::pw_aff &extent : boxExtents(info->range.intersect_domain(domain).range()))
+        table.extents.push_back("int64_t(" + paramsExpr(extent) + ")");
     } catch (const isl::exception &) {
       continue; // unbounded for isl: the sum keeps its loops
     }

@@ -179,16 +179,7 @@ std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const C
   w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
   w.line("int polyc_offset = 0;");
   w.openBlock("if (polyc_index < polyc_count)");
-  w.line("int polyc_rest = polyc_index;");
-  for (size_t k = parts.loops.size(); k-- > 0;) {
-    const ReductionLoop &loop = parts.loops[k];
-    if (k == 0) {
-      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
-      break;
-    }
-    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
-    w.line("polyc_rest /= " + extents[k] + ";");
-  }
+  declareFlatReductionIndex(parts, extents, "polyc_index", w);
   if (!parts.condition.empty())
     w.openBlock("if (" + parts.condition + ")");
   termOffset_.clear();

@@ -410,16 +410,7 @@ std::string OpenCLExprPrinter::printTermTable(const ReductionParts &parts, const
   w.line("int polyc_keep = 0, polyc_offset = 0;");
   w.line(type + " polyc_coefficient = " + literal(0, table.type) + ";");
   w.openBlock("if (polyc_index < polyc_candidates)");
-  w.line("int polyc_rest = polyc_index;");
-  for (size_t k = parts.loops.size(); k-- > 0;) {
-    const ReductionLoop &loop = parts.loops[k];
-    if (k == 0) {
-      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
-      break;
-    }
-    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
-    w.line("polyc_rest /= " + extents[k] + ";");
-  }
+  declareFlatReductionIndex(parts, extents, "polyc_index", w);
   if (!parts.condition.empty())
     w.openBlock("if (" + parts.condition + ")");
   termOffset_.clear();
@@ -1257,10 +1248,8 @@ std::vector<std::vector<std::string>> OpenCLPrinter::planTermTables(const model:
       continue;
     std::vector<std::string> tableExtents;
     try {
-      isl::set range = info->range.intersect_domain(domain).range();
-      for (unsigned d = 0; d < unsigned(range.tuple_dim()); ++d)
-        tableExtents.push_back(
-            hostExpr(dimMax(range, d).sub(dimMin(range, d)).add_constant(isl::val(range.ctx(), 1)), context));
+      for (const isl::pw_aff &extent : boxExtents(info->range.intersect_domain(domain).range()))
+        tableExtents.push_back(hostExpr(extent, context));
     } catch (const isl::exception &) {
       continue;
     }
