@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -207,6 +210,34 @@ protected:
   Kernel kernel_;
   Buffer p_;
 };
+
+TEST_F(LaunchSequenceTest, SavedBinaryBuildsTheSameProgram) {
+  // POLYC_OPENCL_SAVE_BINARY writes the device's binary: a program created from that file builds and
+  // has the kernel.
+  const std::string path = ::testing::TempDir() + "polyc-saved-binary.bin";
+  std::remove(path.c_str());
+  {
+    ScopedEnvironment save("POLYC_OPENCL_SAVE_BINARY", path.c_str());
+    Program saved(*device_, kChainKernel, "-cl-std=CL1.2");
+  }
+  std::ifstream file(path, std::ios::binary);
+  ASSERT_TRUE(file) << path;
+  const std::string binary((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(binary.empty());
+  const unsigned char *data = reinterpret_cast<const unsigned char *>(binary.data());
+  const size_t size = binary.size();
+  const cl_device_id id = device_->id();
+  cl_int status = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBinary(device_->context(), 1, &id, &size, &data, nullptr, &status);
+  ASSERT_EQ(status, CL_SUCCESS);
+  EXPECT_EQ(clBuildProgram(program, 1, &id, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "chain", &status);
+  EXPECT_EQ(status, CL_SUCCESS);
+  if (kernel)
+    clReleaseKernel(kernel);
+  clReleaseProgram(program);
+  std::remove(path.c_str());
+}
 
 TEST_F(LaunchSequenceTest, PoclHasCommandBuffers) {
   // PoCL 3.1 (CI's device) lists cl_khr_command_buffer; elsewhere this test has nothing to check.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 namespace polyc::rt::ocl {
@@ -369,6 +370,22 @@ Program::Program(const Device &device, const std::string &source, const std::str
       message += "; build log:\n" + log;
     throw Error(message, status);
   }
+  if (const char *path = std::getenv("POLYC_OPENCL_SAVE_BINARY"); path && *path)
+    saveBinary(path);
+}
+
+void Program::saveBinary(const std::string &path) const {
+  size_t size = 0;
+  check(clGetProgramInfo(program_.get(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+  std::string binary(size, '\0');
+  unsigned char *data = reinterpret_cast<unsigned char *>(binary.data());
+  check(clGetProgramInfo(program_.get(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr),
+        "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  std::ofstream file(path, std::ios::binary);
+  file.write(binary.data(), std::streamsize(binary.size()));
+  if (!file.flush())
+    throw Error("POLYC_OPENCL_SAVE_BINARY: cannot write '" + path + "'", CL_INVALID_VALUE);
 }
 
 std::string Program::buildLog() const {

@@ -176,6 +176,9 @@ public:
   Kernel kernel(const char *name) const;
   // The build log (warnings included) of the last build.
   std::string buildLog() const;
+  // Writes the device's binary of the program (PTX on NVIDIA, for ptxas and cuobjdump) to `path`; the
+  // constructor calls it when POLYC_OPENCL_SAVE_BINARY names a file.
+  void saveBinary(const std::string &path) const;
 
 private:
   cl_device_id device_ = nullptr;
