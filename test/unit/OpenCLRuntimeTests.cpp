@@ -611,18 +611,22 @@ TEST(OpenCLVendor, NvidiaByPlatformOrDeviceVendor) {
 TEST(OpenCLVendor, NvidiaBuildOptions) {
   const DeviceInfo nvidia = vendorDevice("NVIDIA Corporation", "NVIDIA Corporation",
                                          "cl_khr_fp64 cl_nv_compiler_options cl_nv_device_attribute_query");
-  // Shuffles only when asked for (slower on the H100); 128 registers unless told otherwise.
-  EXPECT_EQ(deviceBuildOptions(nvidia, nullptr, nullptr), " -cl-nv-maxrregcount=128");
-  EXPECT_EQ(deviceBuildOptions(nvidia, "", ""), " -cl-nv-maxrregcount=128");
-  EXPECT_EQ(deviceBuildOptions(nvidia, "1", "64"), " -D POLYC_NV_SHUFFLE=1 -cl-nv-maxrregcount=64");
-  EXPECT_EQ(deviceBuildOptions(nvidia, "0", nullptr), " -cl-nv-maxrregcount=128");
-  EXPECT_EQ(deviceBuildOptions(nvidia, "1", "0"), " -D POLYC_NV_SHUFFLE=1");
-  EXPECT_EQ(deviceBuildOptions(nvidia, "0", "0"), "");
+  // The PTX fence unless turned off; shuffles only when asked for (slower on the H100); 128 registers
+  // unless told otherwise.
+  EXPECT_EQ(deviceBuildOptions(nvidia, nullptr, nullptr), " -D POLYC_NV_FENCE=1 -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "", "", ""), " -D POLYC_NV_FENCE=1 -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "1", "64", "1"),
+            " -D POLYC_NV_FENCE=1 -D POLYC_NV_SHUFFLE=1 -cl-nv-maxrregcount=64");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "0", nullptr, "0"), " -cl-nv-maxrregcount=128");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "1", "0", "0"), " -D POLYC_NV_SHUFFLE=1");
+  EXPECT_EQ(deviceBuildOptions(nvidia, "0", "0", "0"), "");
   // The register limit only where the driver lists the extension that defines the option.
   const DeviceInfo plain = vendorDevice("NVIDIA Corporation", "NVIDIA Corporation", "cl_khr_fp64 cl_nv_compiler");
-  EXPECT_EQ(deviceBuildOptions(plain, "1", "64"), " -D POLYC_NV_SHUFFLE=1");
-  for (const char *bad : {"2", "yes", "-1"})
+  EXPECT_EQ(deviceBuildOptions(plain, "1", "64", "0"), " -D POLYC_NV_SHUFFLE=1");
+  for (const char *bad : {"2", "yes", "-1"}) {
     EXPECT_THROW(deviceBuildOptions(nvidia, bad, nullptr), Error) << bad;
+    EXPECT_THROW(deviceBuildOptions(nvidia, nullptr, nullptr, bad), Error) << bad;
+  }
   for (const char *bad : {"8", "256", "64k", "-64"})
     EXPECT_THROW(deviceBuildOptions(nvidia, nullptr, bad), Error) << bad;
 }
@@ -630,7 +634,7 @@ TEST(OpenCLVendor, NvidiaBuildOptions) {
 TEST(OpenCLVendor, OtherDevicesGetNoOptions) {
   const DeviceInfo pocl = vendorDevice("The pocl project", "GenuineIntel", "cl_khr_fp64 cl_nv_compiler_options");
   EXPECT_EQ(deviceBuildOptions(pocl, nullptr, nullptr), "");
-  EXPECT_EQ(deviceBuildOptions(pocl, "1", "64"), "");
+  EXPECT_EQ(deviceBuildOptions(pocl, "1", "64", "1"), "");
 }
 
 // The device here (PoCL in CI) is not NVIDIA's: its programs build without POLYC_NV_SHUFFLE, so the
@@ -660,6 +664,25 @@ __kernel void probe(__global int *out) {
   int value = 0;
   out.read(device, &value, sizeof(int));
   EXPECT_EQ(value, 2);
+}
+
+// ---- a point's work-group (fixed wavefront, reduction bands) ----
+
+TEST(OpenCLPointGroup, GpuGroupsAreOneOrTwoWarps) {
+  ScopedEnvironment unset("POLYC_OPENCL_GROUP_SIZE", nullptr);
+  EXPECT_EQ(pointGroupSize(true, 1024, 9), 32u);   // M = 3
+  EXPECT_EQ(pointGroupSize(true, 1024, 33), 64u);
+  EXPECT_EQ(pointGroupSize(true, 1024, 289), 64u); // M = 17
+  EXPECT_EQ(pointGroupSize(true, 1024, 961), 64u); // M = 31
+  EXPECT_EQ(pointGroupSize(true, 48, 961), 32u);   // the kernel's limit, down to a power of two
+  EXPECT_EQ(pointGroupSize(false, 4096, 3), 4u);
+  EXPECT_EQ(pointGroupSize(false, 4096, 961), 8u);
+}
+
+TEST(OpenCLPointGroup, EnvironmentOverridesWithinTheLimit) {
+  ScopedEnvironment size("POLYC_OPENCL_GROUP_SIZE", "128");
+  EXPECT_EQ(pointGroupSize(true, 1024, 9), 128u);
+  EXPECT_THROW(pointGroupSize(true, 64, 9), Error);
 }
 
 // ---- the flexible wavefront's strip shape ----

@@ -201,14 +201,24 @@ static bool listsExtension(const std::string &extensions, const std::string &ext
   return false;
 }
 
-std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters) {
+// An on/off environment value: unset or empty gives `unset`.
+static bool switchValue(const char *name, const char *text, bool unset) {
+  const std::string value = text ? text : "";
+  if (value.empty())
+    return unset;
+  if (value != "0" && value != "1")
+    throw Error(std::string(name) + "='" + value + "': expected 0 or 1", CL_INVALID_VALUE);
+  return value == "1";
+}
+
+std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters,
+                               const char *nvFence) {
   if (!info.isNvidia)
     return "";
   std::string options;
-  const std::string shuffle = nvShuffle ? nvShuffle : "";
-  if (shuffle != "" && shuffle != "0" && shuffle != "1")
-    throw Error("POLYC_OPENCL_NV_SHUFFLE='" + shuffle + "': expected 0 or 1", CL_INVALID_VALUE);
-  if (shuffle == "1")
+  if (switchValue("POLYC_OPENCL_NV_FENCE", nvFence, true))
+    options += " -D POLYC_NV_FENCE=1";
+  if (switchValue("POLYC_OPENCL_NV_SHUFFLE", nvShuffle, false))
     options += " -D POLYC_NV_SHUFFLE=1";
   const std::string registers = nvMaxRegisters ? nvMaxRegisters : "";
   long count = 128;
@@ -345,7 +355,8 @@ void Buffer::fill32(const Device &device, uint32_t pattern) const {
 Program::Program(const Device &device, const std::string &source, const std::string &options)
     : device_(device.id()) {
   const std::string extra = deviceBuildOptions(device.info(), std::getenv("POLYC_OPENCL_NV_SHUFFLE"),
-                                               std::getenv("POLYC_OPENCL_NV_MAXRREG"));
+                                               std::getenv("POLYC_OPENCL_NV_MAXRREG"),
+                                               std::getenv("POLYC_OPENCL_NV_FENCE"));
   options_ = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS")) + extra;
   const char *text = source.c_str();
   size_t length = source.size();
@@ -792,13 +803,21 @@ static int64_t powerOfTwoAtMost(int64_t value) {
   return power;
 }
 
-size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength) {
-  const int64_t limit = powerOfTwoAtMost(int64_t(std::min(kernel.maxWorkGroupSize(device),
-                                                          device.info().maxWorkGroupSize)));
-  int64_t size = device.info().isGpu ? std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 32, 256)
-                                     : std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 1, 8);
+size_t pointGroupSize(bool isGpu, size_t kernelLimit, int64_t reductionLength) {
+  const int64_t limit = powerOfTwoAtMost(int64_t(std::max<size_t>(kernelLimit, 1)));
+  // On a GPU at most 64: a point's group is a warp or two, as the CUDA target's 32 threads per point. On
+  // the H100 the fixed wavefront at 8192^2 ran M = 17 in 115 ms with 64 work-items against 201 ms with
+  // 256, M = 31 in 208 against 269 (docs/performance.md, OpenCL): a wider group spends more on its
+  // reduction's barriers than its extra lanes save.
+  int64_t size = isGpu ? std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 32, 64)
+                       : std::clamp<int64_t>(powerOfTwoAtLeast(reductionLength), 1, 8);
   size = environmentValue("POLYC_OPENCL_GROUP_SIZE", std::min(size, limit), 1, limit);
   return size_t(size);
+}
+
+size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength) {
+  return pointGroupSize(device.info().isGpu,
+                        std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize), reductionLength);
 }
 
 size_t itemGroupSize(const Device &device, const Kernel &kernel) {
@@ -830,13 +849,7 @@ static int64_t cudaStripWidth(int64_t lanes) { return lanes >= 32 ? 16 : lanes >
 
 // POLYC_OPENCL_NV_STRIP: unset, empty or 1 follows cudaStripWidth on NVIDIA; 0 keeps 16 columns.
 static bool nvStripRuleWanted() {
-  const char *text = std::getenv("POLYC_OPENCL_NV_STRIP");
-  const std::string value = text ? text : "";
-  if (value.empty() || value == "1")
-    return true;
-  if (value == "0")
-    return false;
-  throw Error("POLYC_OPENCL_NV_STRIP='" + value + "': expected 0 or 1", CL_INVALID_VALUE);
+  return switchValue("POLYC_OPENCL_NV_STRIP", std::getenv("POLYC_OPENCL_NV_STRIP"), true);
 }
 
 StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t cols,

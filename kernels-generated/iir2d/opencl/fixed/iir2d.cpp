@@ -247,7 +247,11 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 
 // A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
 // orders its global memory operations, and after a barrier its work-group's, before what follows.
+#if defined(POLYC_NV_FENCE) && POLYC_NV_FENCE
+#define POLYC_DEVICE_FENCE() __asm__ volatile("fence.acq_rel.gpu;" ::: "memory")
+#else
 #define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
+#endif
 
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none

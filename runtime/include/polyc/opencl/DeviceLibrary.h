@@ -201,8 +201,14 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // kernel by other work-groups is read through volatile pointers: GPU L1 caches are not coherent between
 // compute units, and a volatile load bypasses them. NVIDIA's driver compiles mem_fence(CLK_GLOBAL_MEM_FENCE)
 // before a barrier to a work-group fence (membar.cta, seen in its PTX on the H100, 2026-11-22): with it
-// as the publisher's only fence, 2048x2048 M = 31 went wrong in 5 of 6 runs. The device fence is
+// as the publisher's only fence, 2048x2048 M = 31 went wrong in 5 of 6 runs. The portable device fence is
 // therefore a separate write_mem_fence/read_mem_fence in one work-item (membar.gl), after the barrier.
+// On NVIDIA the runtime defines POLYC_NV_FENCE (deviceBuildOptions) and the device fence is one PTX
+// fence.acq_rel.gpu instead: the pair above is two membar.gl, each a sequentially consistent fence
+// (MEMBAR.SC.GPU in the driver's SASS), where a release before the progress atomic and an acquire after
+// the one that observed it are all the protocol needs (the CUDA target's cuda::atomic_ref release
+// stores and acquire loads compile to the same MEMBAR.ALL.GPU). A driver that rejects the inline PTX
+// gets the portable program (Program's constructor rebuilds without the vendor options).
 inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // ---- polyc device library: flexible wavefront (column locks, progress counters) ----
 // The kernel is one flat loop (PoCL's work-group compiler rejects barriers under nested loops with
@@ -219,7 +225,11 @@ inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 
 // A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
 // orders its global memory operations, and after a barrier its work-group's, before what follows.
+#if defined(POLYC_NV_FENCE) && POLYC_NV_FENCE
+#define POLYC_DEVICE_FENCE() __asm__ volatile("fence.acq_rel.gpu;" ::: "memory")
+#else
 #define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
+#endif
 
 typedef struct {
   int column;    // the column this work-group holds the lock of; -1: none

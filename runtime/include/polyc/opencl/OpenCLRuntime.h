@@ -98,13 +98,16 @@ struct DeviceInfo {
 bool isNvidiaVendor(const std::string &platformVendor, const std::string &deviceVendor);
 
 // The options polyc adds to every program build for `info`'s device (Program's constructor, the one
-// place): on NVIDIA, "-D POLYC_NV_SHUFFLE=1" (DeviceLibrary.h's reductions by warp shuffles) when
-// `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "1" (off by default: the H100 ran the IIR 8-17% slower with
-// them, docs/performance.md), and "-cl-nv-maxrregcount=N" when the device lists
-// cl_nv_compiler_options, N from `nvMaxRegisters` (POLYC_OPENCL_NV_MAXRREG): unset or empty 128, so that
-// 512 work-items fit in the 64K registers of a streaming multiprocessor; "0" passes nothing. Elsewhere
-// nothing. Each returned option starts with a space. Throws an Error naming the variable for a bad value.
-std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters);
+// place), on NVIDIA only: "-D POLYC_NV_FENCE=1" (DeviceLibrary.h's device fence as one PTX
+// fence.acq_rel.gpu) unless `nvFence` (POLYC_OPENCL_NV_FENCE) is "0"; "-D POLYC_NV_SHUFFLE=1"
+// (DeviceLibrary.h's reductions by warp shuffles) when `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "1" (off
+// by default: the H100 ran the IIR 8-17% slower with them, docs/performance.md); and
+// "-cl-nv-maxrregcount=N" when the device lists cl_nv_compiler_options, N from `nvMaxRegisters`
+// (POLYC_OPENCL_NV_MAXRREG): unset or empty 128, so that 512 work-items fit in the 64K registers of a
+// streaming multiprocessor; "0" passes nothing. Each returned option starts with a space. Throws an
+// Error naming the variable for a bad value.
+std::string deviceBuildOptions(const DeviceInfo &info, const char *nvShuffle, const char *nvMaxRegisters,
+                               const char *nvFence = nullptr);
 // " -D POLYC_HELD_TERMS=N" for `heldTerms` (POLYC_OPENCL_HELD_TERMS, every device): how many of its term
 // table's terms a lane keeps in registers (DeviceLibrary.h); unset or empty: nothing (the library's 8).
 // Throws an Error naming the variable unless it is an integer in [1, 32].
@@ -356,8 +359,9 @@ private:
 void checkIndexable(const std::string &what, int64_t elements);
 
 // The work-group size for a kernel in which a whole work-group computes one point with reductions of
-// `reductionLength` terms (fixed wavefront, reduction bands): a power of two, up to 256 on a GPU and
-// 8 on a CPU device, within what the kernel allows. POLYC_OPENCL_GROUP_SIZE overrides.
+// `reductionLength` terms (fixed wavefront, reduction bands): a power of two, 32 or 64 on a GPU and up
+// to 8 on a CPU device, within what the kernel allows (`kernelLimit`). POLYC_OPENCL_GROUP_SIZE overrides.
+size_t pointGroupSize(bool isGpu, size_t kernelLimit, int64_t reductionLength);
 size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength);
 
 // The work-group size of a kernel where every work-item computes its own point: 256 on a GPU (a
