@@ -247,10 +247,15 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 
 // A fence for the whole device, in one work-item (see the memory-ordering note in DeviceLibrary.h):
 // orders its global memory operations, and after a barrier its work-group's, before what follows.
+// POLYC_RELEASE_MAX(pointer, value): atomic_max after such a fence, in one work-item; on NVIDIA one
+// red.release.gpu (a release needs no invalidation of the L1 cache, which a fence.acq_rel also does).
 #if defined(POLYC_NV_FENCE) && POLYC_NV_FENCE
 #define POLYC_DEVICE_FENCE() __asm__ volatile("fence.acq_rel.gpu;" ::: "memory")
+#define POLYC_RELEASE_MAX(pointer, value)                                                          \
+  __asm__ volatile("red.release.gpu.global.max.s32 [%0], %1;" ::"l"(pointer), "r"(value) : "memory")
 #else
 #define POLYC_DEVICE_FENCE() (write_mem_fence(CLK_GLOBAL_MEM_FENCE), read_mem_fence(CLK_GLOBAL_MEM_FENCE))
+#define POLYC_RELEASE_MAX(pointer, value) (POLYC_DEVICE_FENCE(), atomic_max((pointer), (value)))
 #endif
 
 typedef struct {
@@ -355,8 +360,8 @@ void polyc_wf_publish(polyc_wf_state *state, __global int *progress, __global in
   const int leaving = stalled || next >= steps;
   if (get_local_id(0) == 0) {
     if (leaving || next % POLYC_WF_PUBLISH_EVERY == 0) {
-      POLYC_DEVICE_FENCE(); // the group's stores (ordered by the barrier) before the progress
-      atomic_max(&progress[state->column], next); // progress only grows: a max needs no reply
+      // The group's stores (ordered by the barrier) before the progress; it only grows: a max needs no reply.
+      POLYC_RELEASE_MAX(&progress[state->column], next);
       if (next == steps)
         atomic_max(completed, state->column + 1); // columns complete in order
     }
