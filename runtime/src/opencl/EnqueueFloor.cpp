@@ -30,6 +30,29 @@ int main(int argc, char **argv) {
     const size_t global = 256, local = 256;
     const int rows = (enqueues + 1) / 2;
     constexpr int kFixedLoop = -1; // the "args" value of the fixed-loop measurement
+    // The same empty launches on a queue without CL_QUEUE_PROFILING_ENABLE (the runtime's queue has it,
+    // for its device timers): what profiling adds to each enqueue.
+    {
+      cl_int status = CL_SUCCESS;
+      cl_command_queue plain = clCreateCommandQueue(device.context(), device.id(), 0, &status);
+      polyc::rt::ocl::check(status, "clCreateCommandQueue");
+      std::vector<double> perEnqueue;
+      for (int repeat = 0; repeat < 5; ++repeat) {
+        polyc::rt::ocl::check(clFinish(plain), "clFinish");
+        const auto start = std::chrono::steady_clock::now();
+        for (int step = 0; step < enqueues; ++step)
+          polyc::rt::ocl::check(
+              clEnqueueNDRangeKernel(plain, kernel.get(), 1, nullptr, &global, &local, 0, nullptr, nullptr),
+              "clEnqueueNDRangeKernel");
+        polyc::rt::ocl::check(clFinish(plain), "clFinish");
+        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        perEnqueue.push_back(1e6 * elapsed.count() / enqueues);
+      }
+      clReleaseCommandQueue(plain);
+      std::sort(perEnqueue.begin(), perEnqueue.end());
+      std::printf("enqueue_floor no-profiling: %.2f us per enqueue (%d enqueues, median of 5)\n", perEnqueue[2],
+                  enqueues);
+    }
     for (int args : {0, 3, kFixedLoop}) {
       std::vector<double> perEnqueue;
       for (int repeat = 0; repeat < 5; ++repeat) {
