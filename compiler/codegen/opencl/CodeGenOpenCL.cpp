@@ -195,7 +195,7 @@ private:
 };
 
 // A work-group per point (the fixed wavefront): the group's lanes deal out the flattened index space,
-// which keeps a group of up to 256 work-items busy on small windows too.
+// which keeps a group of 32 or 64 work-items (pointGroupSize) busy on small windows too.
 // Adds up (or takes the max or min of) the lanes' shares of a reduction through local memory, unless the
 // caller combines them itself (deferSum); returns the accumulator.
 std::string OpenCLExprPrinter::combineLanes(const ReductionParts &parts, CodeWriter &w) {
