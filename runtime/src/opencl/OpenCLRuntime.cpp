@@ -816,8 +816,8 @@ size_t pointGroupSize(bool isGpu, size_t kernelLimit, int64_t reductionLength) {
 }
 
 size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength) {
-  return pointGroupSize(device.info().isGpu,
-                        std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize), reductionLength);
+  const size_t kernelLimit = std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
+  return pointGroupSize(device.info().isGpu, kernelLimit, reductionLength);
 }
 
 size_t itemGroupSize(const Device &device, const Kernel &kernel) {

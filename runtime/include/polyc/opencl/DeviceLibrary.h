@@ -203,12 +203,14 @@ POLYC_DEFINE_GROUP_REDUCE(polyc_group_min_f64, double, min)
 // before a barrier to a work-group fence (membar.cta, seen in its PTX on the H100, 2026-11-22): with it
 // as the publisher's only fence, 2048x2048 M = 31 went wrong in 5 of 6 runs. The portable device fence is
 // therefore a separate write_mem_fence/read_mem_fence in one work-item (membar.gl), after the barrier.
-// On NVIDIA the runtime defines POLYC_NV_FENCE (deviceBuildOptions) and the device fence is one PTX
-// fence.acq_rel.gpu instead: the pair above is two membar.gl, each a sequentially consistent fence
-// (MEMBAR.SC.GPU in the driver's SASS), where a release before the progress atomic and an acquire after
-// the one that observed it are all the protocol needs (the CUDA target's cuda::atomic_ref release
-// stores and acquire loads compile to the same MEMBAR.ALL.GPU). A driver that rejects the inline PTX
-// gets the portable program (Program's constructor rebuilds without the vendor options).
+// On NVIDIA the runtime defines POLYC_NV_FENCE (deviceBuildOptions): the device fence is one PTX
+// fence.acq_rel.gpu and progress is published by one red.release.gpu. The pair above is two membar.gl,
+// each a sequentially consistent fence followed by an invalidation of the L1 cache (MEMBAR.SC.GPU and
+// CCTL.IVALL in the driver's SASS), where a release before the progress atomic and an acquire after the
+// one that observed it are all the protocol needs (the CUDA target's cuda::atomic_ref release stores and
+// acquire loads compile to the same MEMBAR.ALL.GPU). On the H100 the flexible IIR took 9-28% less time
+// (docs/performance.md, OpenCL). A driver that rejects the inline PTX gets the portable program
+// (Program's constructor rebuilds without the vendor options).
 inline constexpr const char *kFlexibleWavefrontSource = R"CLC(
 // ---- polyc device library: flexible wavefront (column locks, progress counters) ----
 // The kernel is one flat loop (PoCL's work-group compiler rejects barriers under nested loops with

@@ -98,8 +98,9 @@ struct DeviceInfo {
 bool isNvidiaVendor(const std::string &platformVendor, const std::string &deviceVendor);
 
 // The options polyc adds to every program build for `info`'s device (Program's constructor, the one
-// place), on NVIDIA only: "-D POLYC_NV_FENCE=1" (DeviceLibrary.h's device fence as one PTX
-// fence.acq_rel.gpu) unless `nvFence` (POLYC_OPENCL_NV_FENCE) is "0"; "-D POLYC_NV_SHUFFLE=1"
+// place), on NVIDIA only: "-D POLYC_NV_FENCE=1" (DeviceLibrary.h's device fence and progress
+// publication in PTX: fence.acq_rel.gpu, red.release.gpu) unless `nvFence` (POLYC_OPENCL_NV_FENCE) is
+// "0"; "-D POLYC_NV_SHUFFLE=1"
 // (DeviceLibrary.h's reductions by warp shuffles) when `nvShuffle` (POLYC_OPENCL_NV_SHUFFLE) is "1" (off
 // by default: the H100 ran the IIR 8-17% slower with them, docs/performance.md); and
 // "-cl-nv-maxrregcount=N" when the device lists cl_nv_compiler_options, N from `nvMaxRegisters`
