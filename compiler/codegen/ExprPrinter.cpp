@@ -1029,3 +1029,18 @@ void ExprPrinter::declareFlatReductionIndex(const ReductionParts &parts, const s
     w.line("polyc_rest /= " + extents[k] + ";");
   }
 }
+
+void ExprPrinter::printTermCandidate(const ReductionParts &parts, const std::vector<std::string> &extents,
+                                     const std::string &flat, const std::string &kept, CodeWriter &w) {
+  declareFlatReductionIndex(parts, extents, flat, w);
+  if (!parts.condition.empty())
+    w.openBlock("if (" + parts.condition + ")");
+  termOffset_.clear();
+  std::string coefficient = parts.body(w);
+  assert(!termOffset_.empty() && "a term table's sum reads its window once per term");
+  w.line("polyc_coefficient = " + coefficient + ";");
+  w.line("polyc_offset = " + termOffset_ + ";");
+  w.line("polyc_keep = " + kept + ";");
+  if (!parts.condition.empty())
+    w.closeBlock();
+}

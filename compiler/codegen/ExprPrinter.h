@@ -127,6 +127,15 @@ protected:
   // order (the innermost variable fastest), the variables' ranges having `extents` values each.
   static void declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,
                                         const std::string &flat, CodeWriter &w);
+  // A term table's candidate `flat` (inside the caller's bounds test): declares the reduction's
+  // variables, and where the sum's condition holds sets polyc_coefficient and polyc_offset (the window
+  // offset the subclass's elementRef leaves in termOffset_) and polyc_keep = `kept`.
+  void printTermCandidate(const ReductionParts &parts, const std::vector<std::string> &extents,
+                          const std::string &flat, const std::string &kept, CodeWriter &w);
+
+  // Set by a GPU printer's elementRef while a term table's coefficient is printed: the offset of the
+  // window cell the term reads, from the point's own cell (elementRef is const).
+  mutable std::string termOffset_;
 
   const model::Model &model_;
   const schedule::Schedule &schedule_;

@@ -179,17 +179,7 @@ std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const C
   w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
   w.line("int polyc_offset = 0;");
   w.openBlock("if (polyc_index < polyc_count)");
-  declareFlatReductionIndex(parts, extents, "polyc_index", w);
-  if (!parts.condition.empty())
-    w.openBlock("if (" + parts.condition + ")");
-  termOffset_.clear();
-  std::string coefficient = parts.body(w);
-  assert(!termOffset_.empty() && "a term table's sum reads its window once per term");
-  w.line("polyc_coefficient = " + coefficient + ";");
-  w.line("polyc_offset = " + termOffset_ + ";");
-  w.line("polyc_keep = true;");
-  if (!parts.condition.empty())
-    w.closeBlock();
+  printTermCandidate(parts, extents, "polyc_index", "true", w);
   w.closeBlock();
   w.line("polyc_appender.append(polyc_keep, polyc_coefficient, polyc_offset);");
   w.closeBlock();

@@ -76,8 +76,6 @@ private:
   void printLaneLoops(const ReductionParts &parts, CodeWriter &w);
   void printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
   std::string printTermTable(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);
-  // FlexibleTerms: the offset of the window read printed last (elementRef is const).
-  mutable std::string termOffset_;
 };
 
 } // namespace polyc::codegen

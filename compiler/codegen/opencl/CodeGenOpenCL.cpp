@@ -176,7 +176,6 @@ public:
   }
 
 private:
-  mutable std::string termOffset_; // StripTerms: the offset of the window cell the term just printed reads
   // `index - var` as C; "(-r1)" rather than "((i - r1) - i)" when the index is `var` plus or minus
   // terms of additive precedence.
   static std::string offsetText(const std::string &index, const std::string &var) {
@@ -410,17 +409,7 @@ std::string OpenCLExprPrinter::printTermTable(const ReductionParts &parts, const
   w.line("int polyc_keep = 0, polyc_offset = 0;");
   w.line(type + " polyc_coefficient = " + literal(0, table.type) + ";");
   w.openBlock("if (polyc_index < polyc_candidates)");
-  declareFlatReductionIndex(parts, extents, "polyc_index", w);
-  if (!parts.condition.empty())
-    w.openBlock("if (" + parts.condition + ")");
-  termOffset_.clear();
-  std::string coefficient = parts.body(w);
-  assert(!termOffset_.empty() && "a term table's sum reads its window once per term");
-  w.line("polyc_coefficient = " + coefficient + ";");
-  w.line("polyc_offset = " + termOffset_ + ";");
-  w.line("polyc_keep = 1;");
-  if (!parts.condition.empty())
-    w.closeBlock();
+  printTermCandidate(parts, extents, "polyc_index", "1", w);
   w.closeBlock();
   w.line("int polyc_kept;");
   w.line("const int polyc_slot = polyc_count + polyc_wg_count_before(polyc_keep, polyc_scratch_i32, &polyc_kept);");
