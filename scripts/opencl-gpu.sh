@@ -32,11 +32,7 @@ log=$out/log.txt
 : >"$log"
 say() { echo "$*" | tee -a "$log"; }
 
-if [[ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ]]; then
-  mkdir -p /tmp/icd
-  echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+source "$root/scripts/lib/nvidia-opencl-icd.sh"
 [[ -n $lib ]] && export LD_LIBRARY_PATH=$(cd "$lib" && pwd):${LD_LIBRARY_PATH:-}
 
 # The CUDA build runs in the background while the OpenCL checks run (SKIP_CUDA=1: not at all).

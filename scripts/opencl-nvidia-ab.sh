@@ -32,11 +32,7 @@ log=$out/log.txt
 : >"$log"
 say() { echo "$*" | tee -a "$log"; }
 
-if [[ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ]]; then
-  mkdir -p /tmp/icd
-  echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+source "$root/scripts/lib/nvidia-opencl-icd.sh"
 
 [[ -n ${SKIP_CUDA:-} ]] || (cmake -S "$root" -B "$work/cuda" -G Ninja -DPOLYC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >"$out/cuda-build.txt" 2>&1 &&
   cmake --build "$work/cuda" -j "$(nproc)" --target iir2d_cuda_auto >>"$out/cuda-build.txt" 2>&1) &

@@ -8,11 +8,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "${1:?usage: opencl-repeat-check.sh BIN [LIB]}" && pwd)
 [[ -n ${2:-} ]] && export LD_LIBRARY_PATH=$(cd "$2" && pwd):${LD_LIBRARY_PATH:-}
-if [[ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ]]; then
-  mkdir -p /tmp/icd
-  echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+source "$root/scripts/lib/nvidia-opencl-icd.sh"
 python=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
