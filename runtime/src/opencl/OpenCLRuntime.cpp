@@ -357,7 +357,8 @@ Program::Program(const Device &device, const std::string &source, const std::str
   const std::string extra = deviceBuildOptions(device.info(), std::getenv("POLYC_OPENCL_NV_SHUFFLE"),
                                                std::getenv("POLYC_OPENCL_NV_MAXRREG"),
                                                std::getenv("POLYC_OPENCL_NV_FENCE"));
-  options_ = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS")) + extra;
+  const std::string portable = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS"));
+  options_ = portable + extra;
   const char *text = source.c_str();
   size_t length = source.size();
   cl_int status = CL_SUCCESS;
@@ -369,7 +370,7 @@ Program::Program(const Device &device, const std::string &source, const std::str
     // still gets the portable program, and says so.
     std::fprintf(stderr, "polyc: OpenCL build with '%s' failed (%s); building without them. Build log:\n%s\n",
                  extra.c_str(), errorString(status), buildLog().c_str());
-    options_ = options + heldTermsOption(std::getenv("POLYC_OPENCL_HELD_TERMS"));
+    options_ = portable;
     status = clBuildProgram(program_.get(), 1, &device_, options_.c_str(), nullptr, nullptr);
   }
   if (status != CL_SUCCESS) {
@@ -815,13 +816,17 @@ size_t pointGroupSize(bool isGpu, size_t kernelLimit, int64_t reductionLength) {
   return size_t(size);
 }
 
+// The most work-items a work-group of `kernel` may have on `device`.
+static size_t groupLimit(const Device &device, const Kernel &kernel) {
+  return std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
+}
+
 size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength) {
-  const size_t kernelLimit = std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
-  return pointGroupSize(device.info().isGpu, kernelLimit, reductionLength);
+  return pointGroupSize(device.info().isGpu, groupLimit(device, kernel), reductionLength);
 }
 
 size_t itemGroupSize(const Device &device, const Kernel &kernel) {
-  const int64_t limit = int64_t(std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize));
+  const int64_t limit = int64_t(groupLimit(device, kernel));
   return size_t(std::min<int64_t>(device.info().isGpu ? 256 : 64, limit));
 }
 
@@ -831,7 +836,7 @@ StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t 
   StripLimits limits;
   limits.isGpu = device.info().isGpu;
   limits.isNvidia = device.info().isNvidia;
-  limits.maxGroup = std::min(kernel.maxWorkGroupSize(device), device.info().maxWorkGroupSize);
+  limits.maxGroup = groupLimit(device, kernel);
   limits.localMemBytes = device.info().localMemBytes;
   limits.computeUnits = device.info().computeUnits;
   StripShape shape = chooseStripShape(limits, rows, cols, windows, stagedBytes, innerExtent, scratchBytes, tableTerms);
