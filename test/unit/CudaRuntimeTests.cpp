@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <tuple>
 
 using namespace polyc::rt::cuda;
 
@@ -146,12 +148,96 @@ TEST(CudaFlexibleShape, StripWidthFollowsTheLanes) {
     EXPECT_LE(stripWidthFor(lanes) * lanes, 512u) << lanes;
 }
 
-TEST(CudaFlexibleShape, WithLanesPassesTheLanesAsACompileTimeConstantAndReturnsTheResult) {
+TEST(CudaFlexibleShape, WithLaneShapePassesTheShapeAtCompileTimeAndReturnsTheResult) {
   for (unsigned lanes : {4u, 8u, 16u, 32u}) {
-    const unsigned seen = withLanes(lanes, [](auto g) { return unsigned(decltype(g)::value); });
-    EXPECT_EQ(seen, lanes);
+    const auto [seenLanes, seenWidth, seenHeld] = withLaneShape(lanes, [](auto shape) {
+      using Shape = decltype(shape);
+      return std::tuple(Shape::Lanes, Shape::Width, Shape::Held);
+    });
+    EXPECT_EQ(seenLanes, lanes);
+    EXPECT_EQ(seenWidth, stripWidthFor(lanes));
+    EXPECT_EQ(seenHeld, 0);
   }
-  EXPECT_FALSE(withLanes(8, [](auto) { return false; }));
+  EXPECT_FALSE(withLaneShape(8, [](auto) { return false; }));
+}
+
+// The term tables' capacity of a square window M x M is M^2 (the tables hold M^2 - 1 terms when the
+// window skips its centre, as the IIR's feedback does).
+static TermTableShape tableShapeFor(int64_t capacity, std::optional<int64_t> forcedLanes = std::nullopt) {
+  return TermTableShapes[termTableShapeIndex(capacity, forcedLanes)];
+}
+
+TEST(CudaFlexibleShape, TermTableShapesByTheTermsPerPoint) {
+  auto expectShape = [](int64_t capacity, unsigned lanes, int width, int held) {
+    const TermTableShape shape = tableShapeFor(capacity);
+    EXPECT_EQ(shape.lanes, lanes) << capacity;
+    EXPECT_EQ(shape.width, width) << capacity;
+    EXPECT_EQ(shape.held, held) << capacity;
+  };
+  expectShape(0, 4, 64, 2);
+  expectShape(9, 4, 64, 2);    // M = 3: 8 terms, 2 a lane
+  expectShape(25, 4, 64, 6);   // M = 5: 24 terms, 6 a lane
+  expectShape(49, 8, 32, 6);   // M = 7: 48 terms, 6 a lane
+  expectShape(81, 8, 32, 10);  // M = 9: 80 terms, 10 a lane
+  expectShape(289, 16, 16, 18); // M = 17: 288 terms, 18 a lane
+  expectShape(290, 32, 16, 16);
+  expectShape(961, 32, 16, 16); // M = 31: 16 a lane held, 14 from the table
+  expectShape(termCapacity({int64_t(1) << 40, int64_t(1) << 40}), 32, 16, 16);
+}
+
+TEST(CudaFlexibleShape, EveryTermTableShapeHoldsTheSquareWindowsItServesAndFitsABlock) {
+  for (int index = 0; index < TermTableShapeCount; ++index) {
+    const TermTableShape &shape = TermTableShapes[index];
+    EXPECT_LE(shape.lanes * unsigned(shape.width), 512u) << index;
+    EXPECT_EQ(shape.lanes & (shape.lanes - 1), 0u) << index; // a power of two: groups within a warp
+    EXPECT_LE(shape.lanes, 32u) << index;
+    if (index + 1 < TermTableShapeCount) {
+      EXPECT_LT(shape.upTo, TermTableShapes[index + 1].upTo) << index;
+      // The largest square window served, less its centre, is held in registers.
+      int64_t side = 1;
+      while ((side + 1) * (side + 1) <= shape.upTo)
+        ++side;
+      EXPECT_LE(side * side - 1, int64_t(shape.held) * shape.lanes) << index;
+    } else {
+      EXPECT_EQ(shape.upTo, INT64_MAX);
+    }
+  }
+}
+
+TEST(CudaFlexibleShape, ForcedLanesPickTheShapeOfThoseLanesThatServesTheCapacity) {
+  EXPECT_EQ(tableShapeFor(9, 8).held, 6);
+  EXPECT_EQ(tableShapeFor(81, 8).held, 10);
+  EXPECT_EQ(tableShapeFor(1000, 8).held, 10); // the largest of 8 lanes; the rest from the table
+  EXPECT_EQ(tableShapeFor(9, 32).lanes, 32u);
+  EXPECT_EQ(tableShapeFor(961, 4).held, 6);
+  for (int64_t lanes : {4, 8, 16, 32})
+    for (int64_t capacity : {1, 9, 81, 289, 961})
+      EXPECT_EQ(int64_t(tableShapeFor(capacity, lanes).lanes), lanes) << capacity;
+}
+
+TEST(CudaFlexibleShape, WithTermTableShapePassesTheChosenShape) {
+  unsetenv("POLYC_CUDA_LANES");
+  for (int64_t capacity : {9, 25, 81, 289, 961}) {
+    const TermTableShape expected = tableShapeFor(capacity);
+    const auto [lanes, width, held] = withTermTableShape(capacity, [](auto shape) {
+      using Shape = decltype(shape);
+      return std::tuple(Shape::Lanes, Shape::Width, Shape::Held);
+    });
+    EXPECT_EQ(lanes, expected.lanes) << capacity;
+    EXPECT_EQ(width, expected.width) << capacity;
+    EXPECT_EQ(held, expected.held) << capacity;
+  }
+  setenv("POLYC_CUDA_LANES", "16", 1);
+  EXPECT_EQ(withTermTableShape(9, [](auto shape) { return decltype(shape)::Lanes; }), 16u);
+  unsetenv("POLYC_CUDA_LANES");
+}
+
+TEST(CudaFlexibleShape, TermCapacityIsTheProductOfTheExtentsCapped) {
+  EXPECT_EQ(termCapacity({17, 17}), 289);
+  EXPECT_EQ(termCapacity({}), 1);
+  EXPECT_EQ(termCapacity({5, 0, 7}), 0);
+  EXPECT_EQ(termCapacity({-3, 4}), 0);
+  EXPECT_EQ(termCapacity({int64_t(1) << 30, int64_t(1) << 30}), int64_t(1) << 24);
 }
 
 TEST(CudaFlexibleShape, ParamsFitInIntOrTheFixedWavefrontRuns) {

@@ -30,17 +30,18 @@ using namespace polyc::codegen;
 using allocate::AllocationKind;
 
 // The flexible wavefront's shape: progress published every PublishInterval steps (docs/performance.md,
-// CUDA, measured this); its lanes per point are chosen at run time from the window sums' length
-// (polyc::rt::cuda::lanesFor) and its strip width from the lanes (stripWidthFor). GroupWidth: the fixed
-// wavefront's lanes per point.
+// CUDA, measured this); its strip's shape (lanes per point, strip width, terms held per lane:
+// polyc::rt::cuda::StripShape) is chosen at run time, from the term tables' capacity
+// (withTermTableShape) or else from the window sums' length (lanesFor, withLaneShape). GroupWidth: the
+// fixed wavefront's lanes per point.
 static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 4;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
 
-// A lane's view of a term table in a strip of G lanes per point (its first terms in registers).
-static std::string laneTermsType(const std::string &elem) {
-  return "polyc::rt::cuda::LaneTerms<" + elem + ", polyc::rt::cuda::termsInRegisters(G)>";
+// A lane's view of a term table, its first `held` terms in registers.
+static std::string laneTermsType(const std::string &elem, const std::string &held) {
+  return "polyc::rt::cuda::LaneTerms<" + elem + ", " + held + ">";
 }
 
 namespace {
@@ -742,7 +743,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
              " in strips of S columns, each strip walked along " + dims[r] +
              " by one block at a time; a step computes one point in each of the strip's columns, skewed (the "
              "lane group l at row step - l), with G threads per point" +
-             (lanes ? " (chosen at run time from the window sums' length)" : "") +
+             (lanes ? " (G and S chosen at run time from the window sums' size)" : "") +
              ". What a step reads is staged in shared memory.");
   kw.openBlock("struct " + args);
   kw.line("static constexpr int PublishInterval = " + std::to_string(PublishInterval) +
@@ -760,10 +761,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.line("polyc::rt::cuda::TermTableLayout terms[" + tableCount + "];");
   kw.closeBlock(";");
   kw.blank();
-  kw.comment("G threads per point.");
-  kw.line("template <unsigned G>");
+  kw.comment("G threads per point, S columns (polyc::rt::cuda::StripShape).");
+  kw.line("template <typename Shape>");
   kw.openBlock("struct " + strip);
-  kw.line("static constexpr int S = polyc::rt::cuda::stripWidthFor(G);");
+  kw.line("static constexpr unsigned G = Shape::Lanes;");
+  kw.line("static constexpr int S = Shape::Width;");
   kw.line("static constexpr int Threads = S * G;");
   kw.line("const " + args + " &args;");
   kw.line("unsigned char *shared;");
@@ -777,13 +779,14 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
             "Staged = nullptr;");
   if (!variant.termTables.empty()) {
     kw.line("polyc::rt::cuda::TermTable<" + elem + "> terms[" + tableCount + "];");
-    kw.line(laneTermsType(elem) + " laneTerms[" + tableCount + "]; // this lane's terms of each table");
+    kw.line(laneTermsType(elem, "Shape::Held") + " laneTerms[" + tableCount + "]; // this lane's terms of each table");
   }
   kw.blank();
   kw.openBlock("__device__ " + strip + "(const " + args + " &args, unsigned char *shared) : args(args), shared(shared)");
-  for (const std::string &name : windowOrder) {
-    kw.line(cIdentifier(name) + ".geometry = args." + cIdentifier(name) + "Window;");
-    kw.line(cIdentifier(name) + ".bind(shared, Threads);");
+  for (size_t i = 0; i < windowOrder.size(); ++i) {
+    kw.line(cIdentifier(windowOrder[i]) + ".geometry = args." + cIdentifier(windowOrder[i]) + "Window;");
+    kw.line(cIdentifier(windowOrder[i]) + ".bind(shared, Threads, " + std::to_string(i) + ", " +
+            std::to_string(windowOrder.size()) + ");");
   }
   if (!variant.termTables.empty())
     kw.line("for (int t = 0; t < " + tableCount + "; ++t) terms[t].bind(args.terms[t], shared);");
@@ -866,26 +869,26 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   // Two blocks an SM: where the columns outnumber the SMs (8192^2 at M = 17: 512 strips) a second block's
   // steps fill the issue slots the first leaves idle. (Without a minimum, ptxas held the 256-thread strip
   // to 40 registers and spilled; with 1, the 512-thread one took 76 and fit once an SM.)
-  kw.line("template <unsigned G>");
-  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<G>::Threads, 2) " + kernel +
+  kw.line("template <typename Shape>");
+  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<Shape>::Threads, 2) " + kernel +
                "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
   kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");
-  kw.line(strip + "<G> strip(args, dynamicShared);");
+  kw.line(strip + "<Shape> strip(args, dynamicShared);");
   kw.line("polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);");
   kw.closeBlock();
 
-  // The host side: for the lanes per point the window sums' length asks for (and the strip width that
-  // goes with them), the window sizes from the params, the fit check, the launch.
+  // The host side: for the strip shape the window sums ask for, the window sizes from the params, the fit
+  // check, the launch.
   std::string board = "band" + b + "Board_";
   program_.memberVariables.push_back("polyc::rt::cuda::FlexibleBoardStorage " + board + ";");
   auto extentText = [&](const model::ArrayInfo &a, unsigned d) { return program_.exprs.extent(a, d); };
   w_.openBlock("");
   w_.comment("Returns false, launching nothing, when the windows do not fit in shared memory or the indices "
              "and params not in int.");
-  w_.openBlock("auto launch = [&](auto lanes)");
-  w_.line("constexpr unsigned G = decltype(lanes)::value;");
-  w_.line("constexpr int S = " + strip + "<G>::S;");
+  w_.openBlock("auto launch = [&](auto shape)");
+  w_.line("using Shape = decltype(shape);");
+  w_.line("constexpr int S = Shape::Width;");
   w_.line(args + " args;");
   w_.line("args." + program_.program + " = " + program_.program + ";");
   w_.line("args.rows = " + paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ";");
@@ -935,17 +938,30 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
                ">= INT32_MAX || !polyc::rt::cuda::fitInInt({" + llvm::join(params, ", ") + "}))");
   w_.line("return false;");
   w_.closeBlock();
-  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<G>, " + board + ", args, " + strip +
-          "<G>::Threads, sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1, " + args +
+  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<Shape>, " + board + ", args, " + strip +
+          "<Shape>::Threads, sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1, " + args +
           "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
   w_.line("return true;");
   w_.closeBlock(";");
-  if (lanes) {
+  if (!variant.termTables.empty()) {
+    std::vector<std::string> capacities;
+    for (const FlexibleVariant::TermTable &table : variant.termTables) {
+      std::string capacity = "polyc::rt::cuda::termCapacity({" + llvm::join(table.extents, ", ") + "})";
+      if (!llvm::is_contained(capacities, capacity))
+        capacities.push_back(capacity);
+    }
+    w_.comment("The strip's shape from the terms per point of its tables; the fixed wavefront runs when the "
+               "flexible one does not fit.");
+    w_.openBlock("if (polyc::rt::cuda::withTermTableShape(" +
+                 (capacities.size() == 1 ? capacities.front()
+                                         : "std::max<int64_t>({" + llvm::join(capacities, ", ") + "})") +
+                 ", launch))");
+  } else if (lanes) {
     w_.comment("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
                "when the flexible one does not fit.");
-    w_.openBlock("if (polyc::rt::cuda::withLanes(polyc::rt::cuda::lanesFor(" + *lanes + "), launch))");
+    w_.openBlock("if (polyc::rt::cuda::withLaneShape(polyc::rt::cuda::lanesFor(" + *lanes + "), launch))");
   } else {
-    w_.openBlock("if (launch(std::integral_constant<unsigned, 1>()))");
+    w_.openBlock("if (launch(polyc::rt::cuda::StripShape<1, polyc::rt::cuda::stripWidthFor(1), 0>()))");
   }
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
               "): flexible wavefront\\n\");");
@@ -1046,8 +1062,10 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
         templateParams += ", typename " + windowType;
         args += ", const " + windowType + " &" + variant.windows.at(name).view;
       }
-      if (!variant.termTables.empty())
-        args += ", const " + laneTermsType(type) + " *" + CudaExprPrinter::TermTablesParam;
+      if (!variant.termTables.empty()) {
+        templateParams += ", int K"; // deduced from the strip's lane terms
+        args += ", const " + laneTermsType(type, "K") + " *" + CudaExprPrinter::TermTablesParam;
+      }
       exprs.windows = variant.windows;
       for (unsigned t = 0; t < variant.termTables.size(); ++t)
         exprs.termTables[variant.termTables[t].reduction] = CudaTermTable{t, variant.termTables[t].view};

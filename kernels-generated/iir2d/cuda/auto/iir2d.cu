@@ -93,10 +93,9 @@ struct Iir2dDevice {
   // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
   // (iir2d.poly:12); for the flexible wavefront: the G threads of a group compute the value of an instance
   // from the strip's windows and staged arrays, and every thread returns it.
-  template <unsigned G, typename yWindowView, typename y_inWindowView>
+  template <unsigned G, typename yWindowView, typename y_inWindowView, int K>
   __device__ float S0Value(int i, int j, unsigned lane, const float *bStaged, const yWindowView &yWindow,
-      const y_inWindowView &y_inWindow, const polyc::rt::cuda::LaneTerms<float,
-      polyc::rt::cuda::termsInRegisters(G)> *terms) const {
+      const y_inWindowView &y_inWindow, const polyc::rt::cuda::LaneTerms<float, K> *terms) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms of table 0 in turn (built once per block): the lane's first
     // ones are in registers, the rest in the table.
@@ -219,8 +218,8 @@ __global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDevice program) {
 
 // Band 1 (S0), flexible wavefront (seed 004): the columns of j in strips of S columns, each strip walked
 // along i by one block at a time; a step computes one point in each of the strip's columns, skewed (the lane
-// group l at row step - l), with G threads per point (chosen at run time from the window sums' length). What
-// a step reads is staged in shared memory.
+// group l at row step - l), with G threads per point (G and S chosen at run time from the window sums' size).
+// What a step reads is staged in shared memory.
 struct Band1FlexibleArgs {
   static constexpr int PublishInterval = 4; // steps between progress stores
   Iir2dDevice program;
@@ -231,10 +230,11 @@ struct Band1FlexibleArgs {
   polyc::rt::cuda::TermTableLayout terms[1];
 };
 
-// G threads per point.
-template <unsigned G>
+// G threads per point, S columns (polyc::rt::cuda::StripShape).
+template <typename Shape>
 struct Band1Strip {
-  static constexpr int S = polyc::rt::cuda::stripWidthFor(G);
+  static constexpr unsigned G = Shape::Lanes;
+  static constexpr int S = Shape::Width;
   static constexpr int Threads = S * G;
   const Band1FlexibleArgs &args;
   unsigned char *shared;
@@ -242,14 +242,13 @@ struct Band1Strip {
   polyc::rt::cuda::StripWindow<float, S, false> y_in;
   const float *bStaged = nullptr;
   polyc::rt::cuda::TermTable<float> terms[1];
-  polyc::rt::cuda::LaneTerms<float,
-      polyc::rt::cuda::termsInRegisters(G)> laneTerms[1]; // this lane's terms of each table
+  polyc::rt::cuda::LaneTerms<float, Shape::Held> laneTerms[1]; // this lane's terms of each table
 
   __device__ Band1Strip(const Band1FlexibleArgs &args, unsigned char *shared) : args(args), shared(shared) {
     y.geometry = args.yWindow;
-    y.bind(shared, Threads);
+    y.bind(shared, Threads, 0, 2);
     y_in.geometry = args.y_inWindow;
-    y_in.bind(shared, Threads);
+    y_in.bind(shared, Threads, 1, 2);
     for (int t = 0; t < 1; ++t) terms[t].bind(args.terms[t], shared);
   }
   // Once per block: the arrays every point reads whole, then the window sums' term tables (warp 0 builds
@@ -288,13 +287,13 @@ struct Band1Strip {
   }
 };
 
-template <unsigned G>
-__global__ void __launch_bounds__(Band1Strip<G>::Threads,
+template <typename Shape>
+__global__ void __launch_bounds__(Band1Strip<Shape>::Threads,
     2) band1Flexible(polyc::rt::cuda::FlexibleBoard board, const Band1FlexibleArgs args,
     int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
-  Band1Strip<G> strip(args, dynamicShared);
+  Band1Strip<Shape> strip(args, dynamicShared);
   polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);
 }
 
@@ -368,9 +367,9 @@ protected:
       {
         // Returns false, launching nothing, when the windows do not fit in shared memory or the indices and
         // params not in int.
-        auto launch = [&](auto lanes) {
-          constexpr unsigned G = decltype(lanes)::value;
-          constexpr int S = Band1Strip<G>::S;
+        auto launch = [&](auto shape) {
+          using Shape = decltype(shape);
+          constexpr int S = Shape::Width;
           Band1FlexibleArgs args;
           args.program = program;
           args.rows = H;
@@ -402,14 +401,15 @@ protected:
               >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
             return false;
           }
-          polyc::rt::cuda::launchFlexible(band1Flexible<G>, band1Board_, args, Band1Strip<G>::Threads,
+          polyc::rt::cuda::launchFlexible(band1Flexible<Shape>, band1Board_, args, Band1Strip<Shape>::Threads,
               sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1,
               Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
-        // Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs when the
-        // flexible one does not fit.
-        if (polyc::rt::cuda::withLanes(polyc::rt::cuda::lanesFor(int64_t(M)), launch)) {
+        // The strip's shape from the terms per point of its tables; the fixed wavefront runs when the flexible
+        // one does not fit.
+        if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}),
+            launch)) {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront\n");
         } else {

@@ -190,20 +190,90 @@ inline unsigned lanesFor(int64_t length) {
   return lanes;
 }
 
-// The strip width that goes with G lanes per point: 16 columns for 32 lanes (512 threads), wider strips
-// for fewer lanes, up to 64 columns. Wider strips mean fewer hand-overs between blocks on the critical
-// path (each costs the strip's skew plus a publication), and a step's latency, not its work, limits small
-// windows.
+// The strip width that goes with G lanes per point when a point's lanes share a loop (no term tables):
+// 16 columns for 32 lanes (512 threads), wider strips for fewer lanes, up to 64 columns. Wider strips
+// mean fewer hand-overs between blocks on the critical path (each costs the strip's skew plus a
+// publication), and a step's latency, not its work, limits small windows.
 __host__ __device__ constexpr int stripWidthFor(unsigned lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 32 : 64; }
 
-// Host: returns body(std::integral_constant<unsigned, G>()) with G = lanes (4, 8, 16 or 32): the
-// generated strip is a template on its lanes per point, instantiated for each.
-template <typename Body> auto withLanes(unsigned lanes, Body &&body) {
+// Host: the terms per point a term table holds at most: the product of its variables' extents (0 when
+// one is empty), capped at 2^24 terms (128 MiB: no block holds that, so the capacity never overflows and
+// a table that large makes the launch fall back to the fixed wavefront).
+inline int64_t termCapacity(std::initializer_list<int64_t> extents) {
+  constexpr int64_t Unfittable = int64_t(1) << 24;
+  int64_t capacity = 1;
+  for (int64_t extent : extents)
+    capacity = extent <= 0 ? 0 : std::min(Unfittable, capacity * std::min(extent, Unfittable));
+  return capacity;
+}
+
+// The compile-time shape of a flexible wavefront's strip: G threads per point ("lanes"), S columns per
+// strip, and K terms of each term table held in registers per lane (0: the strip has no term tables).
+template <unsigned G, int S, int K> struct StripShape {
+  static constexpr unsigned Lanes = G;
+  static constexpr int Width = S;
+  static constexpr int Held = K;
+};
+
+// The shapes of strips whose window sums are term tables, by the terms per point they serve best
+// (capacity: the product of the sums' extents, M x M for an M x M window). A lane's terms cost a
+// register load, an FMA and a predicate each while it holds them, twice that from the table, and a
+// step costs the block's busiest warp: so few lanes per point, each holding all of its terms, with
+// 256 threads a strip where that fits in registers (measured on the H100: docs/performance.md, CUDA,
+// "Strip shapes by window size"). K is the terms a lane of the shape's largest square window holds
+// (M^2 - 1 over G: 2 at M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to
+// 32 lanes holding 16 and reading the rest from the table.
+struct TermTableShape {
+  int64_t upTo; // the largest capacity the shape serves
+  unsigned lanes;
+  int width, held;
+};
+inline constexpr TermTableShape TermTableShapes[] = {
+    {9, 4, 64, 2},   {16, 4, 64, 4},  {25, 4, 64, 6},          {49, 8, 32, 6},
+    {81, 8, 32, 10}, {289, 16, 16, 18}, {INT64_MAX, 32, 16, 16},
+};
+inline constexpr int TermTableShapeCount = int(sizeof(TermTableShapes) / sizeof(TermTableShapes[0]));
+
+// Host: the index in TermTableShapes of the shape for `capacity` terms per point; with `forcedLanes`
+// (POLYC_CUDA_LANES), the first shape of those lanes that serves the capacity, else the largest of them.
+inline int termTableShapeIndex(int64_t capacity, std::optional<int64_t> forcedLanes) {
+  int chosen = -1;
+  for (int index = 0; index < TermTableShapeCount; ++index) {
+    const TermTableShape &shape = TermTableShapes[index];
+    if (forcedLanes && int64_t(shape.lanes) != *forcedLanes)
+      continue;
+    chosen = index;
+    if (capacity <= shape.upTo)
+      break;
+  }
+  return chosen;
+}
+
+namespace detail {
+template <int I> using TableShapeAt = StripShape<TermTableShapes[I].lanes, TermTableShapes[I].width, TermTableShapes[I].held>;
+template <int I, typename Body> auto dispatchTableShape(int index, Body &body) {
+  if constexpr (I + 1 < TermTableShapeCount) {
+    if (index != I)
+      return dispatchTableShape<I + 1>(index, body);
+  }
+  return body(TableShapeAt<I>());
+}
+} // namespace detail
+
+// Host: returns body(Shape()) with the StripShape of the term tables' `capacity` (termTableShapeIndex;
+// POLYC_CUDA_LANES overrides the lanes).
+template <typename Body> auto withTermTableShape(int64_t capacity, Body &&body) {
+  return detail::dispatchTableShape<0>(termTableShapeIndex(capacity, lanesOverride()), body);
+}
+
+// Host: returns body(Shape()) with Shape = StripShape<G, stripWidthFor(G), 0> for G = lanes (4, 8, 16 or
+// 32): the shape of a strip whose points' lanes share a loop (lanesFor).
+template <typename Body> auto withLaneShape(unsigned lanes, Body &&body) {
   switch (lanes) {
-  case 4: return body(std::integral_constant<unsigned, 4>());
-  case 8: return body(std::integral_constant<unsigned, 8>());
-  case 16: return body(std::integral_constant<unsigned, 16>());
-  default: return body(std::integral_constant<unsigned, 32>());
+  case 4: return body(StripShape<4, stripWidthFor(4), 0>());
+  case 8: return body(StripShape<8, stripWidthFor(8), 0>());
+  case 16: return body(StripShape<16, stripWidthFor(16), 0>());
+  default: return body(StripShape<32, stripWidthFor(32), 0>());
   }
 }
 

@@ -343,6 +343,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   WindowGeometry<T> geometry;
   T *ring = nullptr;
   int threads = 0;  // threads in the block
+  int stager = 0;   // this thread's index among the window's stagers (see bind)
   int firstCol = 0; // the strip's first column
   // This thread's elements of the next row to store (`pending`, loaded one step earlier) and of the
   // row after it (`next`, loaded by this step's prefetch). commit() moves `next` into `pending` at the
@@ -351,9 +352,16 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // to avoid the move, measured slower on the H100: docs/performance.md, CUDA.)
   T pending = T(0), next = T(0);
 
-  __device__ void bind(unsigned char *shared, int blockThreads) {
+  // Binds the ring in the block's shared memory. The threads that stage the rows of the `window`-th of
+  // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the block (whole warps):
+  // a step costs the block its slowest warp, and warp 0 already publishes progress, so the windows'
+  // loads and stores go to different warps (staging from thread 0 cost 5-15% on the H100:
+  // docs/performance.md, CUDA, "Strip shapes by window size").
+  __device__ void bind(unsigned char *shared, int blockThreads, int window, int windows) {
     ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
     threads = blockThreads;
+    const int first = (window + 1) * blockThreads / (windows + 1) / WarpSize * WarpSize;
+    stager = (int(threadIdx.x) - first + blockThreads) % blockThreads;
   }
   __device__ __forceinline__ int perRow() const {
     return Recurrence ? geometry.left : geometry.stagedCols;
@@ -394,24 +402,24 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       put(row, col, load(row, col));
     }
     const int nextRow = firstStep + geometry.ahead + 1;
-    if (int(threadIdx.x) < perRow())
-      pending = load(nextRow, stagedCol(int(threadIdx.x)));
-    for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
+    if (stager < perRow())
+      pending = load(nextRow, stagedCol(stager));
+    for (int index = threads + stager; index < perRow(); index += threads)
       put(nextRow, stagedCol(index), load(nextRow, stagedCol(index)));
   }
   // Issues the loads of row step + ahead + 2. Nobody reads that row before step + 2, and its ring
   // slots hold a row older than any step `step` reads (ringRows > S + back + ahead + 2).
   __device__ __forceinline__ void prefetch(int step) {
     const int row = step + geometry.ahead + 2;
-    if (int(threadIdx.x) < perRow())
-      next = load(row, stagedCol(int(threadIdx.x)));
-    for (int index = threads + int(threadIdx.x); index < perRow(); index += threads)
+    if (stager < perRow())
+      next = load(row, stagedCol(stager));
+    for (int index = threads + stager; index < perRow(); index += threads)
       put(row, stagedCol(index), load(row, stagedCol(index)));
   }
   // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
   __device__ __forceinline__ void commit(int step) {
-    if (int(threadIdx.x) < perRow()) {
-      put(step + geometry.ahead + 1, stagedCol(int(threadIdx.x)), pending);
+    if (stager < perRow()) {
+      put(step + geometry.ahead + 1, stagedCol(stager), pending);
       pending = next;
     }
   }
@@ -489,11 +497,7 @@ struct TermTableLayout {
 // back to the fixed wavefront.
 template <typename T>
 void layoutTerms(TermTableLayout &table, std::initializer_list<int64_t> extents, size_t &sharedBytes) {
-  constexpr int64_t Unfittable = int64_t(1) << 24; // 128 MiB of terms: no block holds that
-  int64_t capacity = 1;
-  for (int64_t extent : extents)
-    capacity = extent <= 0 ? 0 : std::min(Unfittable, capacity * std::min(extent, Unfittable));
-  table.capacity = capacity;
+  table.capacity = termCapacity(extents);
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   table.sharedOffset = unsigned(sharedBytes);
   sharedBytes += 16 + size_t(table.capacity) * sizeof(Term<T>);
@@ -510,13 +514,9 @@ template <typename T> struct TermTable {
   __device__ __forceinline__ int size() const { return *count; }
 };
 
-// How many of its terms a lane of a G-lane group holds in registers: 9 terms a lane at M = 17 (G = 32),
-// 5 at M = 9 (G = 16), 3 at M = 5 (G = 8), 2 at M = 3 (G = 4); M = 31's 30 a lane are 16 held and 14
-// read from the table.
-__host__ __device__ constexpr int termsInRegisters(unsigned lanes) { return lanes >= 32 ? 16 : lanes >= 16 ? 8 : 4; }
-
 // One lane's view of a term table: its terms lane, lane + G, ..., lane + (K - 1) G in registers,
 // loaded once per block after the table is built; terms from lane + K G on are read from the table.
+// K comes with the strip's shape (StripShape, TermTableShapes in Device.h).
 template <typename T, int K> struct LaneTerms {
   static constexpr int Held = K;
   TermTable<T> table;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace polyc::rt::cuda;
@@ -95,7 +96,7 @@ template <unsigned G> static void checkGroupReduce(std::mt19937 &rng) {
 // group of G lanes sums coefficient x cell the way the generated value function does: a lane's first
 // LaneTerms::Held terms from registers, the rest of its share from the table, then the group's sum.
 
-template <unsigned G>
+template <unsigned G, int K>
 __global__ void termSumKernel(TermTableLayout layout, const float *coefficients, const float *cells, int n,
                               float *out) {
   extern __shared__ __align__(16) unsigned char shared[];
@@ -111,7 +112,7 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
     appender.finish();
   }
   __syncthreads();
-  LaneTerms<float, termsInRegisters(G)> mine;
+  LaneTerms<float, K> mine;
   const unsigned lane = threadIdx.x % G;
   mine.load(table, lane, G);
   float sum = 0;
@@ -126,8 +127,8 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
     out[threadIdx.x / G] = sum;
 }
 
-template <unsigned G> static void checkLaneTerms(std::mt19937 &rng) {
-  const int held = termsInRegisters(G) * int(G); // terms the lanes of a group hold in registers
+template <unsigned G, int K> static void checkLaneTerms(std::mt19937 &rng) {
+  const int held = K * int(G); // terms the lanes of a group hold in registers
   for (int n : {0, 1, 5, held, held + 1, 3 * held / 2 + 7, 3 * held}) {
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> coefficients(std::max(n, 1)), cells(std::max(n, 1));
@@ -147,7 +148,7 @@ template <unsigned G> static void checkLaneTerms(std::mt19937 &rng) {
         out(groups * sizeof(float));
     coefficientBuffer.upload(coefficients.data(), coefficients.size() * sizeof(float), nullptr);
     cellBuffer.upload(cells.data(), cells.size() * sizeof(float), nullptr);
-    termSumKernel<G><<<1, threads, sharedBytes>>>(layout, coefficientBuffer.as<float>(), cellBuffer.as<float>(), n,
+    termSumKernel<G, K><<<1, threads, sharedBytes>>>(layout, coefficientBuffer.as<float>(), cellBuffer.as<float>(), n,
                                                   out.as<float>());
     POLYC_CUDA_CHECK_LAUNCH("termSumKernel");
     std::vector<float> result(groups);
@@ -155,9 +156,14 @@ template <unsigned G> static void checkLaneTerms(std::mt19937 &rng) {
     POLYC_CUDA_CHECK(cudaDeviceSynchronize());
     for (int g = 0; g < groups; ++g)
       expect(std::fabs(result[g] - expected) <= 1e-4 * (1 + std::fabs(expected)),
-             "LaneTerms<" + std::to_string(G) + "> n=" + std::to_string(n) + ": " + std::to_string(result[g]) +
+             "LaneTerms<" + std::to_string(G) + " lanes, " + std::to_string(K) + "> n=" + std::to_string(n) + ": " + std::to_string(result[g]) +
                  " vs " + std::to_string(expected));
   }
+}
+
+// LaneTerms in the lanes and registers of every strip shape the term tables use (TermTableShapes).
+template <int... I> static void checkEveryTableShape(std::mt19937 &rng, std::integer_sequence<int, I...>) {
+  (checkLaneTerms<TermTableShapes[I].lanes, TermTableShapes[I].held>(rng), ...);
 }
 
 template <unsigned Threads> static void checkBlockReduce(std::mt19937 &rng) {
@@ -274,9 +280,9 @@ template <int S, int G, bool Fused> struct IirStrip {
 
   __device__ IirStrip(const IirFlexibleArgs &args, unsigned char *shared) : args(args), shared(shared) {
     y.geometry = args.yWindow;
-    y.bind(shared, Threads);
+    y.bind(shared, Threads, 0, 2);
     x.geometry = args.xWindow;
-    x.bind(shared, Threads);
+    x.bind(shared, Threads, 1, 2);
   }
   __device__ void start() {
     a = stageArray(args.aStaged, shared, Threads);
@@ -612,10 +618,7 @@ int main(int argc, char **argv) {
       checkBlockReduce<32>(rng);
       checkBlockReduce<256>(rng);
       checkBlockReduce<1024>(rng);
-      checkLaneTerms<4>(rng);
-      checkLaneTerms<8>(rng);
-      checkLaneTerms<16>(rng);
-      checkLaneTerms<32>(rng);
+      checkEveryTableShape(rng, std::make_integer_sequence<int, TermTableShapeCount>());
     }
     checkIir(rng, quick);
     std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
