@@ -116,7 +116,7 @@ fi
 # A moving error is a race: the flexible kernel several times on one large case against the reference.
 if stage repeat; then
   echo "== flexible wavefront, repeated runs of large cases"
-  for HWM in "2048 2048 31" "2048 2048 20" "1031 2053 9"; do
+  for HWM in "2048 2048 31" "2048 2048 20" "2048 2048 17" "1031 2053 9"; do
     read -r H W M <<<"$HWM"
     make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
     for k in 1 2 3 4 5; do
@@ -151,7 +151,7 @@ elif command -v compute-sanitizer >/dev/null; then
     else
       fail "$tool on the runtime check: $(grep -m3 -E 'ERROR|hazard|FAIL' "$work/san.log")"
     fi
-    for small in "33 47 3" "20 70 8"; do
+    for small in "33 47 3" "20 70 8" "40 90 17"; do
       read -r H W M <<<"$small"
       make_case "$H" "$W" "$M"
       for variant in fixed flexible; do

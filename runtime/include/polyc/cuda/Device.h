@@ -140,12 +140,12 @@ template <typename Body> void dispatchGroupSize(unsigned size, Body &&body) {
 // The device's properties, read once.
 const cudaDeviceProp &deviceProperties();
 
-// Run-time settings from the environment, documented in docs/performance.md (CUDA):
+// Run-time settings from the environment, documented in docs/running.md (CUDA):
 //   POLYC_CUDA_GRAPH=0|1          fixed wavefront: plain launches (0) or a replayed CUDA graph (1, default)
 //   POLYC_CUDA_GRID=N             flexible wavefront: the persistent kernel's grid (default: resident blocks)
 //   POLYC_CUDA_WAVEFRONT=auto|fixed|flexible   override the allocation's run-time choice
 //   POLYC_CUDA_VERBOSE=0|1        print launch configurations and choices to stderr
-//   POLYC_CUDA_LANES=4|8|16|32    flexible wavefront: threads per point (default: from the window length)
+//   POLYC_CUDA_LANES=4|8|16|32    flexible wavefront: threads per point (default: from the window sums)
 //   POLYC_CUDA_PUBLISH=N          flexible wavefront: steps between progress stores (default: the program's)
 // A malformed value throws CudaError with a message naming the variable.
 bool useCudaGraph();
