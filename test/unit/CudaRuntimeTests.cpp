@@ -204,6 +204,21 @@ TEST(CudaFlexibleShape, EveryTermTableShapeHoldsTheSquareWindowsItServesAndFitsA
   }
 }
 
+TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {
+  // An H100 SM: 2048 threads, 65536 registers; a block: 1024 threads. The window sums of the 256-thread
+  // strips took up to 113 registers and the 512-thread one 76 without spilling.
+  for (int index = 0; index < TermTableShapeCount; ++index) {
+    const int compute = int(TermTableShapes[index].lanes) * TermTableShapes[index].width;
+    const int threads = flexibleBlockThreads(compute), blocks = flexibleMinBlocks(compute);
+    EXPECT_EQ(threads, compute + 32) << index; // one coordinator warp
+    EXPECT_LE(threads, 1024) << index;
+    EXPECT_LE(blocks * threads, 2048) << index;
+    EXPECT_GE(65536 / (blocks * threads), compute <= 256 ? 113 : 76) << index;
+  }
+  EXPECT_EQ(flexibleMinBlocks(256), 2);
+  EXPECT_EQ(flexibleMinBlocks(512), 1);
+}
+
 TEST(CudaFlexibleShape, ForcedLanesPickTheShapeOfThoseLanesThatServesTheCapacity) {
   EXPECT_EQ(tableShapeFor(9, 8).held, 6);
   EXPECT_EQ(tableShapeFor(81, 8).held, 10);

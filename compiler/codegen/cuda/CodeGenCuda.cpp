@@ -29,13 +29,14 @@ using namespace polyc;
 using namespace polyc::codegen;
 using allocate::AllocationKind;
 
-// The flexible wavefront's shape: progress published every PublishInterval steps (docs/performance.md,
-// CUDA, measured this); its strip's shape (lanes per point, strip width, terms held per lane:
+// The flexible wavefront's shape: progress published every PublishInterval steps, by the block's
+// coordinator warp, off the compute threads' path (docs/performance.md, CUDA, measured this); its strip's
+// shape (lanes per point, strip width, terms held per lane:
 // polyc::rt::cuda::StripShape) is chosen at run time, from the term tables' capacity
 // (withTermTableShape) or else from the window sums' length (lanesFor, withLaneShape). GroupWidth: the
 // fixed wavefront's lanes per point.
 static constexpr int GroupWidth = 32;
-static constexpr int PublishInterval = 4;
+static constexpr int PublishInterval = 2;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
 
@@ -866,11 +867,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();
-  // Two blocks an SM: where the columns outnumber the SMs (8192^2 at M = 17: 512 strips) a second block's
-  // steps fill the issue slots the first leaves idle. (Without a minimum, ptxas held the 256-thread strip
-  // to 40 registers and spilled; with 1, the 512-thread one took 76 and fit once an SM.)
+  // Registers for the blocks an SM that flexibleMinBlocks gives (without a minimum, ptxas held the
+  // 256-thread strip to 40 registers and spilled).
   kw.line("template <typename Shape>");
-  kw.openBlock("__global__ void __launch_bounds__(" + strip + "<Shape>::Threads, 2) " + kernel +
+  // The block is the strip's compute threads and the scheduler's coordinator warp.
+  kw.openBlock("__global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(" + strip +
+               "<Shape>::Threads), polyc::rt::cuda::flexibleMinBlocks(" + strip + "<Shape>::Threads)) " + kernel +
                "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
   kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");

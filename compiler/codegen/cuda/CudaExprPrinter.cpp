@@ -136,26 +136,16 @@ std::string CudaExprPrinter::combineLanes(const ReductionParts &parts, CodeWrite
 }
 
 // A point's G lanes take the table's terms in turn (every lane is busy whatever the window's shape): a
-// lane's first terms from registers, then the rest of its share from the table.
+// lane's first terms from registers, then the rest of its share from the table (LaneTerms::forEachTerm).
 void CudaExprPrinter::printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w) {
+  const std::string type = typeName(parts.type);
   w.comment("The " + groupSize + " lanes of the group take the terms of table " + std::to_string(table.index) +
             " in turn (built once per block): the lane's first ones are in registers, the rest in the table.");
-  w.openBlock("");
-  w.line("const auto &polyc_terms = " + std::string(TermTablesParam) + "[" + std::to_string(table.index) + "];");
-  w.line("#pragma unroll");
-  w.openBlock("for (int polyc_k = 0; polyc_k < polyc_terms.Held; ++polyc_k)");
-  w.openBlock("if (polyc_k < polyc_terms.held)");
-  w.line(parts.update("polyc_terms.coefficient[polyc_k] * " + table.view + ".at(polyc_terms.offset[polyc_k])"));
-  w.closeBlock();
-  w.closeBlock();
-  w.line("const int polyc_count = polyc_terms.table.size();");
-  w.line("#pragma unroll 4");
-  w.openBlock("for (int polyc_t = " + lane + " + polyc_terms.Held * " + groupSize +
-              "; polyc_t < polyc_count; polyc_t += " + groupSize + ")");
-  w.line("const polyc::rt::cuda::Term<" + typeName(parts.type) + "> polyc_term = polyc_terms.table.terms[polyc_t];");
-  w.line(parts.update("polyc_term.coefficient * " + table.view + ".at(polyc_term.offset)"));
-  w.closeBlock();
-  w.closeBlock();
+  w.openBlock(std::string(TermTablesParam) + "[" + std::to_string(table.index) + "].template forEachTerm<" +
+              groupSize + ">(" + lane + ", " + table.view + ", [&](" + type + " polyc_coefficient, " + type +
+              " polyc_cell)");
+  w.line(parts.update("polyc_coefficient * polyc_cell"));
+  w.closeBlock(");");
 }
 
 // Warp 0 walks the reduction's flattened index space 32 terms at a time (the innermost variable

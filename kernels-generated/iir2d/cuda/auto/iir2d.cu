@@ -99,21 +99,9 @@ struct Iir2dDevice {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms of table 0 in turn (built once per block): the lane's first
     // ones are in registers, the rest in the table.
-    {
-      const auto &polyc_terms = terms[0];
-      #pragma unroll
-      for (int polyc_k = 0; polyc_k < polyc_terms.Held; ++polyc_k) {
-        if (polyc_k < polyc_terms.held) {
-          sum0 += polyc_terms.coefficient[polyc_k] * yWindow.at(polyc_terms.offset[polyc_k]);
-        }
-      }
-      const int polyc_count = polyc_terms.table.size();
-      #pragma unroll 4
-      for (int polyc_t = lane + polyc_terms.Held * G; polyc_t < polyc_count; polyc_t += G) {
-        const polyc::rt::cuda::Term<float> polyc_term = polyc_terms.table.terms[polyc_t];
-        sum0 += polyc_term.coefficient * yWindow.at(polyc_term.offset);
-      }
-    }
+    terms[0].template forEachTerm<G>(lane, yWindow, [&](float polyc_coefficient, float polyc_cell) {
+      sum0 += polyc_coefficient * polyc_cell;
+    });
     sum0 = polyc::rt::cuda::warpGroupReduce<G>(sum0, polyc::rt::cuda::SumOp<float>());
     return y_inWindow(i, j) + sum0;
   }
@@ -221,7 +209,7 @@ __global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDevice program) {
 // group l at row step - l), with G threads per point (G and S chosen at run time from the window sums' size).
 // What a step reads is staged in shared memory.
 struct Band1FlexibleArgs {
-  static constexpr int PublishInterval = 4; // steps between progress stores
+  static constexpr int PublishInterval = 2; // steps between progress stores
   Iir2dDevice program;
   int64_t rows = 0, cols = 0; // the domain: i in [0, rows), j in [0, cols)
   polyc::rt::cuda::WindowGeometry<float> yWindow;
@@ -288,9 +276,9 @@ struct Band1Strip {
 };
 
 template <typename Shape>
-__global__ void __launch_bounds__(Band1Strip<Shape>::Threads,
-    2) band1Flexible(polyc::rt::cuda::FlexibleBoard board, const Band1FlexibleArgs args,
-    int publishInterval) {
+__global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(Band1Strip<Shape>::Threads),
+    polyc::rt::cuda::flexibleMinBlocks(Band1Strip<Shape>::Threads)) band1Flexible(polyc::rt::cuda::FlexibleBoard board,
+    const Band1FlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
   Band1Strip<Shape> strip(args, dynamicShared);

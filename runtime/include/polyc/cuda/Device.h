@@ -215,10 +215,19 @@ template <unsigned G, int S, int K> struct StripShape {
   static constexpr int Held = K;
 };
 
+// A block of the flexible wavefront: the strip's compute threads (whole warps), then one coordinator
+// warp that talks to the other blocks (Wavefront.cuh, runFlexibleWavefront).
+constexpr int flexibleBlockThreads(int computeThreads) { return computeThreads + 32; /* one warp */ }
+// The blocks an SM the kernel's registers are fitted for (its __launch_bounds__): two where the columns
+// outnumber the SMs (8192^2 at M = 17: 512 strips) and a second block's steps fill the issue slots the
+// first leaves idle; one for strips of more than 256 compute threads, whose window sums need more than
+// the 60 registers two such blocks leave (ptxas spilled inside the step).
+constexpr int flexibleMinBlocks(int computeThreads) { return computeThreads <= 256 ? 2 : 1; }
+
 // The shapes of strips whose window sums are term tables, by the terms per point they serve best
 // (capacity: the product of the sums' extents, M x M for an M x M window). A term a lane holds in
-// registers costs a shared load of its window cell, an FMA and a predicate; one read from the table two
-// dependent shared loads more; and a step costs the block its busiest warp: so few lanes per point,
+// registers costs an add, a shared load of its window cell and an FMA (and a predicate unless every lane
+// holds K); one read from the table two dependent shared loads more; and a step costs the block its busiest warp: so few lanes per point,
 // each holding all of its terms, with 256 threads a strip where that fits in registers (measured on the H100: docs/performance.md, CUDA,
 // "Strip shapes by window size"). K is the terms a lane of the shape's largest square window holds
 // (M^2 - 1 over G: 2 at M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to

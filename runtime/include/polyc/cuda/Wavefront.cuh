@@ -11,25 +11,43 @@
 // the rows around the step, filled when the block takes the strip and then one row per step, loaded
 // two steps ahead so that the loads' latency hides behind the computation.
 //
-// Ordering. progress[c] is written with release semantics (cuda::atomic_ref, memory_order_release,
-// after a barrier that orders the block's stores before thread 0's) and read with acquire semantics
-// (a relaxed poll followed by an acquire fence, then a barrier before the block reads the data);
-// data of other strips is read with ld.global.cg (L2, the point of coherence), never from a
-// possibly stale L1 line. Column locks are taken with atomicCAS followed by an acquire fence and
-// released with a release fence followed by atomicExch.
+// The block. Its compute threads (S x G, whole warps) compute the steps and synchronize among
+// themselves with a named barrier; one more warp, the coordinator, does all of the block's talking
+// to other blocks: it chooses and locks columns, polls the left neighbour's progress and posts the step
+// limit it allows, and publishes the steps the compute threads report done. The compute threads thus
+// never wait on a global-memory fence or a poll's round trip; the hand-over between strips costs the
+// lag and a poll, not a fence in the critical warp (docs/performance.md, CUDA, "A coordinator warp").
+//
+// Ordering. progress[c] is written with release semantics (cuda::atomic_ref, memory_order_release:
+// a fence, then the store) by the coordinator after it has read, with block-scope acquire, the step
+// that compute thread 0 reported with block-scope release after the compute threads' barrier; release
+// is cumulative, so the stores of every compute thread are published. progress[c - 1] is read with
+// acquire semantics (ld.acquire) by the coordinator, which posts the limit with block-scope release;
+// compute thread 0 reads it with block-scope acquire before the barrier after which the compute
+// threads read the data. Data of other strips is read with ld.global.cg (L2, the point of coherence),
+// never from a possibly stale L1 line. Column locks are taken with atomicCAS followed by an acquire
+// fence and released with a release fence followed by atomicExch.
+//
+// Reservation. A block looking for work takes the leftmost column it can compute now, or else the
+// leftmost one whose left neighbour is being computed (Computing): it reserves that column and waits
+// for the neighbour to allow its first step, so that a strip's successor is in place, with the
+// column chosen and locked, when the strip's progress first allows it (choosing a column when it is
+// already ready cost 8-12 us a strip on the H100: docs/performance.md, CUDA).
 //
 // Deadlock freedom, whatever order the hardware starts blocks in and for any grid size >= 1:
 //  1. A block holds at most one lock, and only while it runs (a block that has not started holds
 //     nothing, so non-resident blocks cannot block resident ones).
-//  2. A block never waits unboundedly while holding a lock: when its column is not ready it polls
-//     the left neighbour for at most WaitBudgetNs and then publishes its progress, releases the lock
-//     and goes back to choosing a column.
+//  2. A block never waits unboundedly while holding a lock: when its column's next step is not
+//     allowed, its compute threads wait until the coordinator posts a limit that allows it or reports
+//     that the left neighbour's progress has not moved for WaitBudgetNs (progress only grows, up to
+//     the column's steps, so the wait is finite); then they leave the column, and the coordinator
+//     publishes their last step and releases the lock before the block chooses again.
 //  3. Columns finish in order (the last step of column c needs column c - 1 finished), so the
 //     unfinished columns are [frontier, columns). The frontier column's left neighbour is finished,
 //     so the frontier column is always ready: a block holding it never waits, and a block choosing a
 //     column scans from the frontier and takes it if it is unlocked.
 // Hence some block always makes progress on the frontier column within a bounded time, and every
-// column finishes. A block without a ready column holds no lock while it backs off and retries.
+// column finishes. A block without a column holds no lock while it backs off and retries.
 #pragma once
 
 #include "polyc/cuda/BlockReduce.cuh"
@@ -55,6 +73,10 @@ __device__ __forceinline__ int loadAcquire(const int *address) {
   return ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*const_cast<int *>(address))
       .load(::cuda::memory_order_acquire);
 }
+__device__ __forceinline__ void storeRelaxed(int *address, int value) {
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value,
+                                                                       ::cuda::memory_order_relaxed);
+}
 __device__ __forceinline__ void storeRelease(int *address, int value) {
   ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value,
                                                                        ::cuda::memory_order_release);
@@ -75,12 +97,15 @@ __device__ __forceinline__ uint64_t globalNanoseconds() {
 
 struct FlexibleBoard {
   int *progress = nullptr; // [columns]: the last step finished in each column, -1 before the first
-  int *locks = nullptr;    // [columns]: 1 while a block owns the column
+  int *locks = nullptr;    // [columns]: a ColumnLock state
   int *frontier = nullptr; // [1]: the number of finished columns (they finish in order)
   int columns = 0;
   int steps = 0; // steps per column
   int lag = 0;   // step s of column c > 0 needs progress[c - 1] >= min(s + lag, steps - 1)
 };
+
+// A column's lock: free, or owned by a block that waits for its first step (Reserved) or computes.
+enum ColumnLock : int { Unlocked = 0, Reserved = 1, Computing = 2 };
 
 // The last step of `column` that the left neighbour's progress allows (steps - 1 when it is done).
 __device__ __forceinline__ int stepLimit(const FlexibleBoard &board, int leftProgress) {
@@ -131,24 +156,41 @@ int flexibleGridSize(Kernel kernel, int threads, size_t sharedBytes, int columns
 
 // ---- The column scheduler
 
-// Shared-memory state of the scheduler in one block.
+// Shared-memory state of the scheduler in one block. The coordinator and the compute threads hand
+// values over through the `posted`..`leaving` fields with block-scope release/acquire
+// (postToBlock / readInBlock).
 struct FlexibleShared {
   int column; // the owned column, or one of the codes below
-  int step;   // the next step to compute in it
-  int limit;  // the last step the left neighbour allows, as last seen
+  int step;   // the first step to compute in it
+  int limit;  // the last step the left neighbour allows when the column was chosen
+  int posted;   // coordinator -> compute: the last step the left neighbour allows, as last seen
+  int stalled;  // coordinator -> compute: 1 while the left neighbour has not moved for WaitBudgetNs
+  int done;     // compute -> coordinator: the last step computed (its stores before a barrier)
+  int leaving;  // compute -> coordinator: 1 once the compute threads have left the column
+  int nextLimit[2]; // compute thread 0 -> compute threads: the limit for the step after, by parity
+  int waitLimit;    // compute thread 0 -> compute threads: the limit after a wait
 };
 constexpr int NoColumnReady = -1;
 constexpr int AllColumnsDone = -2;
 
-// How long a block owning a column polls its left neighbour before giving the column up, and the
-// back-off of a block that found no ready column. A bound (any bound) on the first is what makes the
-// scheme deadlock-free; its size only trades polling against column switches.
-constexpr uint64_t WaitBudgetNs = 20000;
+__device__ __forceinline__ void postToBlock(int &field, int value) {
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).store(value, ::cuda::memory_order_release);
+}
+__device__ __forceinline__ int readInBlock(int &field) {
+  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).load(::cuda::memory_order_acquire);
+}
+
+// How long a block owning a column waits for its left neighbour to move before giving the column
+// up, and the back-off of a block that found no column. A bound (any bound) on the first is what makes
+// the scheme deadlock-free; its size only trades polling against column switches.
+constexpr uint32_t WaitBudgetNs = 20000;
 constexpr unsigned MinBackoffNs = 64, MaxBackoffNs = 4096;
 
-// Warp 0: the leftmost ready, unlocked, unfinished column at or after the frontier, locked (seed
-// 004's condition 10 with "nearest" meaning nearest to the frontier). Scans 32 columns per round:
-// each lane checks one, and the lanes try the candidates' locks from left to right.
+// The coordinator warp: the leftmost ready, unlocked, unfinished column at or after the frontier
+// (seed 004's condition 10 with "nearest" meaning nearest to the frontier), else the leftmost unlocked
+// one whose left neighbour is Computing, locked. Scans 32 columns per round: each lane checks one (its
+// loads independent, so one L2 round trip), and the lanes try the candidates' locks from left to
+// right, the ready ones first.
 __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &shared) {
   const unsigned lane = threadIdx.x % WarpSize;
   const int frontier = loadRelaxed(board.frontier);
@@ -159,124 +201,184 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
   }
   for (int base = frontier; base < board.columns; base += WarpSize) {
     const int column = base + int(lane);
-    bool candidate = false;
+    bool ready = false, soon = false;
     if (column < board.columns) {
       const int progress = loadRelaxed(&board.progress[column]);
-      if (progress < board.steps - 1 && loadRelaxed(&board.locks[column]) == 0) {
-        const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
-        candidate = progress + 1 <= stepLimit(board, left);
+      const int lock = loadRelaxed(&board.locks[column]);
+      const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
+      const int leftLock = column == 0 ? int(Unlocked) : loadRelaxed(&board.locks[column - 1]);
+      if (progress < board.steps - 1 && lock == Unlocked) {
+        ready = progress + 1 <= stepLimit(board, left);
+        soon = !ready && leftLock == Computing;
       }
     }
-    unsigned candidates = __ballot_sync(0xffffffffu, candidate);
-    while (candidates) {
-      const unsigned winner = __ffs(candidates) - 1;
-      int taken = 0;
-      if (lane == winner && atomicCAS(&board.locks[column], 0, 1) == 0) {
-        acquireFence(); // see everything the column's previous owner published before unlocking
-        const int progress = loadRelaxed(&board.progress[column]);
-        if (progress >= board.steps - 1) {
-          releaseFence();
-          atomicExch(&board.locks[column], 0); // finished meanwhile
-        } else {
-          const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
-          acquireFence(); // the left neighbour's data up to `left`
-          shared.column = column;
-          shared.step = progress + 1;
-          shared.limit = stepLimit(board, left);
-          taken = 1;
+    for (unsigned candidates : {__ballot_sync(0xffffffffu, ready), __ballot_sync(0xffffffffu, soon)}) {
+      while (candidates) {
+        const unsigned winner = __ffs(candidates) - 1;
+        int taken = 0;
+        if (lane == winner && atomicCAS(&board.locks[column], Unlocked, Reserved) == Unlocked) {
+          acquireFence(); // see everything the column's previous owner published before unlocking
+          const int progress = loadRelaxed(&board.progress[column]);
+          if (progress >= board.steps - 1) {
+            releaseFence();
+            atomicExch(&board.locks[column], Unlocked); // finished meanwhile
+          } else {
+            const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
+            acquireFence(); // the left neighbour's data up to `left`
+            shared.column = column;
+            shared.step = progress + 1;
+            shared.limit = stepLimit(board, left);
+            taken = 1;
+          }
         }
+        if (__shfl_sync(0xffffffffu, taken, winner))
+          return;
+        candidates &= candidates - 1;
       }
-      if (__shfl_sync(0xffffffffu, taken, winner))
-        return;
-      candidates &= candidates - 1;
     }
   }
   if (lane == 0)
     shared.column = NoColumnReady;
 }
 
-// Thread 0, owning `column`: polls the left neighbour until it allows `step` or the wait budget is
-// spent; returns the step limit seen last (acquire: the data behind it is visible after a barrier).
-// It polls without sleeping: in the steady state every strip but the first waits here for its left
-// neighbour's next publication, and a sleep would add to every hand-over on the critical path (one
-// thread re-reading one L2 line costs the other blocks nothing).
-__device__ inline int waitForLeft(const FlexibleBoard &board, int column, int step) {
-  const uint64_t start = globalNanoseconds();
+// The coordinator's lane 0 while the compute threads own `column`: polls the left neighbour's
+// progress (acquire) and posts the step limit it allows, or that it has stalled; publishes the steps
+// the compute threads report done (release: a fence, then the store) at most every
+// `publishInterval` steps; when the compute threads leave, publishes their last step, advances the
+// frontier if the column is finished and unlocks it. The compute threads never wait on a fence or a
+// global load for this: a step costs them a barrier and two block-scope hand-overs.
+__device__ inline void coordinateColumn(const FlexibleBoard &board, FlexibleShared &shared, int column,
+                                        int publishInterval) {
+  int published = shared.step - 1;
+  int seen = column == 0 ? board.steps - 1 : -2; // -2: nothing seen yet
+  uint32_t since = uint32_t(globalNanoseconds());
   for (;;) {
-    const int limit = stepLimit(board, loadRelaxed(&board.progress[column - 1]));
-    if (limit >= step || globalNanoseconds() - start > WaitBudgetNs) {
-      acquireFence();
-      return limit;
+    if (seen < board.steps - 1) { // the left neighbour is not finished: poll it
+      const int left = loadAcquire(&board.progress[column - 1]);
+      const uint32_t now = uint32_t(globalNanoseconds());
+      if (left != seen) {
+        seen = left;
+        since = now;
+        postToBlock(shared.posted, stepLimit(board, left));
+        postToBlock(shared.stalled, 0);
+      } else if (now - since > WaitBudgetNs) {
+        postToBlock(shared.stalled, 1);
+      }
+    }
+    const bool leaving = readInBlock(shared.leaving) != 0;
+    const int done = readInBlock(shared.done); // after `leaving`: the last step when leaving
+    if (done > published && (leaving || done - published >= publishInterval || done == board.steps - 1)) {
+      storeRelease(&board.progress[column], done);
+      published = done;
+    }
+    if (leaving) {
+      if (published == board.steps - 1)
+        atomicMax(board.frontier, column + 1); // after the release store above, in program order
+      releaseFence();
+      atomicExch(&board.locks[column], Unlocked);
+      return;
     }
   }
 }
 
-// The persistent loop every block runs: choose a column, compute its steps while the left neighbour
-// is ahead, publish progress every `publishInterval` steps and when leaving the column, give the
-// column up when the left neighbour stalls, stop when every column is finished.
-//   body.start():             all threads, once; stages what every column reads.
-//   body.enter(column, step): all threads; prepares the block for computing `column` from `step`.
-//   body.step(column, step):  all threads; computes one step (the scheduler adds the barrier).
+// Compute thread 0, owning a column whose step `step` the last posted limit does not allow: waits
+// until the coordinator posts a limit that does, or reports the left neighbour stalled; returns the
+// limit.
+__device__ inline int waitForLimit(FlexibleShared &shared, int step) {
+  for (;;) {
+    const int limit = readInBlock(shared.posted);
+    if (limit >= step || readInBlock(shared.stalled))
+      return limit;
+  }
+}
+
+// The barrier of the compute threads alone (named barrier 1; the coordinator warp is not in it).
+template <int Threads> __device__ __forceinline__ void computeBarrier() {
+  asm volatile("bar.sync 1, %0;" : : "n"(Threads) : "memory");
+}
+
+// The compute threads owning `column`: wait until the left neighbour allows the first step (the
+// column may be reserved), then compute its steps while the limit the coordinator posts allows them,
+// reporting each step done. Leave the column when it is finished or the left neighbour stalls.
+template <typename Body>
+__device__ void computeColumn(const FlexibleBoard &board, Body &body, FlexibleShared &shared, int column) {
+  constexpr int Threads = Body::Threads;
+  const bool first = threadIdx.x == 0;
+  int step = shared.step;
+  int limit = shared.limit;
+  bool entered = false;
+  while (step < board.steps) {
+    if (step > limit) { // the left neighbour's rows this step reads are not all there yet
+      if (first)
+        shared.waitLimit = waitForLimit(shared, step);
+      computeBarrier<Threads>();
+      limit = shared.waitLimit;
+      if (step > limit)
+        break; // the left neighbour stalled: give the column up rather than wait holding it
+    }
+    if (!entered) {
+      if (first)
+        storeRelaxed(&board.locks[column], Computing); // the right neighbour may now be reserved
+      body.enter(column, step);
+      computeBarrier<Threads>();
+      entered = true;
+    }
+    body.step(column, step);
+    if (first)
+      shared.nextLimit[(step + 1) & 1] = readInBlock(shared.posted);
+    computeBarrier<Threads>(); // the step's stores, before thread 0 reports them
+    if (first)
+      postToBlock(shared.done, step);
+    limit = max(limit, shared.nextLimit[(step + 1) & 1]);
+    ++step;
+  }
+  if (first)
+    postToBlock(shared.leaving, 1);
+}
+
+// The persistent loop every block runs. The coordinator warp (the block's last) chooses a column and
+// then coordinates it (coordinateColumn) while the compute threads compute it (computeColumn); a
+// block-wide barrier ends each tenure. Stops when every column is finished.
+//   Body::Threads:            the compute threads (the block has flexibleBlockThreads(Threads)).
+//   body.start():             all threads, once; stages what every column reads (only the compute
+//                             threads store).
+//   body.enter(column, step): the compute threads; prepares them for computing `column` from `step`.
+//   body.step(column, step):  the compute threads; computes one step (the scheduler adds the barrier).
 template <typename Body>
 __device__ void runFlexibleWavefront(const FlexibleBoard &board, Body &body, FlexibleShared &shared,
                                      int publishInterval) {
+  const bool coordinator = int(threadIdx.x) >= Body::Threads;
   body.start();
   unsigned backoff = MinBackoffNs;
   for (;;) {
-    if (threadIdx.x < WarpSize)
+    if (coordinator) {
       chooseColumn(board, shared);
+      if (threadIdx.x % WarpSize == 0) {
+        shared.posted = shared.limit;
+        shared.stalled = 0;
+        shared.done = shared.step - 1;
+        shared.leaving = 0;
+      }
+    }
     __syncthreads();
     const int column = shared.column;
     if (column == AllColumnsDone)
       return;
     if (column == NoColumnReady) {
-      if (threadIdx.x == 0)
+      if (coordinator && threadIdx.x % WarpSize == 0)
         __nanosleep(backoff);
       backoff = backoff < MaxBackoffNs ? 2 * backoff : backoff;
-      __syncthreads(); // everyone has read shared.column before warp 0 writes it again
+      __syncthreads(); // everyone has read shared.column before the coordinator writes it again
       continue;
     }
     backoff = MinBackoffNs;
-    int step = shared.step;
-    int limit = shared.limit;
-    body.enter(column, step);
-    __syncthreads();
-    int published = step - 1;
-    while (step < board.steps) {
-      if (step > limit) {
-        if (threadIdx.x == 0) {
-          if (published < step - 1) { // let the right neighbour go on while we wait
-            storeRelease(&board.progress[column], step - 1);
-          }
-          shared.limit = waitForLeft(board, column, step);
-        }
-        published = step - 1;
-        __syncthreads();
-        limit = shared.limit;
-        if (step > limit)
-          break; // the left neighbour stalled: give the column up rather than wait holding it
-      }
-      body.step(column, step);
-      __syncthreads(); // the step's stores, before thread 0 publishes them
-      if (step - published >= publishInterval || step == board.steps - 1) {
-        if (threadIdx.x == 0)
-          storeRelease(&board.progress[column], step);
-        published = step;
-      }
-      ++step;
-    }
-    if (threadIdx.x == 0) {
-      if (published < step - 1)
-        storeRelease(&board.progress[column], step - 1);
-      if (step == board.steps)
-        atomicMax(board.frontier, column + 1); // after the release store above, in program order
-      releaseFence();
-      atomicExch(&board.locks[column], 0);
-    }
-    __syncthreads(); // everyone has read shared before warp 0 chooses again
+    if (!coordinator)
+      computeColumn(board, body, shared, column);
+    else if (threadIdx.x % WarpSize == 0)
+      coordinateColumn(board, shared, column, publishInterval);
+    __syncthreads(); // everyone has left the column before the coordinator chooses again
   }
 }
-
 
 // ---- Shared-memory staging for the steps of a strip
 
@@ -345,6 +447,10 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   int threads = 0;  // threads in the block
   int stager = 0;   // this thread's index among the window's stagers (see bind)
   int firstCol = 0; // the strip's first column
+  // The staged column of this thread (stager < perRow()) in the current strip, set by fill(), so that
+  // a step's load and store of it cost no column arithmetic.
+  int64_t columnOffset = 0;  // col x colStride
+  bool columnInside = false; // 0 <= col < cols
   // This thread's elements of the next row to store (`pending`, loaded one step earlier) and of the
   // row after it (`next`, loaded by this step's prefetch). commit() moves `next` into `pending` at the
   // end of the step, so a load has a whole step's computation to complete before anything waits on
@@ -367,10 +473,13 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     return Recurrence ? geometry.left : geometry.stagedCols;
   }
   // Both copies of a staged element.
-  __device__ __forceinline__ void put(int row, int col, T value) const {
-    const int slot = (row & (geometry.ringRows - 1)) * geometry.ringCols + col - firstCol + geometry.left;
+  __device__ __forceinline__ void putCell(int row, int ringCol, T value) const {
+    const int slot = (row & (geometry.ringRows - 1)) * geometry.ringCols + ringCol;
     ring[slot] = value;
     ring[slot + geometry.ringRows * geometry.ringCols] = value;
+  }
+  __device__ __forceinline__ void put(int row, int col, T value) const {
+    putCell(row, col - firstCol + geometry.left, value);
   }
   // An element of the array with the boundary rule. The recurrence's elements come from other
   // blocks, so they are read at L2 (ld.global.cg), never from a stale L1 line.
@@ -388,12 +497,24 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     return Recurrence ? __ldcg(element) : __ldg(element);
   }
   __device__ __forceinline__ int stagedCol(int index) const { return firstCol - geometry.left + index; }
+  // This thread's staged column at `row` (load(row, stagedCol(stager)) with the column's part done).
+  __device__ __forceinline__ T loadColumn(int row) const {
+    if (!Recurrence && geometry.boundary != BoundaryRule::Zero)
+      return load(row, stagedCol(stager));
+    if (!columnInside || row < 0 || row >= int(geometry.rows))
+      return T(0);
+    const T *element = geometry.array + (int64_t(row) * geometry.rowStride + columnOffset);
+    return Recurrence ? __ldcg(element) : __ldg(element);
+  }
 
   // Stages the rows step `firstStep` reads, and loads the row after them for commit(firstStep). For
   // the recurrence, its own columns' rows that no lane has computed yet hold stale values that are
   // overwritten before anyone reads them.
   __device__ void fill(int column, int firstStep) {
     firstCol = column * S;
+    const int ownColumn = stagedCol(stager);
+    columnOffset = int64_t(ownColumn) * geometry.colStride;
+    columnInside = ownColumn >= 0 && ownColumn < int(geometry.cols);
     const int lowRow = firstStep - (S - 1) - geometry.back;
     const int count = (firstStep + geometry.ahead - lowRow + 1) * geometry.stagedCols;
     for (int index = threadIdx.x; index < count; index += threads) {
@@ -403,7 +524,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     }
     const int nextRow = firstStep + geometry.ahead + 1;
     if (stager < perRow())
-      pending = load(nextRow, stagedCol(stager));
+      pending = loadColumn(nextRow);
     for (int index = threads + stager; index < perRow(); index += threads)
       put(nextRow, stagedCol(index), load(nextRow, stagedCol(index)));
   }
@@ -412,14 +533,14 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   __device__ __forceinline__ void prefetch(int step) {
     const int row = step + geometry.ahead + 2;
     if (stager < perRow())
-      next = load(row, stagedCol(stager));
+      next = loadColumn(row);
     for (int index = threads + stager; index < perRow(); index += threads)
       put(row, stagedCol(index), load(row, stagedCol(index)));
   }
   // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
   __device__ __forceinline__ void commit(int step) {
     if (stager < perRow()) {
-      put(step + geometry.ahead + 1, stagedCol(stager), pending);
+      putCell(step + geometry.ahead + 1, stager, pending); // the staged column's ring cell is `stager`
       pending = next;
     }
   }
@@ -439,6 +560,11 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     }
     // The cell `offset` elements from the point's (a term table's offsets: Term).
     __device__ __forceinline__ T at(int offset) const { return origin[offset]; }
+    // The cell `bytes` bytes from the point's (LaneTerms keeps its offsets in bytes: one add and one
+    // shared load a term, where an element offset costs a multiply more).
+    __device__ __forceinline__ T atBytes(int bytes) const {
+      return *reinterpret_cast<const T *>(reinterpret_cast<const unsigned char *>(origin) + bytes);
+    }
   };
   // The view of the point (row, col): its cell in the copy of the ring where rows row - back ..
   // row + ahead are consecutive slots.
@@ -464,9 +590,10 @@ template <typename T> void layoutStaged(StagedArray<T> &staged, size_t &sharedBy
   sharedBytes += size_t(staged.count) * sizeof(T);
 }
 
+// The first `threads` threads of the block copy (the flexible wavefront's coordinator warp does not).
 template <typename T> __device__ T *stageArray(const StagedArray<T> &staged, unsigned char *shared, int threads) {
   T *copy = reinterpret_cast<T *>(shared + staged.sharedOffset);
-  for (int64_t index = threadIdx.x; index < staged.count; index += threads)
+  for (int64_t index = threadIdx.x; index < staged.count && int(threadIdx.x) < threads; index += threads)
     copy[index] = __ldg(staged.array + index);
   return copy;
 }
@@ -521,24 +648,50 @@ template <typename T, int K> struct LaneTerms {
   static constexpr int Held = K;
   TermTable<T> table;
   T coefficient[K];
-  int offset[K];
-  int held = 0; // how many of the K this lane has (the table may hold fewer than K G terms)
+  int offsetBytes[K]; // from the point's cell (View::atBytes)
+  int held = 0;       // how many of the K this lane has (the table may hold fewer than K G terms)
+  bool full = false;  // every lane holds K: the same for the whole block
 
   __device__ void load(const TermTable<T> &source, unsigned lane, unsigned lanes) {
     table = source;
     const int count = table.size();
+    full = count >= K * int(lanes);
     held = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int t = int(lane) + k * int(lanes);
       coefficient[k] = T(0);
-      offset[k] = 0;
+      offsetBytes[k] = 0;
       if (t < count) {
         const Term<T> term = table.terms[t];
         coefficient[k] = term.coefficient;
-        offset[k] = term.offset;
+        offsetBytes[k] = term.offset * int(sizeof(T));
         ++held;
       }
+    }
+  }
+
+  // Calls update(coefficient, cell) for each of the lane's terms of the point seen through `view`:
+  // the held ones, unpredicated when every lane holds K (a branch the whole block takes alike), then
+  // the rest from the table. (An empty slot cannot be padded with a zero coefficient instead: 0 x inf
+  // is NaN.)
+  template <unsigned G, typename View, typename Update>
+  __device__ __forceinline__ void forEachTerm(unsigned lane, const View &view, Update update) const {
+    if (full) {
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        update(coefficient[k], view.atBytes(offsetBytes[k]));
+    } else {
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (k < held)
+          update(coefficient[k], view.atBytes(offsetBytes[k]));
+    }
+    const int count = table.size();
+#pragma unroll 4
+    for (int t = int(lane) + K * int(G); t < count; t += int(G)) {
+      const Term<T> term = table.terms[t];
+      update(term.coefficient, view.at(term.offset));
     }
   }
 };
@@ -568,13 +721,15 @@ template <int G> __device__ __forceinline__ int stripLane() { return int(threadI
 template <int G> __device__ __forceinline__ unsigned groupLane() { return threadIdx.x % G; }
 
 // Host: the flexible wavefront's launch. `Kernel` is the generated persistent kernel
-// (FlexibleBoard, Args, int); `columns` strips of `stripWidth` columns with `steps` steps each.
+// (FlexibleBoard, Args, int) for `computeThreads` compute threads; `columns` strips of `stripWidth`
+// columns with `steps` steps each.
 template <typename Kernel, typename Args>
-void launchFlexible(Kernel kernel, FlexibleBoardStorage &storage, const Args &args, int threads,
+void launchFlexible(Kernel kernel, FlexibleBoardStorage &storage, const Args &args, int computeThreads,
                     size_t sharedBytes, int columns, int steps, int lag, int publishInterval,
                     cudaStream_t stream, const char *name) {
   if (columns <= 0 || steps <= 0)
     return;
+  const int threads = flexibleBlockThreads(computeThreads);
   POLYC_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
   const int grid = flexibleGridSize(kernel, threads, sharedBytes, columns, name);

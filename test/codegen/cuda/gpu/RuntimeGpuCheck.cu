@@ -308,7 +308,7 @@ template <int S, int G, bool Fused> struct IirStrip {
 };
 
 template <int S, int G, bool Fused>
-__global__ void __launch_bounds__(S *G) iirFlexibleKernel(FlexibleBoard board, IirFlexibleArgs args, int publishInterval) {
+__global__ void __launch_bounds__(flexibleBlockThreads(S *G)) iirFlexibleKernel(FlexibleBoard board, IirFlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ FlexibleShared scheduler;
   IirStrip<S, G, Fused> strip(args, dynamicShared);
