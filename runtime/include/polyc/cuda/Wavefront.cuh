@@ -156,28 +156,45 @@ int flexibleGridSize(Kernel kernel, int threads, size_t sharedBytes, int columns
 
 // ---- The column scheduler
 
-// Shared-memory state of the scheduler in one block. The coordinator and the compute threads hand
-// values over through the `posted`..`leaving` fields with block-scope release/acquire
-// (postToBlock / readInBlock).
+// Shared-memory state of the scheduler in one block, in three groups of 16 bytes that different
+// threads write at different times: the compiler reads a group with one wide load, and a wide load
+// that reached into another group would race with its writers (compute-sanitizer's racecheck).
 struct FlexibleShared {
-  int column; // the owned column, or one of the codes below
-  int step;   // the first step to compute in it
-  int limit;  // the last step the left neighbour allows when the column was chosen
-  int posted;   // coordinator -> compute: the last step the left neighbour allows, as last seen
-  int stalled;  // coordinator -> compute: 1 while the left neighbour has not moved for WaitBudgetNs
-  int done;     // compute -> coordinator: the last step computed (its stores before a barrier)
-  int leaving;  // compute -> coordinator: 1 once the compute threads have left the column
-  int nextLimit[2]; // compute thread 0 -> compute threads: the limit for the step after, by parity
-  int waitLimit;    // compute thread 0 -> compute threads: the limit after a wait
+  // The coordinator's choice, read by every thread after the barrier that follows it.
+  alignas(16) int column; // the owned column, or one of the codes below
+  int step;               // the first step to compute in it
+  int limit;              // the last step the left neighbour allows when the column was chosen
+  // Hand-overs between the coordinator and compute thread 0 (postToBlock, readInBlock).
+  alignas(16) int posted; // coordinator -> compute: the last step the left neighbour allows, as last seen
+  int stalled;            // coordinator -> compute: 1 while the left neighbour has not moved for WaitBudgetNs
+  int done;               // compute -> coordinator: the last step computed (its stores before a barrier)
+  int leaving;            // compute -> coordinator: 1 once the compute threads have left the column
+  // Compute thread 0 -> compute threads, across their barrier.
+  alignas(16) int nextLimit[2]; // the limit for the step after, by the step's parity
+  int waitLimit;                // the limit after a wait
 };
 constexpr int NoColumnReady = -1;
 constexpr int AllColumnsDone = -2;
 
+// The fields of FlexibleShared that the coordinator shares with the compute threads are written and
+// read with read-modify-write atomics only. For the hand-overs
+// (postToBlock, readInBlock) compute-sanitizer's racecheck counts only those as atomic on shared memory
+// (it reported atomic loads and stores as hazards). For the coordinator's choice (putInBlock,
+// takeInBlock: relaxed, ordered by the barrier that follows the choice) it reported the compute
+// threads' plain reads after the barrier as racing with the coordinator's next plain write, two
+// barriers later: a false hazard of its barrier tracking once the kernel also has a named barrier
+// (computeBarrier), which atomics avoid.
+__device__ __forceinline__ void putInBlock(int &field, int value) {
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).exchange(value, ::cuda::memory_order_relaxed);
+}
+__device__ __forceinline__ int takeInBlock(int &field) {
+  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).fetch_or(0, ::cuda::memory_order_relaxed);
+}
 __device__ __forceinline__ void postToBlock(int &field, int value) {
-  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).store(value, ::cuda::memory_order_release);
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).exchange(value, ::cuda::memory_order_release);
 }
 __device__ __forceinline__ int readInBlock(int &field) {
-  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).load(::cuda::memory_order_acquire);
+  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).fetch_or(0, ::cuda::memory_order_acquire);
 }
 
 // How long a block owning a column waits for its left neighbour to move before giving the column
@@ -196,7 +213,7 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
   const int frontier = loadRelaxed(board.frontier);
   if (frontier >= board.columns) {
     if (lane == 0)
-      shared.column = AllColumnsDone;
+      putInBlock(shared.column, AllColumnsDone);
     return;
   }
   for (int base = frontier; base < board.columns; base += WarpSize) {
@@ -225,9 +242,9 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
           } else {
             const int left = column == 0 ? board.steps - 1 : loadRelaxed(&board.progress[column - 1]);
             acquireFence(); // the left neighbour's data up to `left`
-            shared.column = column;
-            shared.step = progress + 1;
-            shared.limit = stepLimit(board, left);
+            putInBlock(shared.column, column);
+            putInBlock(shared.step, progress + 1);
+            putInBlock(shared.limit, stepLimit(board, left));
             taken = 1;
           }
         }
@@ -238,7 +255,7 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
     }
   }
   if (lane == 0)
-    shared.column = NoColumnReady;
+    putInBlock(shared.column, NoColumnReady);
 }
 
 // The coordinator's lane 0 while the compute threads own `column`: polls the left neighbour's
@@ -249,7 +266,7 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
 // global load for this: a step costs them a barrier and two block-scope hand-overs.
 __device__ inline void coordinateColumn(const FlexibleBoard &board, FlexibleShared &shared, int column,
                                         int publishInterval) {
-  int published = shared.step - 1;
+  int published = takeInBlock(shared.step) - 1;
   int seen = column == 0 ? board.steps - 1 : -2; // -2: nothing seen yet
   uint32_t since = uint32_t(globalNanoseconds());
   for (;;) {
@@ -304,8 +321,8 @@ template <typename Body>
 __device__ void computeColumn(const FlexibleBoard &board, Body &body, FlexibleShared &shared, int column) {
   constexpr int Threads = Body::Threads;
   const bool first = threadIdx.x == 0;
-  int step = shared.step;
-  int limit = shared.limit;
+  int step = takeInBlock(shared.step);
+  int limit = takeInBlock(shared.limit);
   bool entered = false;
   while (step < board.steps) {
     if (step > limit) { // the left neighbour's rows this step reads are not all there yet
@@ -353,15 +370,16 @@ __device__ void runFlexibleWavefront(const FlexibleBoard &board, Body &body, Fle
   for (;;) {
     if (coordinator) {
       chooseColumn(board, shared);
+      __syncwarp(); // the lane that took the column wrote it for lane 0
       if (threadIdx.x % WarpSize == 0) {
-        shared.posted = shared.limit;
-        shared.stalled = 0;
-        shared.done = shared.step - 1;
-        shared.leaving = 0;
+        putInBlock(shared.posted, takeInBlock(shared.limit));
+        putInBlock(shared.stalled, 0);
+        putInBlock(shared.done, takeInBlock(shared.step) - 1);
+        putInBlock(shared.leaving, 0);
       }
     }
     __syncthreads();
-    const int column = shared.column;
+    const int column = takeInBlock(shared.column);
     if (column == AllColumnsDone)
       return;
     if (column == NoColumnReady) {

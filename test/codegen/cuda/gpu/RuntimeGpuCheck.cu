@@ -93,8 +93,19 @@ template <unsigned G> static void checkGroupReduce(std::mt19937 &rng) {
 }
 
 // ---- Term tables: warp 0 appends the candidates a `where` keeps (every third dropped), then each
-// group of G lanes sums coefficient x cell the way the generated value function does: a lane's first
-// LaneTerms::Held terms from registers, the rest of its share from the table, then the group's sum.
+// group of G lanes sums coefficient x cell the way the generated value function does (forEachTerm: a
+// lane's first LaneTerms::Held terms from registers, unpredicated when every lane holds Held, the rest
+// of its share from the table), then the group's sum.
+
+// The cells as a strip window's View presents them to LaneTerms::forEachTerm: by element offset (table
+// terms) and by byte offset (held terms).
+struct CellsView {
+  const float *cells;
+  __device__ float at(int offset) const { return cells[offset]; }
+  __device__ float atBytes(int bytes) const {
+    return *reinterpret_cast<const float *>(reinterpret_cast<const unsigned char *>(cells) + bytes);
+  }
+};
 
 template <unsigned G, int K>
 __global__ void termSumKernel(TermTableLayout layout, const float *coefficients, const float *cells, int n,
@@ -116,12 +127,7 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
   const unsigned lane = threadIdx.x % G;
   mine.load(table, lane, G);
   float sum = 0;
-#pragma unroll
-  for (int k = 0; k < mine.Held; ++k)
-    if (k < mine.held)
-      sum += mine.coefficient[k] * cells[mine.offset[k]];
-  for (int t = int(lane) + mine.Held * int(G); t < mine.table.size(); t += G)
-    sum += mine.table.terms[t].coefficient * cells[mine.table.terms[t].offset];
+  mine.template forEachTerm<G>(lane, CellsView{cells}, [&](float coefficient, float cell) { sum += coefficient * cell; });
   sum = groupReduce<G>(sum, SumOp<float>());
   if (lane == 0)
     out[threadIdx.x / G] = sum;
