@@ -477,9 +477,9 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   T pending = T(0), next = T(0);
 
   // Binds the ring in the block's shared memory. The threads that stage the rows of the `window`-th of
-  // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the block (whole warps):
-  // a step costs the block its slowest warp, and warp 0 already publishes progress, so the windows'
-  // loads and stores go to different warps (staging from thread 0 cost 5-15% on the H100:
+  // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the compute threads
+  // (whole warps): a step costs the block its slowest warp, and warp 0 already hands the step's limit
+  // and progress to the coordinator, so the windows' loads and stores go to different warps (staging from thread 0 cost 5-15% on the H100:
   // docs/performance.md, CUDA, "Strip shapes by window size").
   __device__ void bind(unsigned char *shared, int blockThreads, int window, int windows) {
     ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
