@@ -867,13 +867,14 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();
-  // Registers for the blocks an SM that flexibleMinBlocks gives (without a minimum, ptxas held the
-  // 256-thread strip to 40 registers and spilled).
+  // The block is the strip's compute threads and the scheduler's coordinator warp, its registers fitted
+  // for the blocks an SM that flexibleMinBlocks gives (without a minimum, ptxas held the 256-thread strip
+  // to 40 registers and spilled).
   kw.line("template <typename Shape>");
-  // The block is the strip's compute threads and the scheduler's coordinator warp.
   kw.openBlock("__global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(" + strip +
-               "<Shape>::Threads), polyc::rt::cuda::flexibleMinBlocks(" + strip + "<Shape>::Threads)) " + kernel +
-               "(polyc::rt::cuda::FlexibleBoard board, const " + args + " args, int publishInterval)");
+               "<Shape>::Threads), polyc::rt::cuda::flexibleMinBlocks(" + strip + "<Shape>::Threads)) " +
+               kernel + "(polyc::rt::cuda::FlexibleBoard board, const " + args +
+               " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
   kw.line("__shared__ polyc::rt::cuda::FlexibleShared scheduler;");
   kw.line(strip + "<Shape> strip(args, dynamicShared);");

@@ -226,12 +226,13 @@ constexpr int flexibleMinBlocks(int computeThreads) { return computeThreads <= 2
 
 // The shapes of strips whose window sums are term tables, by the terms per point they serve best
 // (capacity: the product of the sums' extents, M x M for an M x M window). A term a lane holds in
-// registers costs an add, a shared load of its window cell and an FMA (and a predicate unless every lane
-// holds K); one read from the table two dependent shared loads more; and a step costs the block its busiest warp: so few lanes per point,
-// each holding all of its terms, with 256 threads a strip where that fits in registers (measured on the H100: docs/performance.md, CUDA,
-// "Strip shapes by window size"). K is the terms a lane of the shape's largest square window holds
-// (M^2 - 1 over G: 2 at M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to
-// 32 lanes holding 16 and reading the rest from the table.
+// registers costs an add, a shared load of its window cell and an FMA (and a predicate unless every
+// lane holds K); one read from the table two dependent shared loads more; and a step costs the block
+// its busiest warp: so few lanes per point, each holding all of its terms, with 256 threads a strip
+// where that fits in registers (measured on the H100: docs/performance.md, CUDA, "Strip shapes by
+// window size"). K is the terms a lane of the shape's largest square window holds (M^2 - 1 over G: 2 at
+// M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to 32 lanes holding 16 and
+// reading the rest from the table.
 struct TermTableShape {
   int64_t upTo; // the largest capacity the shape serves
   unsigned lanes;

@@ -74,8 +74,7 @@ __device__ __forceinline__ int loadAcquire(const int *address) {
       .load(::cuda::memory_order_acquire);
 }
 __device__ __forceinline__ void storeRelaxed(int *address, int value) {
-  ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value,
-                                                                       ::cuda::memory_order_relaxed);
+  ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value, ::cuda::memory_order_relaxed);
 }
 __device__ __forceinline__ void storeRelease(int *address, int value) {
   ::cuda::atomic_ref<int, ::cuda::thread_scope_device>(*address).store(value,
@@ -479,8 +478,8 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // Binds the ring in the block's shared memory. The threads that stage the rows of the `window`-th of
   // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the compute threads
   // (whole warps): a step costs the block its slowest warp, and warp 0 already hands the step's limit
-  // and progress to the coordinator, so the windows' loads and stores go to different warps (staging from thread 0 cost 5-15% on the H100:
-  // docs/performance.md, CUDA, "Strip shapes by window size").
+  // and progress to the coordinator, so the windows' loads and stores go to different warps (staging from
+  // thread 0 cost 5-15% on the H100: docs/performance.md, CUDA, "Strip shapes by window size").
   __device__ void bind(unsigned char *shared, int blockThreads, int window, int windows) {
     ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
     threads = blockThreads;

@@ -127,7 +127,8 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
   const unsigned lane = threadIdx.x % G;
   mine.load(table, lane, G);
   float sum = 0;
-  mine.template forEachTerm<G>(lane, CellsView{cells}, [&](float coefficient, float cell) { sum += coefficient * cell; });
+  mine.template forEachTerm<G>(lane, CellsView{cells},
+                               [&](float coefficient, float cell) { sum += coefficient * cell; });
   sum = groupReduce<G>(sum, SumOp<float>());
   if (lane == 0)
     out[threadIdx.x / G] = sum;
@@ -314,7 +315,8 @@ template <int S, int G, bool Fused> struct IirStrip {
 };
 
 template <int S, int G, bool Fused>
-__global__ void __launch_bounds__(flexibleBlockThreads(S *G)) iirFlexibleKernel(FlexibleBoard board, IirFlexibleArgs args, int publishInterval) {
+__global__ void __launch_bounds__(flexibleBlockThreads(S *G))
+    iirFlexibleKernel(FlexibleBoard board, IirFlexibleArgs args, int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ FlexibleShared scheduler;
   IirStrip<S, G, Fused> strip(args, dynamicShared);
