@@ -816,10 +816,16 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
             "; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);");
   }
   kw.closeBlock();
-  kw.comment("When the block takes a strip: the rows its first step reads.");
+  kw.comment("When the block takes a strip, before the left neighbour allows its first step: the rows that step "
+             "reads that do not come from other strips.");
+  kw.openBlock("__device__ void prepare(int column, int step)");
+  for (const std::string &name : windowOrder)
+    kw.line(cIdentifier(name) + ".prepare(column, step);");
+  kw.closeBlock();
+  kw.comment("Once the left neighbour allows the first step: the rows that do.");
   kw.openBlock("__device__ void enter(int column, int step)");
   for (const std::string &name : windowOrder)
-    kw.line(cIdentifier(name) + ".fill(column, step);");
+    kw.line(cIdentifier(name) + ".enter(step);");
   kw.closeBlock();
   kw.comment("One step: the next rows' loads go out first, the points are computed from shared memory, the "
              "rows loaded one step earlier are stored last.");

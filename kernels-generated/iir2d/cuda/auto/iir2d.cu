@@ -249,10 +249,16 @@ struct Band1Strip {
     __syncthreads(); // the tables, before the lanes load their terms
     for (int t = 0; t < 1; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);
   }
-  // When the block takes a strip: the rows its first step reads.
+  // When the block takes a strip, before the left neighbour allows its first step: the rows that step reads
+  // that do not come from other strips.
+  __device__ void prepare(int column, int step) {
+    y.prepare(column, step);
+    y_in.prepare(column, step);
+  }
+  // Once the left neighbour allows the first step: the rows that do.
   __device__ void enter(int column, int step) {
-    y.fill(column, step);
-    y_in.fill(column, step);
+    y.enter(step);
+    y_in.enter(step);
   }
   // One step: the next rows' loads go out first, the points are computed from shared memory, the rows loaded
   // one step earlier are stored last.

@@ -295,9 +295,13 @@ template <int S, int G, bool Fused> struct IirStrip {
     a = stageArray(args.aStaged, shared, Threads);
     b = stageArray(args.bStaged, shared, Threads);
   }
+  __device__ void prepare(int column, int step) {
+    y.prepare(column, step);
+    x.prepare(column, step);
+  }
   __device__ void enter(int column, int step) {
-    y.fill(column, step);
-    x.fill(column, step);
+    y.enter(step);
+    x.enter(step);
   }
   __device__ void step(int column, int step) {
     y.prefetch(step);
