@@ -501,8 +501,13 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   __device__ __forceinline__ void put(int row, int col, T value) const {
     putCell(row, col - firstCol + geometry.left, value);
   }
-  // An element of the array with the boundary rule. The recurrence's elements come from other
-  // blocks, so they are read at L2 (ld.global.cg), never from a stale L1 line.
+  // The element `offset` elements into the array. The recurrence's elements come from other blocks,
+  // so they are read at L2 (ld.global.cg), never from a stale L1 line.
+  __device__ __forceinline__ T fetch(int64_t offset) const {
+    const T *element = geometry.array + offset;
+    return Recurrence ? __ldcg(element) : __ldg(element);
+  }
+  // An element of the array with the boundary rule.
   __device__ __forceinline__ T load(int row, int col) const {
     int64_t r = row, c = col;
     if (Recurrence || geometry.boundary == BoundaryRule::Zero) {
@@ -513,8 +518,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       r = boundaryIndex(r, geometry.rows, geometry.boundary);
       c = boundaryIndex(c, geometry.cols, geometry.boundary);
     }
-    const T *element = geometry.array + r * geometry.rowStride + c * geometry.colStride;
-    return Recurrence ? __ldcg(element) : __ldg(element);
+    return fetch(r * geometry.rowStride + c * geometry.colStride);
   }
   __device__ __forceinline__ int stagedCol(int index) const { return firstCol - geometry.left + index; }
   // This thread's staged column at `row` (load(row, stagedCol(stager)) with the column's part done).
@@ -523,8 +527,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       return load(row, stagedCol(stager));
     if (!columnInside || row < 0 || row >= int(geometry.rows))
       return T(0);
-    const T *element = geometry.array + (int64_t(row) * geometry.rowStride + columnOffset);
-    return Recurrence ? __ldcg(element) : __ldg(element);
+    return fetch(int64_t(row) * geometry.rowStride + columnOffset);
   }
 
   // When the block takes the strip, before the left neighbour allows step `firstStep`: stages the rows
