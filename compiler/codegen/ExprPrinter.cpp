@@ -909,6 +909,10 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
   return {"(" + llvm::join(conditions, " && ") + " ? " + element + " : " + literal(0, array->decl->elemType) + ")"};
 }
 
+std::string ExprPrinter::readValue(const ast::ArrayRead &read, CodeWriter &w) {
+  return arrayRead(read, w).text;
+}
+
 ExprPrinter::Code ExprPrinter::call(const ast::Call &c, ast::ElemType type, CodeWriter &w) {
   if (c.func) {
     std::vector<std::string> args;

@@ -133,6 +133,11 @@ protected:
   void printTermCandidate(const ReductionParts &parts, const std::vector<std::string> &extents,
                           const std::string &flat, const std::string &kept, CodeWriter &w);
 
+  // The value of one array read of the statement being printed, as a read in its body would give it
+  // (boundary rule applied, in the array's element type): for a target that reads a term's cell apart
+  // from its coefficient. Lines it needs go to `w`.
+  std::string readValue(const ast::ArrayRead &read, CodeWriter &w);
+
   // Set by a GPU printer's elementRef while a term table's coefficient is printed: the offset of the
   // window cell the term reads, from the point's own cell (elementRef is const).
   mutable std::string termOffset_;

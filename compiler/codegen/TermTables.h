@@ -1,6 +1,9 @@
-// Which window sums of a flexible wavefront's statement the GPU targets compute from term tables (a list
-// of (coefficient, offset) pairs built once per block or work-group: polyc::rt::cuda::Term on CUDA,
-// polyc_term_* on OpenCL): the AST test behind both code generators' choice, kept apart from the printing.
+// Which window sums the GPU targets compute in a form of their own, the AST tests behind the code
+// generators' choices, kept apart from the printing:
+//   - a flexible wavefront's sums from term tables (a list of (coefficient, offset) pairs built once per
+//     block or work-group: polyc::rt::cuda::Term on CUDA, polyc_term_* on OpenCL);
+//   - a data-parallel statement's sums that slide along a point dimension, computed for several points
+//     of that dimension at once (polyc::rt::cuda::SlidingSum on CUDA).
 #pragma once
 
 #include "dsl/AST.h"
@@ -24,5 +27,23 @@ std::vector<const ast::Reduction *> outerReductions(const ast::Expr &expr);
 std::optional<std::string> termTableWindow(const ast::Reduction &red,
                                            const std::vector<const ast::IndexVar *> &pointVars,
                                            const std::set<std::string> &windowed, const std::set<std::string> &staged);
+
+// A sum whose terms read an array at p - s along one of its dimensions, for a point variable p and a
+// variable s of the sum: for consecutive points along p, the cell that term s reads for point p + 1 is
+// the one that term s - 1 read for point p.
+struct SlidingWindow {
+  const ast::ArrayRead *read = nullptr;    // the one read of the windowed array in the sum's body
+  const ast::IndexVar *variable = nullptr; // s
+};
+
+// Whether `red` slides along `along` (one of `pointVars`): a sum whose terms are one read of an array
+// times factors that are the same at every point (as for termTableWindow, with `invariant` the arrays
+// that do not change while the statement runs, read at such indices); the read's index along one
+// dimension is `along` - s + (terms without `along` or s), and `along` and s occur in no other index or
+// factor. The sum's bounds and `where` condition must be the same at every point.
+std::optional<SlidingWindow> slidingWindow(const ast::Reduction &red,
+                                           const std::vector<const ast::IndexVar *> &pointVars,
+                                           const ast::IndexVar *along, const std::set<std::string> &invariant,
+                                           const ast::Program &program);
 
 } // namespace polyc::codegen

@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <optional>
+#include <regex>
 #include <set>
 
 using namespace polyc;
@@ -39,6 +40,10 @@ static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 2;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
+// Points a thread of a data-parallel kernel takes along a dimension that its sum slides along
+// (CudaStatementMode::Rows): a cell load serves this many FMAs (docs/performance.md, CUDA, measured 4, 8
+// and 16).
+static constexpr int RowsPerThread = 16;
 
 // A lane's view of a term table, its first `held` terms in registers.
 static std::string laneTermsType(const std::string &elem, const std::string &held) {
@@ -69,6 +74,17 @@ struct FlexibleVariant {
   std::string termsFunction; // builds them (empty when there are none)
 };
 
+// A data-parallel kernel whose threads take RowsPerThread points each along statement dimension `dim`.
+struct RowsKernel {
+  unsigned statement = 0;
+  unsigned dim = 0;     // among the statement's dimensions (dimNames)
+  std::string iterator; // of the loop on the grid's y axis
+  std::string count;    // the values that loop takes from its iterator on
+  CudaRowsPlan plan;
+  std::string fits;          // host condition: the indices fit in int
+  bool argsMismatch = false; // set by the kernel printer: the call's arguments are not the loops' iterators
+};
+
 // What the printers collect for the file around the host code.
 struct CudaProgram {
   CudaProgram(const CodegenInput &input, CudaExprPrinter &exprs) : input(input), exprs(exprs) {}
@@ -83,6 +99,7 @@ struct CudaProgram {
   std::vector<std::string> memberVariables; // of the Compute class
   std::vector<std::string> prepareLines;    // graph captures for Compute::prepare
   std::set<unsigned> threadVariants, groupVariants;
+  std::map<unsigned, CudaRowsPlan> rowsVariants;
   std::map<unsigned, std::string> fixedFunctions; // band -> the host call that runs its fixed wavefront
   std::vector<FlexibleVariant> flexibleVariants;
   NameScope globalNames; // kernels, structs and members
@@ -110,9 +127,11 @@ class CudaKernelPrinter : public IslAstPrinter {
 public:
   // `axes` maps band members to the grid dimension they run on ("x", "y", "z"); `group` is "1" (a
   // thread per point) or the group size ("32", "G").
+  // `rows`: the kernel's threads take RowsPerThread points each (the call's arguments are checked).
   CudaKernelPrinter(const IslAstPrinter &outer, CodeWriter &w, CudaProgram &program, const BandView *band,
-                    std::map<unsigned, std::string> axes, std::string group)
-      : IslAstPrinter(outer, w), program_(program), band_(band), axes_(std::move(axes)), group_(std::move(group)) {}
+                    std::map<unsigned, std::string> axes, std::string group, RowsKernel *rows = nullptr)
+      : IslAstPrinter(outer, w), program_(program), band_(band), axes_(std::move(axes)),
+        group_(std::move(group)), rows_(rows) {}
 
   void printKernelLoop(const LoopView &loop, const isl::ast_node_for &node) { printFor(loop, node); }
   void printKernelNode(const isl::ast_node &node) { printNode(node); }
@@ -136,6 +155,8 @@ protected:
   }
   void printStatementCall(const StatementCall &call) override {
     const std::string &name = input_.model.statements[call.statement].name;
+    if (rows_)
+      return printRowsCall(call, name);
     if (group_ == "1") {
       program_.threadVariants.insert(call.statement);
       w_.line(program_.program + "." + name + "(" + llvm::join(call.args, ", ") + ");");
@@ -148,10 +169,29 @@ protected:
   }
 
 private:
+  // The thread's points from the y loop's iterator on, as many as are left (at most RowsPerThread), in
+  // int. The Rows variant needs the blocked argument to be that iterator and no other to mention it.
+  void printRowsCall(const StatementCall &call, const std::string &name) {
+    std::regex mention("\\b" + rows_->iterator + "\\b");
+    for (size_t k = 0; k < call.args.size(); ++k) {
+      bool expected =
+          k == rows_->dim ? call.args[k] == rows_->iterator : !std::regex_search(call.args[k], mention);
+      if (call.statement != rows_->statement || !expected)
+        rows_->argsMismatch = true;
+    }
+    std::vector<std::string> args;
+    for (const std::string &arg : call.args)
+      args.push_back("int(" + arg + ")");
+    args.push_back("int(polyc_min(int64_t(" + std::to_string(RowsPerThread) + "), " + rows_->count + "))");
+    w_.line(program_.program + "." + name + "Rows<" + std::to_string(RowsPerThread) + ">(" +
+            llvm::join(args, ", ") + ");");
+  }
+
   CudaProgram &program_;
   const BandView *band_;
   std::map<unsigned, std::string> axes_;
   std::string group_;
+  RowsKernel *rows_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -183,6 +223,11 @@ private:
   void printSequential(const BandView &band, const isl::ast_node &body);
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
+  std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
+  std::string printKernel(const LoopView &loop, const isl::ast_node_for &node,
+                          const std::map<unsigned, std::string> &axes, RowsKernel *rows, CodeWriter &kw);
+  void printLaunch(const LoopView &loop, const std::map<unsigned, std::string> &axes, const std::string &name,
+                   const RowsKernel *rows);
   std::string kernelPrologue(CodeWriter &kw, const std::string &group);
   std::string kernelParams() const;
   std::string kernelArgs() const;
@@ -246,11 +291,9 @@ std::string CudaHostPrinter::kernelPrologue(CodeWriter &kw, const std::string &g
   return group == "1" ? std::to_string(ThreadsPerBlock) : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
 }
 
-void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
-  const BandView &band = *gpu_->band;
-  const std::string &group = gpu_->group;
-  // The leading run of parallel members from this loop on: the innermost on x, then y, then z; any
-  // further out stay loops inside the kernel.
+// The grid axes of a band's loop: the leading run of parallel members from this loop on, the innermost
+// on x, then y, then z; any further out stay loops inside the kernel.
+static std::map<unsigned, std::string> gridAxes(const LoopView &loop, const BandView &band) {
   std::vector<unsigned> parallel;
   for (unsigned m = loop.member; m < band.band->coincident.size() && band.band->coincident[m]; ++m)
     parallel.push_back(m);
@@ -258,11 +301,105 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
   const char *axisNames[] = {"x", "y", "z"};
   for (unsigned k = 0; k < 3 && k < parallel.size(); ++k)
     axes[parallel[parallel.size() - 1 - k]] = axisNames[k];
+  return axes;
+}
 
-  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Kernel");
-  CodeWriter &kw = program_.kernels;
+// The values `loop` takes from its iterator's current value on, as a C expression, when its condition is
+// `iterator < E` or `iterator <= E` (isl's usual forms).
+static std::optional<std::string> valuesLeft(const LoopView &loop) {
+  llvm::StringRef cond(loop.cond);
+  if (cond.consume_front(loop.iterator + " < "))
+    return "(" + cond.str() + ") - " + loop.iterator;
+  if (cond.consume_front(loop.iterator + " <= "))
+    return "(" + cond.str() + ") - " + loop.iterator + " + 1";
+  return std::nullopt;
+}
+
+// Whether a data-parallel band's kernel computes RowsPerThread points a thread (CudaStatementMode::Rows):
+// a band of one statement whose value is one sum that slides along the statement dimension of the loop
+// mapped to the grid's y axis (TermTables.h, slidingWindow), over a box domain, so that the points a
+// thread takes are consecutive and all in the domain.
+std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
+                                                    const std::map<unsigned, std::string> &axes) {
+  const BandView &band = *gpu_->band;
+  auto y = axes.find(loop.member);
+  if (gpu_->group != "1" || band.statements.size() != 1 || y == axes.end() || y->second != "y" ||
+      loop.inc != "1")
+    return std::nullopt;
+  const model::Model &model = input_.model;
+  const model::Statement &statement = model.statements[band.statements.front()];
+  auto *sum = llvm::dyn_cast<ast::Reduction>(statement.equation->rhs.get());
+  std::optional<std::string> count = valuesLeft(loop);
+  std::vector<std::string> dims = program_.exprs.dimNames(statement);
+  auto dim = llvm::find(dims, loop.iterator);
+  if (!sum || !count || dim == dims.end() || unsigned(dim - dims.begin()) < statement.repeatDims)
+    return std::nullopt;
+  isl::set domain = statement.domain;
+  if (!model.context.is_null())
+    domain = domain.intersect_params(model.context);
+  if (isl_set_is_box(domain.coalesce().get()) != isl_bool_true)
+    return std::nullopt;
+  std::vector<const ast::IndexVar *> pointVars;
+  for (const auto &var : statement.equation->indexVars)
+    pointVars.push_back(var.get());
+  unsigned d = unsigned(dim - dims.begin());
+  std::set<std::string> invariant; // the arrays the kernel does not write
+  for (const model::ArrayInfo &array : model.arrays)
+    if (array.name != statement.write.array)
+      invariant.insert(array.name);
+  std::optional<SlidingWindow> window =
+      slidingWindow(*sum, pointVars, pointVars[d - statement.repeatDims], invariant, *model.program);
+  if (!window)
+    return std::nullopt;
+  // The Rows variant computes in int: the params (with room for a thread's points past the last) and
+  // every array's size must fit.
+  std::vector<std::string> fit;
+  for (auto &param : model.program->params)
+    fit.push_back(cIdentifier(param->name) + " + " + std::to_string(RowsPerThread));
+  for (const model::ArrayInfo &array : model.arrays)
+    if (std::string size = program_.exprs.storageSize(array); !llvm::is_contained(fit, size))
+      fit.push_back(size);
+  return RowsKernel{band.statements.front(),
+                    d,
+                    loop.iterator,
+                    *count,
+                    CudaRowsPlan{*dim, sum, *window},
+                    "polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "})"};
+}
+
+void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
+  std::map<unsigned, std::string> axes = gridAxes(loop, *gpu_->band);
+  if (std::optional<RowsKernel> rows = planRows(loop, axes)) {
+    CodeWriter kernel;
+    std::string name = printKernel(loop, node, axes, &*rows, kernel);
+    if (!rows->argsMismatch) {
+      program_.rowsVariants[rows->statement] = rows->plan;
+      program_.kernels.append(kernel);
+      w_.comment("Points a thread: " + std::to_string(RowsPerThread) + " along " + rows->plan.dim +
+                 " when the indices fit in int, else one.");
+      w_.openBlock("if (" + rows->fits + ")");
+      printLaunch(loop, axes, name, &*rows);
+      w_.elseBlock();
+      printLaunch(loop, axes, printKernel(loop, node, axes, nullptr, program_.kernels), nullptr);
+      w_.closeBlock();
+      return;
+    }
+  }
+  printLaunch(loop, axes, printKernel(loop, node, axes, nullptr, program_.kernels), nullptr);
+}
+
+// Prints the kernel of the band's loop `loop` into `kw` and returns its name.
+std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_node_for &node,
+                                         const std::map<unsigned, std::string> &axes, RowsKernel *rows,
+                                         CodeWriter &kw) {
+  const BandView &band = *gpu_->band;
+  const std::string &group = gpu_->group;
+  std::string name =
+      program_.globalNames.fresh("band" + std::to_string(band.index) + (rows ? "Rows" : "Kernel"));
   kw.blank();
-  std::string what = group == "1" ? "one thread per point" : "a group of " + group + " threads per point";
+  std::string what = rows ? std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim
+                     : group == "1" ? "one thread per point"
+                                    : "a group of " + group + " threads per point";
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
@@ -273,7 +410,7 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
                                            : "polyc::rt::cuda::GroupLayout<G>::Threads";
   kw.openBlock("__global__ void __launch_bounds__(" + threads + ") " + name + "(" + kernelParams() + ")");
   kernelPrologue(kw, kernelGroup);
-  CudaKernelPrinter kp(*this, kw, program_, &band, axes, kernelGroup);
+  CudaKernelPrinter kp(*this, kw, program_, &band, axes, kernelGroup, rows);
   for (auto &[member, axis] : axes) {
     std::string upper(1, llvm::toUpper(axis[0]));
     std::string first = kp.names().fresh("first" + upper);
@@ -286,18 +423,30 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
     } else {
       index = "int64_t(blockIdx." + axis + ")";
       step = "int64_t(gridDim." + axis + ")";
+      if (rows && member == loop.member) {
+        index += " * " + std::to_string(RowsPerThread);
+        step += " * " + std::to_string(RowsPerThread);
+      }
     }
     kw.line("const int64_t " + first + " = " + index + ", " + stride + " = " + step + ";");
     kp.axisNames[axis] = {first, stride};
   }
   kp.printKernelLoop(loop, node);
   kw.closeBlock();
+  return name;
+}
 
-  // The launch. The outermost mapped loop's bounds use only host values: its exact trip count sizes
-  // the grid (one hyperplane's points for a fixed wavefront); inner ones use the band's bounding box.
+// The launch of kernel `name`. The outermost mapped loop's bounds use only host values: its exact trip
+// count sizes the grid (one hyperplane's points for a fixed wavefront), divided by the points a thread
+// takes along it; inner ones use the band's bounding box.
+void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned, std::string> &axes,
+                                  const std::string &name, const RowsKernel *rows) {
+  const BandView &band = *gpu_->band;
+  const std::string &group = gpu_->group;
   auto extentFor = [&](const char *axis) -> std::string {
     for (auto &[member, a] : axes)
       if (a == axis) {
+        std::string extent = extentOf(band, member);
         if (member == loop.member) {
           llvm::StringRef cond(loop.cond);
           for (const char *op : {" <= ", " < "})
@@ -305,10 +454,13 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
               std::string count = "(" + cond.str() + ") - (" + loop.init + ")" + (op[2] == '=' ? " + 1" : "");
               if (loop.inc != "1")
                 count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
-              return "std::max<int64_t>(1, " + count + ")";
+              extent = "std::max<int64_t>(1, " + count + ")";
             }
+          if (rows)
+            extent = "(" + extent + " + " + std::to_string(RowsPerThread - 1) + ") / " +
+                     std::to_string(RowsPerThread);
         }
-        return extentOf(band, member);
+        return extent;
       }
     return "1";
   };
@@ -316,7 +468,10 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
                                             : "polyc::rt::cuda::GroupLayout<" + group + ">::PointsPerBlock";
   std::string launchThreads = group == "1" ? std::to_string(ThreadsPerBlock)
                                            : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
-  std::string kernel = templated ? name + "<" + group + ">" : name;
+  std::string kernel = group != "1" ? name + "<" + group + ">" : name;
+  std::string what = rows ? std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim
+                     : group == "1" ? "one thread per point"
+                                    : "a group of " + group + " threads per point";
   w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
   w_.openBlock("");
   w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
@@ -1028,6 +1183,7 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
     std::vector<std::string> dims = exprs.dimNames(statement);
+    exprs.mode = CudaStatementMode::Thread; // the thread and group variants' index type
     std::string params;
     for (const std::string &d : dims)
       params += (params.empty() ? "" : ", ") + exprs.indexType() + " " + d;
@@ -1039,6 +1195,22 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       w.openBlock("__device__ void " + statement.name + "(" + params + ") const");
       exprs.mode = CudaStatementMode::Thread;
       exprs.printStatement(statement, w);
+      w.closeBlock();
+    }
+    if (auto rows = cp.rowsVariants.find(s); rows != cp.rowsVariants.end()) {
+      exprs.mode = CudaStatementMode::Rows;
+      exprs.rows = rows->second;
+      std::string rowsParams;
+      for (const std::string &d : dims)
+        rowsParams += "int " + (d == rows->second.dim ? std::string(CudaExprPrinter::RowsFirst) : d) + ", ";
+      rowsParams += "int " + std::string(CudaExprPrinter::RowsCount);
+      w.blank();
+      w.comment(header + "; one thread computes the " + CudaExprPrinter::RowsCount + " instances from " +
+                rows->second.dim + " = " + CudaExprPrinter::RowsFirst + " on (at most " +
+                CudaExprPrinter::RowsParam + "), whose sum slides along " + rows->second.dim + ".");
+      w.line("template <int " + std::string(CudaExprPrinter::RowsParam) + ">");
+      w.openBlock("__device__ void " + statement.name + "Rows(" + rowsParams + ") const");
+      exprs.printRowsStatement(statement, w);
       w.closeBlock();
     }
     if (cp.groupVariants.count(s)) {
@@ -1156,7 +1328,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.line("#include \"" + prog + ".h\"");
   w.blank();
   for (const char *header : {"polyc/Runtime.h", "polyc/cuda/BlockReduce.cuh", "polyc/cuda/CudaCompute.h",
-                             "polyc/cuda/Device.h", "polyc/cuda/Wavefront.cuh"})
+                             "polyc/cuda/Device.h", "polyc/cuda/SlidingSum.cuh", "polyc/cuda/Wavefront.cuh"})
     w.line(std::string("#include <") + header + ">");
   w.blank();
   for (const char *header : {"algorithm", "cfloat", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "exception",

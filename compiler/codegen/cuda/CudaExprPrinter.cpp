@@ -28,6 +28,8 @@ std::string CudaExprPrinter::mathFunction(ast::Builtin fn, ast::ElemType type) c
 
 std::string CudaExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
                                         llvm::ArrayRef<std::string> indices) const {
+  if (isRowsCellTakenAsOne(array))
+    return literal(1, array.decl->elemType);
   if (flexible()) {
     auto it = windows.find(array.name);
     if (it != windows.end() && indices.size() == 2) {
@@ -67,6 +69,8 @@ std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWri
   auto table = parts.nested ? termTables.end() : termTables.find(parts.reduction);
   if (mode == CudaStatementMode::FlexibleTerms)
     return table == termTables.end() ? parts.identity : printTermTable(parts, table->second, w);
+  if (mode == CudaStatementMode::Rows && parts.reduction == rows.sum)
+    return printSlidingSum(parts, w);
   if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
   w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
@@ -178,11 +182,76 @@ std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const C
   return parts.identity;
 }
 
+void CudaExprPrinter::printRowsStatement(const model::Statement &statement, CodeWriter &w) {
+  assert(mode == CudaStatementMode::Rows && !rowsLoopOpen_);
+  printStatement(statement, w);
+  assert(rowsLoopOpen_ && "a Rows statement's value is its sliding sum");
+  w.closeBlock();
+  rowsLoopOpen_ = false;
+}
+
+// The sum's other variables as loops in order; inside, one run of the sliding variable: the ring's first
+// cells (the first step's cells for instances 1 .. polyc_R - 1), then a step a value, with its
+// coefficient (the body with the cell taken as 1, 0 where the `where` condition fails) and the cell it
+// reads for instance 0. Then opens the loop over the instances, inside which the statement stores
+// (closed by printRowsStatement); its value there is the instance's sum.
+std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWriter &w) {
+  const std::string type = typeName(parts.type);
+  const std::string &acc = parts.accumulator;
+  size_t slide = 0;
+  for (const ast::RangeBinding &binding : rows.sum->bindings)
+    for (const auto &var : binding.vars) {
+      if (var.get() == rows.window.variable)
+        break;
+      ++slide;
+    }
+  assert(slide < parts.loops.size() && "the sliding variable is one of the sum's");
+  const ReductionLoop &s = parts.loops[slide];
+  w.comment("The thread's " + std::string(RowsParam) + " instances along " + rows.dim +
+            " at once: a step of " + s.var +
+            " reads one cell for all of them (polyc::rt::cuda::SlidingSum).");
+  w.line("polyc::rt::cuda::SlidingSum<" + type + ", " + RowsParam + "> " + acc + ";");
+  for (size_t k = 0; k < parts.loops.size(); ++k)
+    if (k != slide)
+      w.openBlock("for (int " + parts.loops[k].var + " = " + parts.loops[k].lo + "; " + parts.loops[k].var +
+                  " < " + parts.loops[k].hi + "; ++" + parts.loops[k].var + ")");
+  auto cell = [&](CodeWriter &cw) {
+    std::string value = readValue(*rows.window.read, cw);
+    ast::ElemType cellType = rows.window.read->array->elemType;
+    return cellType == parts.type ? value : convert(value, parts.type);
+  };
+  const std::string zero = literal(0, parts.type);
+  w.openBlock(acc + ".start([&](int polyc_q)");
+  w.line("[[maybe_unused]] const int " + rows.dim + " = " + RowsFirst + " + polyc_q;");
+  w.line("[[maybe_unused]] const int " + s.var + " = " + s.lo + ";");
+  w.line("return polyc_q < " + std::string(RowsCount) + " ? " + cell(w) + " : " + zero + ";");
+  w.closeBlock(");");
+  w.openBlock(acc + ".slide(int(polyc_max(0, (" + s.hi + ") - (" + s.lo + "))), [&](int polyc_step, " + type +
+              " &polyc_coefficient, " + type + " &polyc_cell)");
+  w.line("[[maybe_unused]] const int " + rows.dim + " = " + RowsFirst + ";");
+  w.line("[[maybe_unused]] const int " + s.var + " = " + s.lo + " + polyc_step;");
+  rowsCoefficient_ = true;
+  std::string coefficient = parts.body(w);
+  rowsCoefficient_ = false;
+  if (!parts.condition.empty())
+    coefficient = "(" + parts.condition + ") ? " + coefficient + " : " + zero;
+  w.line("polyc_coefficient = " + coefficient + ";");
+  w.line("polyc_cell = " + cell(w) + ";");
+  w.closeBlock(");");
+  for (size_t k = 0; k + 1 < parts.loops.size(); ++k)
+    w.closeBlock();
+  w.openBlock("for (int polyc_row = 0; polyc_row < " + std::string(RowsCount) + "; ++polyc_row)");
+  w.line("const int " + rows.dim + " = " + RowsFirst + " + polyc_row;");
+  rowsLoopOpen_ = true;
+  return acc + ".sum[polyc_row]";
+}
+
 void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
                                  const std::string &target, const std::string &op, const std::string &rhs,
                                  CodeWriter &w) {
   switch (mode) {
   case CudaStatementMode::Thread:
+  case CudaStatementMode::Rows:
     return ExprPrinter::printStore(array, indices, target, op, rhs, w);
   case CudaStatementMode::Group:
     w.line("if (" + lane + " == 0)");

@@ -10,16 +10,21 @@
 //   FlexibleTerms  builds those term tables, once per block: the point at the origin, each window
 //                  read replaced by 1 (leaving the term's coefficient) and its offset from the point
 //                  recorded; nothing is stored.
+//   Rows           one thread computes polyc_R consecutive instances along one dimension (from
+//                  polyc_first, polyc_rows of them) of a statement whose one sum slides along it
+//                  (TermTables.h, slidingWindow): the sum as polyc::rt::cuda::SlidingSum, a cell read
+//                  per step for all of them, then the store once per instance (printRowsStatement).
 #pragma once
 
 #include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/TermTables.h"
 
 #include <map>
 #include <string>
 
 namespace polyc::codegen {
 
-enum class CudaStatementMode { Thread, Group, FlexibleValue, FlexibleTerms };
+enum class CudaStatementMode { Thread, Group, FlexibleValue, FlexibleTerms, Rows };
 
 // A 2D array read through a strip window: `view(row, col)`, with the array's dimensions `rowDim` and
 // `colDim` as the strip's rows and columns.
@@ -35,6 +40,13 @@ struct CudaTermTable {
   std::string view;
 };
 
+// Rows: the statement dimension a thread's instances follow, and the sum that slides along it.
+struct CudaRowsPlan {
+  std::string dim; // the dimension's C name
+  const ast::Reduction *sum = nullptr;
+  SlidingWindow window;
+};
+
 class CudaExprPrinter : public ExprPrinter {
 public:
   using ExprPrinter::ExprPrinter;
@@ -45,21 +57,31 @@ public:
   std::map<std::string, CudaWindowRead> windows; // FlexibleValue: arrays read through windows
   bool convergedGroups = false; // FlexibleValue: every lane of the warp computes (full-warp shuffles)
   std::map<const ast::Reduction *, CudaTermTable> termTables; // FlexibleValue, FlexibleTerms
+  CudaRowsPlan rows;                                          // Rows
+  // Rows: the names of the template parameter (instances a thread), of the first instance's value of
+  // rows.dim and of the count of instances the thread computes (at most polyc_R).
+  static constexpr const char *RowsParam = "polyc_R";
+  static constexpr const char *RowsFirst = "polyc_first";
+  static constexpr const char *RowsCount = "polyc_rows";
+  // Rows: prints the statement for the thread's instances (the sliding sum, then a loop storing each).
+  void printRowsStatement(const model::Statement &statement, CodeWriter &w);
   // The term tables' parameter in the value function (an array of LaneTerms) and the terms function (an
   // array of TermTable), by table index.
   static constexpr const char *TermTablesParam = "terms";
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
-  // The flexible wavefront's value function computes in int (its host code checks that the params and
-  // the strip's rows and columns fit): 64-bit index arithmetic costs GPUs several instructions a term.
-  std::string indexType() const override { return flexible() ? "int" : "int64_t"; }
+  // The flexible wavefront's value function and the Rows variant compute in int (their host code checks
+  // that the params, and the strip's rows and columns or the arrays' sizes, fit): 64-bit index arithmetic
+  // costs GPUs several instructions a term.
+  std::string indexType() const override { return inInt() ? "int" : "int64_t"; }
   std::string paramRef(const std::string &param) const override {
-    return flexible() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
+    return inInt() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }
-  // A strip's window holds the zeros around the array: its reads need no bounds test.
+  // A strip's window holds the zeros around the array: its reads need no bounds test. Nor does the
+  // window read that a Rows coefficient takes as 1.
   bool storageHoldsBoundary(const model::ArrayInfo &array) const override {
-    return flexible() && windows.count(array.name);
+    return (flexible() && windows.count(array.name)) || isRowsCellTakenAsOne(array);
   }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override;
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,
@@ -72,6 +94,13 @@ private:
   bool flexible() const {
     return mode == CudaStatementMode::FlexibleValue || mode == CudaStatementMode::FlexibleTerms;
   }
+  bool inInt() const { return flexible() || mode == CudaStatementMode::Rows; }
+  bool isRowsCellTakenAsOne(const model::ArrayInfo &array) const {
+    return rowsCoefficient_ && array.name == rows.window.read->name;
+  }
+  std::string printSlidingSum(const ReductionParts &parts, CodeWriter &w);
+  bool rowsCoefficient_ = false; // Rows: printing a step's coefficient, the window's cell taken as 1
+  bool rowsLoopOpen_ = false;    // Rows: printSlidingSum opened the loop over the instances
   std::string combineLanes(const ReductionParts &parts, CodeWriter &w) const;
   void printLaneLoops(const ReductionParts &parts, CodeWriter &w);
   void printTermLoop(const ReductionParts &parts, const CudaTermTable &table, CodeWriter &w);

@@ -24,6 +24,7 @@
 #include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>
 
 #include <algorithm>
@@ -139,7 +140,7 @@ struct Iir2dDevice {
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
   // an instance.
-  __device__ void S1(int i, int j) const {
+  __device__ void S1(int64_t i, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t r1 = 0; r1 < M; ++r1) {
       for (int64_t r2 = 0; r2 < M; ++r2) {
@@ -150,10 +151,38 @@ struct Iir2dDevice {
     y_in[i * W + j] = sum0;
   }
 
+  // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
+  // the polyc_rows instances from i = polyc_first on (at most polyc_R), whose sum slides along i.
+  template <int polyc_R>
+  __device__ void S1Rows(int polyc_first, int j, int polyc_rows) const {
+    // The thread's polyc_R instances along i at once: a step of r1 reads one cell for all of them
+    // (polyc::rt::cuda::SlidingSum).
+    polyc::rt::cuda::SlidingSum<float, polyc_R> sum0;
+    for (int r2 = 0; r2 < int(M); ++r2) {
+      sum0.start([&](int polyc_q) {
+        [[maybe_unused]] const int i = polyc_first + polyc_q;
+        [[maybe_unused]] const int r1 = 0;
+        return polyc_q < polyc_rows
+            ? (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * int(W) + (j - r2)]) : 0.0f) : 0.0f;
+      });
+      sum0.slide(int(polyc_max(0, (int(M)) - (0))),
+          [&](int polyc_step, float &polyc_coefficient, float &polyc_cell) {
+        [[maybe_unused]] const int i = polyc_first;
+        [[maybe_unused]] const int r1 = 0 + polyc_step;
+        polyc_coefficient = __ldg(&a[r1 * int(M) + r2]) * 1.0f;
+        polyc_cell = (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * int(W) + (j - r2)]) : 0.0f);
+      });
+    }
+    for (int polyc_row = 0; polyc_row < polyc_rows; ++polyc_row) {
+      const int i = polyc_first + polyc_row;
+      y_in[i * int(W) + j] = sum0.sum[polyc_row];
+    }
+  }
+
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); the G threads of a
   // group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S1Group(int i, int j, unsigned lane) const {
+  __device__ void S1Group(int64_t i, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
     for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
@@ -183,6 +212,22 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < W; j += strideX) {
       program.S1Group<G>(i, j, lane);
+    }
+  }
+}
+// Band 0 (S1), data-parallel: 16 points a thread along i.
+__global__ void __launch_bounds__(256) band0Rows(const Iir2dDevice program) {
+  [[maybe_unused]] const int64_t H = program.H;
+  [[maybe_unused]] const int64_t W = program.W;
+  [[maybe_unused]] const int64_t M = program.M;
+  const int64_t firstY = int64_t(blockIdx.y) * 16, strideY = int64_t(gridDim.y) * 16;
+  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
+      * blockDim.x;
+  // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
+  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+    // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
+    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+      program.S1Rows<16>(int(i), int(j), int(polyc_min(int64_t(16), (H) - i)));
     }
   }
 }
@@ -346,12 +391,24 @@ protected:
     } else {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 0 (S1): data-parallel\n");
-      // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)
-      {
-        const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-        band0Kernel1<<<grid, 256, 0, stream>>>(program);
-        POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+      // Points a thread: 16 along i when the indices fit in int, else one.
+      if (polyc::rt::cuda::fitInInt({H + 16, W + 16, M + 16, H * W, M * M})) {
+        // S1, band 0 dimension 0: i; carries no dependence: kernel band0Rows (16 points a thread along i)
+        {
+          const dim3 grid
+              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, (std::max<int64_t>(1, (H) - (0)) + 15)
+              / 16, 1);
+          band0Rows<<<grid, 256, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Rows");
+        }
+      } else {
+        // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)
+        {
+          const dim3 grid
+              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
+          band0Kernel1<<<grid, 256, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+        }
       }
     }
     // Band 1: flexible wavefront if M > 5, else fixed wavefront (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides

@@ -1,10 +1,12 @@
 // GPU check of the runtime's CUDA part, independent of the code generator (run by
 // scripts/gpu-check.sh on a machine with a GPU): group and block reductions against a sequential sum,
 // and the flexible and fixed wavefronts on a hand-written 2D IIR point (the shape polyc emits) against
-// a float64 sequential reference, over shapes, window sizes and forced grid sizes. With --bench it
+// a float64 sequential reference, over shapes, window sizes and forced grid sizes; a sliding sum (a thread's
+// R points of a 1D filter) against a plain sum. With --bench it
 // times the variants instead (strip width, publication interval, fixed plain vs graph).
 #include "polyc/cuda/BlockReduce.cuh"
 #include "polyc/cuda/Device.h"
+#include "polyc/cuda/SlidingSum.cuh"
 #include "polyc/cuda/Wavefront.cuh"
 
 #include <algorithm>
@@ -609,6 +611,60 @@ static void floors(int64_t H, int64_t W) {
               plain * 1e3, (long long)hyperplanes);
 }
 
+// out[p] = sum(s in 0..count) coefficients[s] * cells[p - s] (0 before the first cell), for p < n: a
+// thread's R points from p0 = R * thread, rows = min(R, n - p0), as the code generator's Rows kernels call
+// it.
+template <int R>
+__global__ void slidingKernel(const float *coefficients, int count, const float *cells, int n, float *out) {
+  const int first = R * int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (first >= n)
+    return;
+  const int rows = n - first < R ? n - first : R;
+  SlidingSum<float, R> sum;
+  auto cell = [&](int p) { return p >= 0 && p < n ? cells[p] : 0.0f; };
+  sum.start([&](int q) { return q < rows ? cell(first + q) : 0.0f; });
+  sum.slide(count, [&](int s, float &coefficient, float &value) {
+    coefficient = coefficients[s];
+    value = cell(first - s);
+  });
+  for (int o = 0; o < rows; ++o)
+    out[first + o] = sum.sum[o];
+}
+
+template <int R> static void checkSlidingSum(std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int n : {1, R - 1, R, R + 1, 5 * R + 3})
+    for (int count : {0, 1, R - 1, R, R + 1, 3 * R + 2}) {
+      if (n < 1)
+        continue;
+      std::vector<float> cells(n), coefficients(std::max(count, 1));
+      for (float &c : cells)
+        c = dist(rng);
+      for (float &c : coefficients)
+        c = dist(rng);
+      DeviceBuffer cellBuffer(n * sizeof(float)), coefficientBuffer(coefficients.size() * sizeof(float)),
+          out(n * sizeof(float));
+      cellBuffer.upload(cells.data(), n * sizeof(float), nullptr);
+      coefficientBuffer.upload(coefficients.data(), coefficients.size() * sizeof(float), nullptr);
+      const int threads = (n + R - 1) / R;
+      slidingKernel<R><<<(threads + 63) / 64, 64>>>(coefficientBuffer.as<float>(), count,
+                                                    cellBuffer.as<float>(), n, out.as<float>());
+      POLYC_CUDA_CHECK_LAUNCH("slidingKernel");
+      std::vector<float> result(n);
+      out.download(result.data(), n * sizeof(float), nullptr);
+      POLYC_CUDA_CHECK(cudaDeviceSynchronize());
+      for (int p = 0; p < n; ++p) {
+        double expected = 0;
+        for (int s = 0; s < count && s <= p; ++s)
+          expected += double(coefficients[s]) * cells[p - s];
+        expect(std::fabs(result[p] - expected) <= 1e-5 * (1 + std::fabs(expected)),
+               "SlidingSum<" + std::to_string(R) + "> n=" + std::to_string(n) +
+                   " count=" + std::to_string(count) + " p=" + std::to_string(p) + ": " +
+                   std::to_string(result[p]) + " vs " + std::to_string(expected));
+      }
+    }
+}
+
 int main(int argc, char **argv) {
   try {
     std::mt19937 rng(20240601);
@@ -631,6 +687,9 @@ int main(int argc, char **argv) {
       checkBlockReduce<256>(rng);
       checkBlockReduce<1024>(rng);
       checkEveryTableShape(rng, std::make_integer_sequence<int, TermTableShapeCount>());
+      checkSlidingSum<1>(rng);
+      checkSlidingSum<4>(rng);
+      checkSlidingSum<16>(rng);
     }
     checkIir(rng, quick);
     std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
