@@ -5,6 +5,7 @@
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/TermTables.h"
 #include "compiler/codegen/cpu/CodeGenCpu.h"
 #include "compiler/support/IslContext.h"
 #include "dsl/Frontend.h"
@@ -151,7 +152,69 @@ std::string printStatement(Fixture &f, unsigned s) {
   return w.str();
 }
 
+// slidingWindow on equation `index` of `source` (its one sum), along the point variable `along`, with
+// every array but the written one unchanging: "variable read" (the sliding variable, the window read's
+// array), or "none".
+std::string slidingOf(const std::string &source, unsigned index, const std::string &along) {
+  Fixture f(source);
+  const ast::Equation &eq = *f.program->equations.at(index);
+  std::vector<const ast::IndexVar *> pointVars;
+  const ast::IndexVar *alongVar = nullptr;
+  for (const auto &var : eq.indexVars) {
+    pointVars.push_back(var.get());
+    if (var->name == along)
+      alongVar = var.get();
+  }
+  std::set<std::string> invariant;
+  for (const auto &array : f.program->arrays)
+    if (array->name != eq.array->name)
+      invariant.insert(array->name);
+  auto *sum = llvm::dyn_cast<ast::Reduction>(eq.rhs.get());
+  if (!sum || !alongVar)
+    return "not a sum";
+  std::optional<SlidingWindow> window = slidingWindow(*sum, pointVars, alongVar, invariant, *f.program);
+  return window ? window->variable->name + " " + window->read->name : "none";
+}
+
+std::string slidingOf(const std::string &equation, const std::string &along) {
+  return slidingOf("param H, W, M;\ninput f32 x[H, W];\ninput f32 a[M, M];\ninput f32 g[H, M];\n"
+                   "output f32 y[H, W];\n" +
+                       equation + "\n",
+                   0, along);
+}
+
 } // namespace
+
+// ---------------------------------------------------------------------------------------------
+// slidingWindow: which sums a CUDA data-parallel kernel computes for several points at once
+
+TEST(SlidingWindowTest, AFirSumSlidesAlongBothOfItsDimensions) {
+  const std::string fir = "y[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];";
+  EXPECT_EQ(slidingOf(fir, "i"), "r1 x");
+  EXPECT_EQ(slidingOf(fir, "j"), "r2 x");
+  // An offset, a sum from 1 and a point-invariant condition keep the form.
+  EXPECT_EQ(slidingOf("y[i, j] = sum(k in 1..M where k != 2) a[k, 0] * x[i - k + 1, j];", "i"), "k x");
+  // So does a recurrence's sum over earlier rows, its own array being the window (only data-parallel
+  // bands, which a recurrence is not, ask).
+  EXPECT_EQ(
+      slidingOf("y[i, j] = sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) a[k1, k2] * y[i - k1, j - k2];", "i"),
+      "k1 y");
+}
+
+TEST(SlidingWindowTest, OtherFormsDoNotSlide) {
+  // Reading ahead of the point, a coefficient that varies with it, a stride of 2, the point in two
+  // indices, the variable in two indices, a coefficient reading the window's array, two windows.
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) a[r, 0] * x[i + r, j];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) g[i, r] * x[i - r, j];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) a[r, 0] * x[2 * i - r, j];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) a[r, 0] * x[i - r, i];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) a[r, 0] * x[i - r, j - r];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) x[0, r] * x[i - r, j];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..M) x[i - r, j] * x[i - r, j];", "i"), "none");
+  // Bounds that depend on the point, and a max.
+  EXPECT_EQ(slidingOf("y[i, j] = sum(r in 0..i) a[r, 0] * x[i - r, j];", "i"), "none");
+  EXPECT_EQ(slidingOf("y[i, j] = max(r in 0..M) a[r, 0] * x[i - r, j];", "i"), "none");
+}
 
 // ---------------------------------------------------------------------------------------------
 // CodeWriter
