@@ -388,6 +388,13 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
   printLaunch(loop, axes, printKernel(loop, node, axes, nullptr, program_.kernels), nullptr);
 }
 
+// How a kernel's threads share its points, for comments.
+static std::string kernelThreads(const std::string &group, const RowsKernel *rows) {
+  if (rows)
+    return std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim;
+  return group == "1" ? "one thread per point" : "a group of " + group + " threads per point";
+}
+
 // Prints the kernel of the band's loop `loop` into `kw` and returns its name.
 std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_node_for &node,
                                          const std::map<unsigned, std::string> &axes, RowsKernel *rows,
@@ -397,9 +404,7 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   std::string name =
       program_.globalNames.fresh("band" + std::to_string(band.index) + (rows ? "Rows" : "Kernel"));
   kw.blank();
-  std::string what = rows ? std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim
-                     : group == "1" ? "one thread per point"
-                                    : "a group of " + group + " threads per point";
+  std::string what = kernelThreads(group, rows);
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
@@ -469,9 +474,7 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
   std::string launchThreads = group == "1" ? std::to_string(ThreadsPerBlock)
                                            : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
   std::string kernel = group != "1" ? name + "<" + group + ">" : name;
-  std::string what = rows ? std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim
-                     : group == "1" ? "one thread per point"
-                                    : "a group of " + group + " threads per point";
+  std::string what = kernelThreads(group, rows);
   w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
   w_.openBlock("");
   w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
