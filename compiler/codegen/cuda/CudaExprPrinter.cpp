@@ -198,13 +198,12 @@ void CudaExprPrinter::printRowsStatement(const model::Statement &statement, Code
 std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWriter &w) {
   const std::string type = typeName(parts.type);
   const std::string &acc = parts.accumulator;
-  size_t slide = 0;
+  // parts.loops has the sum's variables in binding order.
+  std::vector<const ast::IndexVar *> vars;
   for (const ast::RangeBinding &binding : rows.sum->bindings)
-    for (const auto &var : binding.vars) {
-      if (var.get() == rows.window.variable)
-        break;
-      ++slide;
-    }
+    for (const auto &var : binding.vars)
+      vars.push_back(var.get());
+  const size_t slide = size_t(llvm::find(vars, rows.window.variable) - vars.begin());
   assert(slide < parts.loops.size() && "the sliding variable is one of the sum's");
   const ReductionLoop &s = parts.loops[slide];
   w.comment("The thread's " + std::string(RowsParam) + " instances along " + rows.dim +
