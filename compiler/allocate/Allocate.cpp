@@ -213,12 +213,14 @@ Extent Allocator::outputCount(unsigned s, unsigned bandDims) {
   return boxSize(domain, std::max(stmt.repeatDims, dims > bandDims ? dims - bandDims : 0u), stmt);
 }
 
-// The number of terms of a statement's longest reduction: the bounding box of its range.
+// The number of terms of a statement's longest reduction: the bounding box of its range. The box of the
+// range's convex hull: a `where` condition can leave holes that make the range's extremes piecewise
+// (k in 1..K where k != 2), which a run-time condition cannot print.
 std::optional<Extent> Allocator::reductionLength(unsigned s) {
   const Statement &stmt = model_.statements[s];
   std::optional<Extent> longest;
   for (const model::ReductionInfo &red : stmt.reductions) {
-    Extent length = boxSize(red.range.range(), 0, stmt);
+    Extent length = boxSize(isl::set(red.range.range().polyhedral_hull()), 0, stmt);
     if (!longest || (length.value && longest->value && *length.value > *longest->value) ||
         (!length.value && longest->value))
       longest = length;
