@@ -448,25 +448,31 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
                                   const std::string &name, const RowsKernel *rows) {
   const BandView &band = *gpu_->band;
   const std::string &group = gpu_->group;
-  auto extentFor = [&](const char *axis) -> std::string {
-    for (auto &[member, a] : axes)
-      if (a == axis) {
-        std::string extent = extentOf(band, member);
-        if (member == loop.member) {
-          llvm::StringRef cond(loop.cond);
-          for (const char *op : {" <= ", " < "})
-            if (cond.consume_front(loop.iterator + op)) {
-              std::string count = "(" + cond.str() + ") - (" + loop.init + ")" + (op[2] == '=' ? " + 1" : "");
-              if (loop.inc != "1")
-                count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
-              extent = "std::max<int64_t>(1, " + count + ")";
-            }
-          if (rows)
-            extent = "(" + extent + " + " + std::to_string(RowsPerThread - 1) + ") / " +
-                     std::to_string(RowsPerThread);
-        }
-        return extent;
+  // The outermost mapped loop's exact trip count, when its condition has isl's usual form.
+  auto tripCount = [&]() -> std::optional<std::string> {
+    llvm::StringRef cond(loop.cond);
+    for (const char *op : {" <= ", " < "})
+      if (cond.consume_front(loop.iterator + op)) {
+        std::string count = "(" + cond.str() + ") - (" + loop.init + ")" + (op[2] == '=' ? " + 1" : "");
+        if (loop.inc != "1")
+          count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
+        return "std::max<int64_t>(1, " + count + ")";
       }
+    return std::nullopt;
+  };
+  auto extentFor = [&](const char *axis) -> std::string {
+    for (auto &[member, a] : axes) {
+      if (a != axis)
+        continue;
+      if (member != loop.member)
+        return extentOf(band, member);
+      std::optional<std::string> count = tripCount();
+      std::string extent = count ? *count : extentOf(band, member);
+      if (rows)
+        extent =
+            "(" + extent + " + " + std::to_string(RowsPerThread - 1) + ") / " + std::to_string(RowsPerThread);
+      return extent;
+    }
     return "1";
   };
   std::string pointsPerBlock = group == "1" ? std::to_string(ThreadsPerBlock)
