@@ -7,19 +7,20 @@
 #     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
 #     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
 #  4. runs the flexible kernel with every lanes-per-point variant, five times on each of three large
-#     cases (a race shows as an error that moves), and with forced grids from 1 block to 4x the
-#     resident count;
+#     cases (a race shows as an error that moves), with forced grids from 1 block to 4x the
+#     resident count, and built with a 200 ns wait budget (iir2d-cuda-takeover: columns given up and
+#     taken over mid-way, "takeover");
 #  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
 # Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)
-# STAGES (default "runtime e2e repeat grids sanitizer") picks the stages after the build.
+# STAGES (default "runtime e2e repeat grids takeover sanitizer") picks the stages after the build.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-gpu}
 python=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-stages=${STAGES:-runtime e2e repeat grids sanitizer}
+stages=${STAGES:-runtime e2e repeat grids takeover sanitizer}
 stage() { [[ " $stages " == *" $1 "* ]]; }
 passed=0
 failed=0
@@ -36,6 +37,7 @@ cmake -S "$root" -B "$build" -G Ninja -DPOLYC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE
 cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; exit 1; }
 auto=$build/kernels-generated/iir2d/cuda/iir2d-cuda-auto
 fixed=$build/kernels-generated/iir2d/cuda/iir2d-cuda-fixed
+takeover=$build/kernels-generated/iir2d/cuda/iir2d-cuda-takeover
 check=$build/runtime/src/cuda/polyc-cuda-runtime-check
 reference=$build/examples/iir2d/iir2d-reference
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
@@ -139,6 +141,21 @@ fi
 for grid in $grids; do
   run_case "300x257 M=5 flexible grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_GRID="$grid" -- "$auto"
 done
+fi
+
+# With a 200 ns wait budget a follower gives its column up whenever its neighbour pauses, and another
+# block (or itself) takes it over at a later step: the staging of a column entered mid-way.
+if stage takeover; then
+  echo "== flexible wavefront, columns taken over mid-way (200 ns wait budget)"
+  for HWM in "2048 2048 17" "2048 2048 3" "1031 2053 9" "300 257 31" "97 131 20"; do
+    read -r H W M <<<"$HWM"
+    make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
+    for grid in default 3 1000; do
+      envs=(POLYC_CUDA_WAVEFRONT=flexible)
+      [[ $grid != default ]] && envs+=(POLYC_CUDA_GRID=$grid)
+      run_case "${H}x$W M=$M takeover grid $grid" "${envs[@]}" -- "$takeover"
+    done
+  done
 fi
 
 if ! stage sanitizer; then

@@ -198,8 +198,14 @@ __device__ __forceinline__ int readInBlock(int &field) {
 
 // How long a block owning a column waits for its left neighbour to move before giving the column
 // up, and the back-off of a block that found no column. A bound (any bound) on the first is what makes
-// the scheme deadlock-free; its size only trades polling against column switches.
-constexpr uint32_t WaitBudgetNs = 20000;
+// the scheme deadlock-free; its size only trades polling against column switches. A build may define
+// POLYC_CUDA_WAIT_BUDGET_NS: scripts/gpu-check.sh builds the IIR with 200 ns, so that followers give their
+// columns up whenever the neighbour pauses and other blocks take them over mid-way (prepare and enter
+// at a step > 0), a path the default budget seldom takes.
+#ifndef POLYC_CUDA_WAIT_BUDGET_NS
+#define POLYC_CUDA_WAIT_BUDGET_NS 20000
+#endif
+constexpr uint32_t WaitBudgetNs = POLYC_CUDA_WAIT_BUDGET_NS;
 constexpr unsigned MinBackoffNs = 64, MaxBackoffNs = 4096;
 
 // The coordinator warp: the leftmost ready, unlocked, unfinished column at or after the frontier
