@@ -183,17 +183,28 @@ constexpr int AllColumnsDone = -2;
 // threads' plain reads after the barrier as racing with the coordinator's next plain write, two
 // barriers later: a false hazard of its barrier tracking once the kernel also has a named barrier
 // (computeBarrier), which atomics avoid.
+// The fields live in the kernel's __shared__ FlexibleShared: the atomics address shared memory directly
+// (atom.shared), where atomic_ref on a reference compiled to generic atomics (ATOM.E) on the H100.
+__device__ __forceinline__ unsigned sharedAddress(const int &field) {
+  return unsigned(__cvta_generic_to_shared(&field));
+}
 __device__ __forceinline__ void putInBlock(int &field, int value) {
-  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).exchange(value, ::cuda::memory_order_relaxed);
+  asm volatile("{ .reg .b32 old; atom.relaxed.cta.shared::cta.exch.b32 old, [%0], %1; }"
+               : : "r"(sharedAddress(field)), "r"(value) : "memory");
 }
 __device__ __forceinline__ int takeInBlock(int &field) {
-  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).fetch_or(0, ::cuda::memory_order_relaxed);
+  int value;
+  asm volatile("atom.relaxed.cta.shared::cta.or.b32 %0, [%1], 0;" : "=r"(value) : "r"(sharedAddress(field)) : "memory");
+  return value;
 }
 __device__ __forceinline__ void postToBlock(int &field, int value) {
-  ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).exchange(value, ::cuda::memory_order_release);
+  asm volatile("{ .reg .b32 old; atom.release.cta.shared::cta.exch.b32 old, [%0], %1; }"
+               : : "r"(sharedAddress(field)), "r"(value) : "memory");
 }
 __device__ __forceinline__ int readInBlock(int &field) {
-  return ::cuda::atomic_ref<int, ::cuda::thread_scope_block>(field).fetch_or(0, ::cuda::memory_order_acquire);
+  int value;
+  asm volatile("atom.acquire.cta.shared::cta.or.b32 %0, [%1], 0;" : "=r"(value) : "r"(sharedAddress(field)) : "memory");
+  return value;
 }
 
 // How long a block owning a column waits for its left neighbour to move before giving the column
@@ -329,31 +340,33 @@ __device__ void computeColumn(const FlexibleBoard &board, Body &body, FlexibleSh
   int step = takeInBlock(shared.step);
   int limit = takeInBlock(shared.limit);
   body.prepare(column, step);
-  bool entered = false;
-  while (step < board.steps) {
-    if (step > limit) { // the left neighbour's rows this step reads are not all there yet
-      if (first)
-        shared.waitLimit = waitForLimit(shared, step);
-      computeBarrier<Threads>();
-      limit = shared.waitLimit;
-      if (step > limit)
-        break; // the left neighbour stalled: give the column up rather than wait holding it
-    }
-    if (!entered) {
-      if (first)
-        storeRelaxed(&board.locks[column], Computing); // the right neighbour may now be reserved
-      body.enter(column, step);
-      computeBarrier<Threads>();
-      entered = true;
-    }
-    body.step(column, step);
+  // Whether the left neighbour allows `step` (its rows that the step reads are all there), after
+  // waiting for it if the last limit did not; false when it stalled: the block gives the column up
+  // rather than wait holding it.
+  auto allowed = [&] {
+    if (step <= limit)
+      return true;
     if (first)
-      shared.nextLimit[(step + 1) & 1] = readInBlock(shared.posted);
-    computeBarrier<Threads>(); // the step's stores, before thread 0 reports them
+      shared.waitLimit = waitForLimit(shared, step);
+    computeBarrier<Threads>();
+    limit = shared.waitLimit;
+    return step <= limit;
+  };
+  if (allowed()) {
     if (first)
-      postToBlock(shared.done, step);
-    limit = max(limit, shared.nextLimit[(step + 1) & 1]);
-    ++step;
+      storeRelaxed(&board.locks[column], Computing); // the right neighbour may now be reserved
+    body.enter(column, step);
+    computeBarrier<Threads>();
+    do {
+      body.step(column, step);
+      if (first)
+        shared.nextLimit[(step + 1) & 1] = readInBlock(shared.posted);
+      computeBarrier<Threads>(); // the step's stores, before thread 0 reports them
+      if (first)
+        postToBlock(shared.done, step);
+      limit = max(limit, shared.nextLimit[(step + 1) & 1]);
+      ++step;
+    } while (step < board.steps && allowed());
   }
   if (first)
     postToBlock(shared.leaving, 1);
@@ -473,8 +486,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   int threads = 0;  // threads in the block
   int stager = 0;   // this thread's index among the window's stagers (see bind)
   int firstCol = 0; // the strip's first column
-  // The staged column of this thread (stager < perRow()) in the current strip, set by fill(), so that
-  // a step's load and store of it cost no column arithmetic.
+  // The staged column of this thread (stager < perRow()) in the current strip, set by prepare().
   int64_t columnOffset = 0;  // col x colStride
   bool columnInside = false; // 0 <= col < cols
   // This thread's elements of the next row to store (`pending`, loaded one step earlier) and of the
@@ -483,6 +495,21 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // it. (A variant that kept both in registers indexed by the step's parity, compiling the step twice
   // to avoid the move, measured slower on the H100: docs/performance.md, CUDA.)
   T pending = T(0), next = T(0);
+  // Cursors for the step the block computes next: set when the block takes the strip (aim), advanced
+  // by commit(), so that a step's ring and array addresses cost an add each, not a mask, a slot choice
+  // and 64-bit multiplies (Nsight Compute found that arithmetic, and the branches around it, to be
+  // most of a step's fixed chain on the H100: docs/performance.md, CUDA).
+  int pointLane = 0;        // the strip lane of this thread's point: (step - pointLane, firstCol + pointLane)
+  int copyCells = 0;        // R x ringCols: from a ring row's first copy to its second
+  bool quickRows = false;   // a row is one column a stager, under the zero rule: prefetch's cursor path
+  T *pointCell = nullptr;   // the point's cell in the copy where its window's rows are consecutive (view)
+  int pointRowsLeft = 0;    // rows until pointCell passes the end of that copy and wraps R rows back
+  T *commitCell = nullptr;  // the staged column's cell of row step + ahead + 1, first copy (commit)
+  int commitRowsLeft = 0;   // rows until commitCell wraps
+  int64_t pointOffset = 0;  // the point's element of the array (store; the recurrence only)
+  int64_t loadOffset = 0;   // the staged column's element of row step + ahead + 2 (prefetch)
+  int loadRow = 0;          // step + ahead + 2
+  int loadEnd = 0;          // loads while loadRow < loadEnd: the rows, or 0 if the column is not loaded
 
   // Binds the ring in the block's shared memory. The threads that stage the rows of the `window`-th of
   // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the compute threads
@@ -494,6 +521,9 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     threads = blockThreads;
     const int first = (window + 1) * blockThreads / (windows + 1) / WarpSize * WarpSize;
     stager = (int(threadIdx.x) - first + blockThreads) % blockThreads;
+    pointLane = int(threadIdx.x) / (blockThreads / S); // the block's compute threads are S groups
+    copyCells = geometry.ringRows * geometry.ringCols;
+    quickRows = perRow() <= blockThreads && (Recurrence || geometry.boundary == BoundaryRule::Zero);
   }
   __device__ __forceinline__ int perRow() const {
     return Recurrence ? geometry.left : geometry.stagedCols;
@@ -549,6 +579,23 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     stageRows(firstStep, Recurrence ? geometry.left : 0, geometry.stagedCols);
     if (!Recurrence)
       loadNextRow(firstStep);
+    aim(firstStep);
+  }
+  // The cursors for computing step `step` next.
+  __device__ void aim(int step) {
+    const int R = geometry.ringRows;
+    const int row = step - pointLane, slot = row & (R - 1);
+    const int base = slot + geometry.ahead < R ? slot + R : slot;
+    pointCell = ring + base * geometry.ringCols + pointLane + geometry.left;
+    pointRowsLeft = 2 * R - geometry.ahead - base;
+    if constexpr (Recurrence)
+      pointOffset = int64_t(row) * geometry.rowStride + int64_t(firstCol + pointLane) * geometry.colStride;
+    const int commitSlot = (step + geometry.ahead + 1) & (R - 1);
+    commitCell = ring + commitSlot * geometry.ringCols + stager;
+    commitRowsLeft = R - commitSlot;
+    loadRow = step + geometry.ahead + 2;
+    loadOffset = int64_t(loadRow) * geometry.rowStride + columnOffset;
+    loadEnd = stager < perRow() && columnInside ? int(geometry.rows) : 0;
   }
   // Once the left neighbour allows step `firstStep`: the recurrence's halo columns, which its strip
   // computed, and their row after them for commit(firstStep).
@@ -581,24 +628,47 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // Issues the loads of row step + ahead + 2. Nobody reads that row before step + 2, and its ring
   // slots hold a row older than any step `step` reads (ringRows > S + back + ahead + 2).
   __device__ __forceinline__ void prefetch(int step) {
+    if (quickRows) {
+      next = loadRow < loadEnd ? fetch(loadOffset) : T(0);
+      return;
+    }
     const int row = step + geometry.ahead + 2;
     if (stager < perRow())
       next = loadColumn(row);
     for (int index = threads + stager; index < perRow(); index += threads)
       put(row, stagedCol(index), load(row, stagedCol(index)));
   }
-  // Stores row step + ahead + 1, loaded one step earlier, after this step's reads.
-  __device__ __forceinline__ void commit(int step) {
+  // Stores row step + ahead + 1, loaded one step earlier, after this step's reads; then moves the
+  // cursors on to the next step.
+  __device__ __forceinline__ void commit(int /*step*/) {
     if (stager < perRow()) {
-      putCell(step + geometry.ahead + 1, stager, pending); // the staged column's ring cell is `stager`
+      commitCell[0] = pending;
+      commitCell[copyCells] = pending;
       pending = next;
     }
+    commitCell += geometry.ringCols;
+    if (--commitRowsLeft == 0) {
+      commitCell -= copyCells;
+      commitRowsLeft = geometry.ringRows;
+    }
+    pointCell += geometry.ringCols;
+    if (--pointRowsLeft == 0) {
+      pointCell -= copyCells;
+      pointRowsLeft = geometry.ringRows;
+    }
+    if constexpr (Recurrence)
+      pointOffset += geometry.rowStride;
+    loadOffset += geometry.rowStride;
+    ++loadRow;
   }
-  // The recurrence's value of the point (row, col), in the strip's coordinates, that this block
-  // computed: into the ring and the array.
-  __device__ __forceinline__ void store(int row, int col, T value, T *array) const {
-    put(row, col, value);
-    array[int64_t(row) * geometry.rowStride + int64_t(col) * geometry.colStride] = value;
+  // The recurrence's value of this thread's point (row, col) = (step - pointLane, firstCol + pointLane)
+  // of the step being computed (the cursors know where it goes): into the ring and the array. The recurrence's window has no rows ahead, so the point's cell is in the ring's
+  // second copy (aim: base = slot + R) and its first copy R rows before.
+  __device__ __forceinline__ void store(int /*row*/, int /*col*/, T value, T *array) const {
+    static_assert(Recurrence, "only the recurrence's window stores");
+    pointCell[0] = value;
+    pointCell[-copyCells] = value;
+    array[pointOffset] = value;
   }
   // What the point's code reads through: window(row, col) for the rows and columns of the point's
   // window, as an offset from the point's own cell.
@@ -616,12 +686,11 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       return *reinterpret_cast<const T *>(reinterpret_cast<const unsigned char *>(origin) + bytes);
     }
   };
-  // The view of the point (row, col): its cell in the copy of the ring where rows row - back ..
-  // row + ahead are consecutive slots.
+  // The view of this thread's point (row, col) = (step - pointLane, firstCol + pointLane) of the step
+  // being computed: its cell in the copy of the ring where rows row - back .. row + ahead are
+  // consecutive slots.
   __device__ __forceinline__ View view(int row, int col) const {
-    const int R = geometry.ringRows, slot = row & (R - 1);
-    const int base = slot + geometry.ahead < R ? slot + R : slot;
-    return View{ring + base * geometry.ringCols + col - firstCol + geometry.left, geometry.ringCols, row, col};
+    return View{pointCell, geometry.ringCols, row, col};
   }
 };
 
@@ -701,10 +770,11 @@ template <typename T, int K> struct LaneTerms {
   int offsetBytes[K]; // from the point's cell (View::atBytes)
   int held = 0;       // how many of the K this lane has (the table may hold fewer than K G terms)
   bool full = false;  // every lane holds K: the same for the whole block
+  int count = 0;      // the table's terms (kept here: a step reads no shared memory to know it)
 
   __device__ void load(const TermTable<T> &source, unsigned lane, unsigned lanes) {
     table = source;
-    const int count = table.size();
+    count = table.size();
     full = count >= K * int(lanes);
     held = 0;
 #pragma unroll
@@ -737,7 +807,6 @@ template <typename T, int K> struct LaneTerms {
         if (k < held)
           update(coefficient[k], view.atBytes(offsetBytes[k]));
     }
-    const int count = table.size();
 #pragma unroll 4
     for (int t = int(lane) + K * int(G); t < count; t += int(G)) {
       const Term<T> term = table.terms[t];
