@@ -612,10 +612,22 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
       return;
     const int lowRow = firstStep - (S - 1) - geometry.back;
     const int count = (firstStep + geometry.ahead - lowRow + 1) * width;
-    for (int index = threadIdx.x; index < count; index += threads) {
-      const int row = lowRow + index / width;
-      const int col = stagedCol(from + index % width);
-      put(row, col, load(row, col));
+    // Up to StageBatch loads a thread in flight before their stores: the halo's staging in enter() is on
+    // the hand-over's critical path, and one global round trip per element a thread cost it microseconds.
+    constexpr int StageBatch = 4;
+    for (int base = threadIdx.x; base < count; base += StageBatch * threads) {
+      T values[StageBatch];
+#pragma unroll
+      for (int b = 0; b < StageBatch; ++b) {
+        const int index = base + b * threads;
+        values[b] = index < count ? load(lowRow + index / width, stagedCol(from + index % width)) : T(0);
+      }
+#pragma unroll
+      for (int b = 0; b < StageBatch; ++b) {
+        const int index = base + b * threads;
+        if (index < count)
+          put(lowRow + index / width, stagedCol(from + index % width), values[b]);
+      }
     }
   }
   __device__ void loadNextRow(int firstStep) {
