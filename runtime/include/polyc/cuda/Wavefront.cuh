@@ -508,8 +508,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   int commitRowsLeft = 0;   // rows until commitCell wraps
   int64_t pointOffset = 0;  // the point's element of the array (store; the recurrence only)
   int64_t loadOffset = 0;   // the staged column's element of row step + ahead + 2 (prefetch)
-  int loadRow = 0;          // step + ahead + 2
-  int loadEnd = 0;          // loads while loadRow < loadEnd: the rows, or 0 if the column is not loaded
+  int loadEnd = 0;          // loads row step + ahead + 2 while it is < loadEnd: the rows, or 0 if none
 
   // Binds the ring in the block's shared memory. The threads that stage the rows of the `window`-th of
   // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the compute threads
@@ -593,8 +592,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     const int commitSlot = (step + geometry.ahead + 1) & (R - 1);
     commitCell = ring + commitSlot * geometry.ringCols + stager;
     commitRowsLeft = R - commitSlot;
-    loadRow = step + geometry.ahead + 2;
-    loadOffset = int64_t(loadRow) * geometry.rowStride + columnOffset;
+    loadOffset = int64_t(step + geometry.ahead + 2) * geometry.rowStride + columnOffset;
     loadEnd = stager < perRow() && columnInside ? int(geometry.rows) : 0;
   }
   // Once the left neighbour allows step `firstStep`: the recurrence's halo columns, which its strip
@@ -641,7 +639,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // slots hold a row older than any step `step` reads (ringRows > S + back + ahead + 2).
   __device__ __forceinline__ void prefetch(int step) {
     if (quickRows) {
-      next = loadRow < loadEnd ? fetch(loadOffset) : T(0);
+      next = step + geometry.ahead + 2 < loadEnd ? fetch(loadOffset) : T(0);
       return;
     }
     const int row = step + geometry.ahead + 2;
@@ -671,7 +669,6 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     if constexpr (Recurrence)
       pointOffset += geometry.rowStride;
     loadOffset += geometry.rowStride;
-    ++loadRow;
   }
   // The recurrence's value of this thread's point (row, col) = (step - pointLane, firstCol + pointLane)
   // of the step being computed (the cursors know where it goes): into the ring and the array. The recurrence's window has no rows ahead, so the point's cell is in the ring's
