@@ -29,19 +29,19 @@ emit() {
 }
 
 # CPU (compiler/codegen/cpu): the 2D IIR filter with polyc's default allocation (both the flexible and
-# the fixed wavefront, chosen at run time by M > 5), and the other examples.
+# the fixed wavefront, chosen at run time by M > 1), and the other examples.
 emit iir2d/cpu examples/iir2d/iir2d.poly --target=cpu
 emit rate-network/cpu examples/rate-network/ratenet.poly --target=cpu
 emit mlp/cpu examples/mlp/mlp.poly --target=cpu
 emit optical-flow/cpu examples/optical-flow/lkflow.poly --target=cpu
 
-# CUDA (compiler/codegen/cuda): the 2D IIR filter with polyc's default allocation (flexible if M > 5,
+# CUDA (compiler/codegen/cuda): the 2D IIR filter with polyc's default allocation (flexible if M > 1,
 # else fixed) and with the fixed one only.
 emit iir2d/cuda/auto examples/iir2d/iir2d.poly --target=cuda
 emit iir2d/cuda/fixed examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
 
 # OpenCL (compiler/codegen/opencl): the 2D IIR filter with the default allocation (both kernels, flexible
-# if M > 5), and each allocation forced.
+# if M > 1), and each allocation forced.
 emit iir2d/opencl/auto examples/iir2d/iir2d.poly --target=opencl
 emit iir2d/opencl/fixed examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 emit iir2d/opencl/flexible examples/iir2d/iir2d.poly --target=opencl --allocation=flexible

@@ -25,7 +25,7 @@ struct BandAllocation {
   unsigned band = 0;
   AllocationKind kind = AllocationKind::Sequential;
   // When the best kind depends on a run-time param, both variants are emitted and
-  // `runtimeCondition` (a C expression over params, e.g. "M > 5") picks `kind` if true, else `otherwise`.
+  // `runtimeCondition` (a C expression over params, e.g. "M > 1") picks `kind` if true, else `otherwise`.
   std::string runtimeCondition;
   std::optional<AllocationKind> otherwise;
   std::optional<WavefrontMapping> wavefront;

@@ -17,14 +17,14 @@ WavefrontCost wavefrontCost(double window) {
   WavefrontCost cost;
   cost.fixedOps = window;
   cost.flexibleOps = c.flexibleBaseOps * (1 - c.switchProbability) + c.switchProbability * c.switchColumns * window;
-  // d = m - 5 - p1 (c1 m - 5) > 0 (seed 004, eq. 12)
+  // d = m - b - p1 (c1 m - b) > 0 (seed 004, eq. 12, with b = flexibleBaseOps; the seed's b is 5)
   cost.flexibleWins = cost.fixedOps - cost.flexibleOps > 0;
   return cost;
 }
 
 int64_t flexibleThreshold() {
   const CostConstants &c = costConstants();
-  // m (1 - p1 c1) > 5 (1 - p1): flexible wins for every integer m above floor(5 (1 - p1) / (1 - p1 c1)).
+  // m (1 - p1 c1) > b (1 - p1): flexible wins for every integer m above floor(b (1 - p1) / (1 - p1 c1)).
   double slope = 1 - c.switchProbability * c.switchColumns;
   if (slope <= 0)
     return -1;
@@ -52,9 +52,9 @@ std::string describeWavefrontCost(double window) {
   WavefrontCost cost = wavefrontCost(window);
   return "fixed: about m = " + number(cost.fixedOps) +
          " global-memory operations per block and step (the m x m window's rows read by the block's "
-         "threads) plus one launch per hyperplane; flexible: about 5 (1 - p1) + p1 c1 m = " +
-         number(cost.flexibleOps) + " (p1 = " + number(c.switchProbability) + ", c1 = " + number(c.switchColumns) +
-         ")";
+         "threads) plus one launch per hyperplane; flexible: about b (1 - p1) + p1 c1 m = " +
+         number(cost.flexibleOps) + " (b = " + number(c.flexibleBaseOps) + ", p1 = " + number(c.switchProbability) +
+         ", c1 = " + number(c.switchColumns) + ")";
 }
 
 } // namespace polyc::allocate

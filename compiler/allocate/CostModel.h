@@ -9,10 +9,16 @@ namespace polyc::allocate {
 
 struct CostConstants {
   // Seed 004, eq. (12): global-memory operations per block and step of the flexible kernel when a
-  // block keeps its column (one image read, locks and progress counters).
-  double flexibleBaseOps = 5.0;
+  // block keeps its column. The seed counts 5 (one image read, locks and progress counters), which
+  // makes the fixed allocation win up to m = 5. polyc's flexible kernels stage the image rows ahead
+  // and take the counters off the compute threads' path (a coordinator warp on CUDA, every few steps),
+  // and at m = 2 and 3 they measured 3.6-5.3x faster than the fixed ones with CUDA and 6-7x with
+  // OpenCL on the H100; on the CPU they were 4-8x faster, or within 4% of the fixed loop when libgomp's
+  // threads spin at its barriers (docs/performance.md, "The allocation cost model, recalibrated").
+  // Calibrated to those measurements: 1, so flexible wins for m > 1.
+  double flexibleBaseOps = 1.0;
   // p1: the probability that a block switches columns, and c1: the columns it then moves. The seed
-  // leaves both to measurement; with p1 = 0 the model reduces to the seed's "flexible wins for m > 5".
+  // leaves both to measurement; with p1 = 0 the model reduces to "flexible wins for m > flexibleBaseOps".
   double switchProbability = 0.0;
   double switchColumns = 1.0;
   // Pattern-parallel reductions (seed 001): a group of threads per output, sized from the length.
@@ -29,7 +35,7 @@ const CostConstants &costConstants();
 // Seed 004's per-block, per-step global-memory operations for a window of m columns.
 struct WavefrontCost {
   double fixedOps = 0;    // m: the window's rows are read by the block's threads in m operations
-  double flexibleOps = 0; // 5 (1 - p1) + p1 c1 m
+  double flexibleOps = 0; // b (1 - p1) + p1 c1 m, b = flexibleBaseOps
   bool flexibleWins = false;
 };
 WavefrontCost wavefrontCost(double window);

@@ -7,7 +7,7 @@
 //   flexible       one persistent kernel taking strips of columns under locks (seed 004), falling
 //                  back to the fixed wavefront when its shared-memory windows do not fit;
 //   sequential     one thread.
-// A run-time condition of the allocation ("M > 5") chooses between the variants when the program runs.
+// A run-time condition of the allocation ("M > 1") chooses between the variants when the program runs.
 #pragma once
 
 #include "compiler/codegen/CodegenInput.h"

@@ -14,9 +14,9 @@
 //     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 1: flexible wavefront if M > 1, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
-//     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
+//     m > 1 (seed 004, eq. 12) -> decided at run time: flexible if M > 1, fixed otherwise
 
 #include "iir2d.h"
 
@@ -108,8 +108,8 @@ struct Iir2d {
         S1(i, j);
       }
     }
-    // Band 1: the allocation is chosen at run time, flexible wavefront if M > 5, else fixed wavefront.
-    if (M > 5) {
+    // Band 1: the allocation is chosen at run time, flexible wavefront if M > 1, else fixed wavefront.
+    if (M > 1) {
       // Band 1: flexible wavefront (seed 004) over S0. Rows are j, columns are i; instead of one barrier per
       // hyperplane, each worker takes the lowest column whose next row is ready (the column to its left is
       // ahead) under that column's lock, and computes rows while it stays ready (polyc/cpu/Wavefront.h).
@@ -160,7 +160,7 @@ std::string describeAllocation([[maybe_unused]] const iir2d_params &p) {
       + (M * M >= 32 && H * W < 65536 ? "reduction (pattern-parallel) (M * M >= 32 && H * W < 65536)"
       : "data-parallel (not M * M >= 32 && H * W < 65536)") + "\n";
   text += std::string("iir2d: band 1 (S0): ")
-      + (M > 5 ? "flexible wavefront (M > 5)" : "fixed wavefront (not M > 5)") + "\n";
+      + (M > 1 ? "flexible wavefront (M > 1)" : "fixed wavefront (not M > 1)") + "\n";
   return text;
 }
 

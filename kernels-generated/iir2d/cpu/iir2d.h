@@ -14,9 +14,9 @@
 //     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 1: flexible wavefront if M > 1, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
-//     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
+//     m > 1 (seed 004, eq. 12) -> decided at run time: flexible if M > 1, fixed otherwise
 
 #pragma once
 

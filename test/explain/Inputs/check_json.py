@@ -45,7 +45,7 @@ def iir(doc):
     parallel, alloc = doc["allocation"]
     assert parallel["band"] == 0 and parallel["kind"] == "data-parallel"
     assert alloc["band"] == 1
-    assert alloc["kind"] == "fixed-wavefront" and "runtimeCondition" not in alloc
+    assert alloc["kind"] == "flexible-wavefront" and "runtimeCondition" not in alloc
     assert alloc["wavefront"]["column"] == "i" and alloc["wavefront"]["row"] == "j"
     assert alloc["wavefront"]["window"] == "3"
 
@@ -56,7 +56,7 @@ def iir_free(doc):
     assert dep["distanceVectors"] is None  # M is free: the window is not a finite set
     alloc = doc["allocation"][1]
     assert alloc["kind"] == "flexible-wavefront" and alloc["otherwise"] == "fixed-wavefront"
-    assert alloc["runtimeCondition"] == "M > 5"
+    assert alloc["runtimeCondition"] == "M > 1"
 
 
 def ratenet(doc):

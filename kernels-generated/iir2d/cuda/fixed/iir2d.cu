@@ -16,7 +16,7 @@
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; fixed allocation forced by --allocation=fixed;
-//     window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
+//     window m = M along columns i; flexible wins when m > 1 (seed 004, eq. 12)
 
 #include "iir2d.h"
 

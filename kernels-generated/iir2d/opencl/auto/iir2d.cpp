@@ -15,9 +15,9 @@
 //     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 1: flexible wavefront if M > 1, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
-//     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
+//     m > 1 (seed 004, eq. 12) -> decided at run time: flexible if M > 1, fixed otherwise
 
 #include "iir2d.h"
 
@@ -51,9 +51,9 @@ const char *const kKernelSource = R"polyc_cl(
 //     why: parallel over i, j; reductions of M * M terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0)
+//   band 1: flexible wavefront if M > 1, else fixed wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; window m = M along columns i; flexible wins when
-//     m > 5 (seed 004, eq. 12) -> decided at run time: flexible if M > 5, fixed otherwise
+//     m > 1 (seed 004, eq. 12) -> decided at run time: flexible if M > 1, fixed otherwise
 
 // Integer limits the printed code may name.
 #ifndef INT32_MIN
@@ -805,7 +805,7 @@ public:
       S0_fixed_ = program().kernel("S0_fixed");
     }
     // Record the fixed wavefronts' launches (once per sizes and buffers), outside the timed region.
-    if (!(polyc::rt::ocl::takeConditionVariant(M > 5, true))) band1Sequence_.record(device(),
+    if (!(polyc::rt::ocl::takeConditionVariant(M > 1, true))) band1Sequence_.record(device(),
         sequenceKey(context), [&](polyc::rt::ocl::LaunchSink &launches) { enqueueBand1(launches, context); });
   }
 
@@ -855,8 +855,8 @@ public:
       }
     }
     // Band 1 (band 1 over S0: (t sequential, j parallel), Lamport hyperplane pi = (1, 1), H + W - 1 hyperplanes):
-    // band 1: flexible wavefront if M > 5, else fixed wavefront (rows: dimension 1, columns: dimension 0).
-    if (polyc::rt::ocl::takeConditionVariant(M > 5, true)) {
+    // band 1: flexible wavefront if M > 1, else fixed wavefront (rows: dimension 1, columns: dimension 0).
+    if (polyc::rt::ocl::takeConditionVariant(M > 1, true)) {
       // flexible wavefront: one persistent kernel over strips of columns of j.
       {
         const int64_t polyc_row_lo = 0, polyc_rows = std::max<int64_t>(H - 1 - polyc_row_lo + 1, 0);

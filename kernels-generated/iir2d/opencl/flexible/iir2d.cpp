@@ -17,7 +17,7 @@
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: flexible wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; flexible allocation forced by
-//     --allocation=flexible; window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
+//     --allocation=flexible; window m = M along columns i; flexible wins when m > 1 (seed 004, eq. 12)
 
 #include "iir2d.h"
 
@@ -53,7 +53,7 @@ const char *const kKernelSource = R"polyc_cl(
 //     below 32 (seed 001); groups only below 65536 outputs)
 //   band 1: flexible wavefront (rows: dimension 1, columns: dimension 0)
 //     why: wavefront over t = i + j, H + W - 1 hyperplanes; flexible allocation forced by
-//     --allocation=flexible; window m = M along columns i; flexible wins when m > 5 (seed 004, eq. 12)
+//     --allocation=flexible; window m = M along columns i; flexible wins when m > 1 (seed 004, eq. 12)
 
 // Integer limits the printed code may name.
 #ifndef INT32_MIN

@@ -425,7 +425,7 @@ StripShape chooseStripShape(const StripLimits &limits, int64_t rows, int64_t col
                             size_t scratchBytes, int64_t tableTerms = 0);
 
 // The run-time choice between a band's fixed and flexible wavefront: `conditionHolds` is the cost
-// model's condition (for example M > 5), `flexibleWhenHolds` says which variant it selects. Returns
+// model's condition (for example M > 1), `flexibleWhenHolds` says which variant it selects. Returns
 // whether to take the variant the condition selects, unless POLYC_OPENCL_WAVEFRONT=fixed|flexible
 // forces one (auto or unset: the condition decides).
 bool takeConditionVariant(bool conditionHolds, bool flexibleWhenHolds);
