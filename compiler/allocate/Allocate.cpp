@@ -188,6 +188,10 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
 // The number of points of `set`'s bounding box over its dimensions first.., as a value when the
 // params fix it, else as text ("M * M", "(T - 1) * N").
 Extent Allocator::boxSize(const isl::set &set, unsigned first, const Statement &stmt) {
+  // An empty set (a reduction whose `where` excludes its whole range, as the IIR's feedback sum at
+  // M = 1) has no extremes to subtract: its box is empty.
+  if (set.intersect_params(model_.context).is_empty())
+    return Extent{0, "0"};
   Extent size{1, ""};
   for (unsigned k = first; k < unsigned(set.tuple_dim()); ++k) {
     isl::pw_aff extent = iu::dimMax(set, k).sub(iu::dimMin(set, k)).add_constant(1);
