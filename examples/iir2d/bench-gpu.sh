@@ -12,7 +12,13 @@
 # Times are the median of --repeat runs of the compute region (device events), from the committed
 # kernels-generated/iir2d/cuda executables; flexible and fixed outputs are checked against each other.
 #   examples/iir2d/bench-gpu.sh [BUILD_DIR]    (default build-gpu, built by scripts/gpu-check.sh)
-# Env: SIZES (default "2048 8192"), WINDOWS (default "3 5 9 17 31"), SWEEP=1 (also the shape sweep below).
+# After the table it states the goals (issue 5, from seed 004's measurements), met or not:
+#   - the flexible wavefront at least 2.4x faster than the fixed one (graph) at M = 31;
+#   - the flexible wavefront nearly flat in M up to 17, taken as M = 17 within FLAT (default 1.2) of
+#     M = 3 (the fixed graph's growth is printed beside it);
+#   - its distance from the steps floor, at the smallest and largest M.
+# Env: SIZES (default "2048 8192"), WINDOWS (default "3 5 9 17 31"), FLAT (default 1.2), SWEEP=1 (also
+# the shape sweep below).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-gpu}
@@ -34,7 +40,9 @@ time_variant() {
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader || true
+flat=${FLAT:-1.2}
 rows=()
+declare -A flexibleMs graphMs stepsMs
 for size in $sizes; do
   floors=$("$check" --floors "$size" "$size")
   echo "$floors"
@@ -43,6 +51,7 @@ for size in $sizes; do
   node=$(sed -n 's/.*graph_node_us \([0-9.]*\).*/\1/p' <<<"$floors")
   steps=$(awk -v n="$size" -v us="$barrier" 'BEGIN { printf "%.3f", (2 * n - 1) * us / 1e3 }')
   launches=$(awk -v n="$size" -v us="$node" 'BEGIN { printf "%.3f", (2 * n - 1) * us / 1e3 }')
+  stepsMs[$size]=$steps
   "$python" "$root/examples/iir2d/generate_inputs.py" --height "$size" --width "$size" --window 3 --seed 1 --out "$work"
   repeat=5
   ((size > 4096)) && repeat=3
@@ -55,6 +64,8 @@ for size in $sizes; do
     flexible=$(time_variant "$repeat" POLYC_CUDA_WAVEFRONT=flexible)
     agree=$("$python" "$root/examples/iir2d/compare.py" "$work/y.npy" "$work/y_fixed.npy" --rtol 1e-4 | sed 's/.*: //')
     speedup=$(awk -v f="$graph" -v x="$flexible" 'BEGIN { printf "%.2f", f / x }')
+    flexibleMs[$size:$M]=$flexible
+    graphMs[$size:$M]=$graph
     rows+=("$(printf '| %dx%d | %d | %s | %s | %s | %s | %s | %s | %s | %s |' "$size" "$size" "$M" "$plain" "$graph" \
       "$flexible" "$speedup" "$copy" "$steps" "$launches" "$agree")")
     echo "${rows[-1]}"
@@ -64,6 +75,30 @@ echo
 echo "| image | M | fixed, plain (ms) | fixed, graph (ms) | flexible (ms) | fixed graph / flexible | copy floor (ms) | steps floor (ms) | launch floor (ms) | flexible = fixed |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+
+# ratio A B: A / B to two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# verdict VALUE OP BOUND: "met" or "not met"
+verdict() { awk -v v="$1" -v b="$3" -v op="$2" 'BEGIN { ok = op == ">=" ? v >= b : v <= b; print ok ? "met" : "not met" }'; }
+echo
+echo "Goals (issue 5; seed 004 measured 2.4x at M = 31 and a flexible time nearly constant in M):"
+read -r -a measured <<<"$windows"
+smallest=${measured[0]}
+largest=${measured[-1]}
+for size in $sizes; do
+  image="${size}x$size"
+  if [[ -n ${flexibleMs[$size:31]:-} ]]; then
+    x=$(ratio "${graphMs[$size:31]}" "${flexibleMs[$size:31]}")
+    echo "- $image: fixed graph / flexible at M = 31 = ${x}x (goal >= 2.4x): $(verdict "$x" ">=" 2.4)"
+  fi
+  if [[ -n ${flexibleMs[$size:3]:-} && -n ${flexibleMs[$size:17]:-} ]]; then
+    x=$(ratio "${flexibleMs[$size:17]}" "${flexibleMs[$size:3]}")
+    g=$(ratio "${graphMs[$size:17]}" "${graphMs[$size:3]}")
+    echo "- $image: flexible M = 17 / M = 3 = ${x}x (goal <= ${flat}x, fixed graph ${g}x): $(verdict "$x" "<=" "$flat")"
+  fi
+  echo "- $image: flexible / steps floor = $(ratio "${flexibleMs[$size:$smallest]}" "${stepsMs[$size]}")x at M =" \
+    "$smallest, $(ratio "${flexibleMs[$size:$largest]}" "${stepsMs[$size]}")x at M = $largest"
+done
 
 # SWEEP=1: the flexible kernel's run-time shape at SWEEP_SIZE (default 2048): threads per point
 # (POLYC_CUDA_LANES) x steps between progress stores (POLYC_CUDA_PUBLISH), for each M.
