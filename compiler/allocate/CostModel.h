@@ -9,13 +9,11 @@ namespace polyc::allocate {
 
 struct CostConstants {
   // Seed 004, eq. (12): global-memory operations per block and step of the flexible kernel when a
-  // block keeps its column. The seed counts 5 (one image read, locks and progress counters), which
-  // makes the fixed allocation win up to m = 5. polyc's flexible kernels stage the image rows ahead
-  // and take the counters off the compute threads' path (a coordinator warp on CUDA, every few steps),
-  // and at m = 2 and 3 they measured 3.6-5.3x faster than the fixed ones with CUDA and 6-7x with
-  // OpenCL on the H100; on the CPU they were 4-8x faster, or within 4% of the fixed loop when libgomp's
-  // threads spin at its barriers (docs/performance.md, "The allocation cost model, recalibrated").
-  // Calibrated to those measurements: 1, so flexible wins for m > 1.
+  // block keeps its column. The seed counts 5 (an image read, the locks and the progress counters), so
+  // the fixed allocation won up to m = 5. polyc's flexible kernels stage rows ahead and keep the
+  // counters off the compute threads' path. At m = 2 and 3 they measured 3.6-7x faster than the
+  // fixed ones on both GPU targets, and within 4% of them or faster on the CPU (docs/performance.md,
+  // "The allocation cost model, recalibrated"). Calibrated to that: 1, so flexible wins for m > 1.
   double flexibleBaseOps = 1.0;
   // p1: the probability that a block switches columns, and c1: the columns it then moves. The seed
   // leaves both to measurement; with p1 = 0 the model reduces to "flexible wins for m > flexibleBaseOps".
