@@ -304,15 +304,26 @@ static std::map<unsigned, std::string> gridAxes(const LoopView &loop, const Band
   return axes;
 }
 
-// The values `loop` takes from its iterator's current value on, as a C expression, when its condition is
-// `iterator < E` or `iterator <= E` (isl's usual forms).
-static std::optional<std::string> valuesLeft(const LoopView &loop) {
+// The bound E of `loop`'s condition when it is `iterator < E` or `iterator <= E` (isl's usual forms),
+// and whether E is included.
+struct LoopBound {
+  std::string bound;
+  bool inclusive = false;
+};
+static std::optional<LoopBound> loopBound(const LoopView &loop) {
   llvm::StringRef cond(loop.cond);
-  if (cond.consume_front(loop.iterator + " < "))
-    return "(" + cond.str() + ") - " + loop.iterator;
-  if (cond.consume_front(loop.iterator + " <= "))
-    return "(" + cond.str() + ") - " + loop.iterator + " + 1";
+  for (const char *op : {" <= ", " < "})
+    if (cond.consume_front(loop.iterator + op))
+      return LoopBound{cond.str(), op[2] == '='};
   return std::nullopt;
+}
+
+// The values `loop` takes from its iterator's current value on, as a C expression.
+static std::optional<std::string> valuesLeft(const LoopView &loop) {
+  std::optional<LoopBound> end = loopBound(loop);
+  if (!end)
+    return std::nullopt;
+  return "(" + end->bound + ") - " + loop.iterator + (end->inclusive ? " + 1" : "");
 }
 
 // Whether a data-parallel band's kernel computes RowsPerThread points a thread (CudaStatementMode::Rows):
@@ -450,15 +461,13 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
   const std::string &group = gpu_->group;
   // The outermost mapped loop's exact trip count, when its condition has isl's usual form.
   auto tripCount = [&]() -> std::optional<std::string> {
-    llvm::StringRef cond(loop.cond);
-    for (const char *op : {" <= ", " < "})
-      if (cond.consume_front(loop.iterator + op)) {
-        std::string count = "(" + cond.str() + ") - (" + loop.init + ")" + (op[2] == '=' ? " + 1" : "");
-        if (loop.inc != "1")
-          count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
-        return "std::max<int64_t>(1, " + count + ")";
-      }
-    return std::nullopt;
+    std::optional<LoopBound> end = loopBound(loop);
+    if (!end)
+      return std::nullopt;
+    std::string count = "(" + end->bound + ") - (" + loop.init + ")" + (end->inclusive ? " + 1" : "");
+    if (loop.inc != "1")
+      count = "(" + count + " + " + loop.inc + " - 1) / " + loop.inc;
+    return "std::max<int64_t>(1, " + count + ")";
   };
   auto extentFor = [&](const char *axis) -> std::string {
     for (auto &[member, a] : axes) {

@@ -671,8 +671,9 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     loadOffset += geometry.rowStride;
   }
   // The recurrence's value of this thread's point (row, col) = (step - pointLane, firstCol + pointLane)
-  // of the step being computed (the cursors know where it goes): into the ring and the array. The recurrence's window has no rows ahead, so the point's cell is in the ring's
-  // second copy (aim: base = slot + R) and its first copy R rows before.
+  // of the step being computed (the cursors know where it goes): into the ring and the array. The
+  // recurrence's window has no rows ahead, so the point's cell is in the ring's second copy (aim:
+  // base = slot + R) and its first copy R rows before.
   __device__ __forceinline__ void store(int /*row*/, int /*col*/, T value, T *array) const {
     static_assert(Recurrence, "only the recurrence's window stores");
     pointCell[0] = value;
