@@ -67,6 +67,7 @@ struct FlexibleVariant {
   // of its variables' bounding box (host expressions of the params).
   struct TermTable {
     const ast::Reduction *reduction = nullptr;
+    std::string array; // the window's array
     std::string view;
     std::vector<std::string> extents;
   };
@@ -686,7 +687,7 @@ void CudaHostPrinter::planTermTables(FlexibleVariant &variant, const model::Stat
                               [&](const model::ReductionInfo &r) { return r.reduction == red; });
     if (!window || info == statement.reductions.end())
       continue;
-    FlexibleVariant::TermTable table{red, variant.windows.at(*window).view, {}};
+    FlexibleVariant::TermTable table{red, *window, variant.windows.at(*window).view, {}};
     try {
       for (const isl::pw_aff &extent : boxExtents(info->range.intersect_domain(domain).range()))
         table.extents.push_back("int64_t(" + paramsExpr(extent) + ")");
@@ -985,8 +986,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.line("args." + program_.program + "." + variant.termsFunction + "(" + llvm::join(termArgs, ", ") + ");");
     kw.dedent();
     kw.line("__syncthreads(); // the tables, before the lanes load their terms");
-    kw.line("for (int t = 0; t < " + tableCount +
-            "; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);");
+    for (size_t t = 0; t < variant.termTables.size(); ++t) {
+      const std::string index = std::to_string(t);
+      kw.line("laneTerms[" + index + "].load(terms[" + index + "], polyc::rt::cuda::groupLane<G>(), G, " +
+              cIdentifier(variant.termTables[t].array) + ".zeroCellBytes());");
+    }
   }
   kw.closeBlock();
   kw.comment("When the block takes a strip, before the left neighbour allows its first step: the rows that step "

@@ -292,7 +292,7 @@ struct Band1Strip {
     if (threadIdx.x < polyc::rt::cuda::WarpSize)
       args.program.S0Terms(bStaged, y.geometry.ringCols, y_in.geometry.ringCols, terms);
     __syncthreads(); // the tables, before the lanes load their terms
-    for (int t = 0; t < 1; ++t) laneTerms[t].load(terms[t], polyc::rt::cuda::groupLane<G>(), G);
+    laneTerms[0].load(terms[0], polyc::rt::cuda::groupLane<G>(), G, y.zeroCellBytes());
   }
   // When the block takes a strip, before the left neighbour allows its first step: the rows that step reads
   // that do not come from other strips.

@@ -445,7 +445,7 @@ template <typename T> struct WindowGeometry {
   BoundaryRule boundary = BoundaryRule::Zero;
   int ringRows = 0;          // R: a power of two > S + back + ahead + 2 (see layoutWindow)
   int stagedCols = 0;        // left + S + right: the columns the ring holds
-  int ringCols = 0;          // the ring's row pitch, >= stagedCols (see layoutWindow)
+  int ringCols = 0;          // the ring's row pitch, > stagedCols (see layoutWindow)
   unsigned sharedOffset = 0; // where the ring (2R rows, see StripWindow) starts in dynamic shared memory
 };
 
@@ -463,6 +463,10 @@ template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWi
   window.ringCols = window.stagedCols;
   if (width > 1)
     window.ringCols += ((width - window.stagedCols) % 32 + 32) % 32;
+  // Column stagedCols of every ring row is the zero column: nothing stages or stores there
+  // (StripWindow::bind clears it), so a lane's unused term slots read it (LaneTerms).
+  if (window.ringCols == window.stagedCols)
+    ++window.ringCols;
   sharedBytes = (sharedBytes + 15) / 16 * 16;
   window.sharedOffset = unsigned(sharedBytes);
   const size_t bytes = 2 * size_t(window.ringRows) * size_t(window.ringCols) * sizeof(T);
@@ -522,7 +526,13 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     stager = (int(threadIdx.x) - first + blockThreads) % blockThreads;
     pointLane = int(threadIdx.x) / (blockThreads / S); // the block's compute threads are S groups
     copyCells = geometry.ringRows * geometry.ringCols;
+    for (int row = int(threadIdx.x); row < 2 * geometry.ringRows; row += int(blockDim.x))
+      ring[row * geometry.ringCols + geometry.stagedCols] = T(0); // the zero column (the body's start() syncs)
     quickRows = perRow() <= blockThreads && (Recurrence || geometry.boundary == BoundaryRule::Zero);
+  }
+  // From this thread's point cell to the zero column of the same ring row, in bytes (LaneTerms::load).
+  __device__ int zeroCellBytes() const {
+    return (geometry.stagedCols - (pointLane + geometry.left)) * int(sizeof(T));
   }
   __device__ __forceinline__ int perRow() const {
     return Recurrence ? geometry.left : geometry.stagedCols;
@@ -772,51 +782,43 @@ template <typename T> struct TermTable {
 
 // One lane's view of a term table: its terms lane, lane + G, ..., lane + (K - 1) G in registers,
 // loaded once per block after the table is built; terms from lane + K G on are read from the table.
-// K comes with the strip's shape (StripShape, TermTableShapes in Device.h).
+// K comes with the strip's shape (StripShape, TermTableShapes in Device.h). A slot with no term (the
+// table holds fewer than K G) is the term 0 x a cell that is always 0, its window's zero column
+// (StripWindow::zeroCellBytes), so every slot is an unpredicated load and FMA. That adds exactly 0: a
+// zero coefficient times a window cell could be 0 x inf = NaN. (Predicating the slots instead serialized
+// their loads, and a branch between the two forms cost the H100 up to 12% a step at M = 17:
+// docs/performance.md, CUDA, "Empty term slots".)
 template <typename T, int K> struct LaneTerms {
   static constexpr int Held = K;
   TermTable<T> table;
   T coefficient[K];
   int offsetBytes[K]; // from the point's cell (View::atBytes)
-  int held = 0;       // how many of the K this lane has (the table may hold fewer than K G terms)
-  bool full = false;  // every lane holds K: the same for the whole block
   int count = 0;      // the table's terms (kept here: a step reads no shared memory to know it)
 
-  __device__ void load(const TermTable<T> &source, unsigned lane, unsigned lanes) {
+  // `zeroBytes`: from the point's cell to a cell that is always 0, in bytes.
+  __device__ void load(const TermTable<T> &source, unsigned lane, unsigned lanes, int zeroBytes) {
     table = source;
     count = table.size();
-    full = count >= K * int(lanes);
-    held = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int t = int(lane) + k * int(lanes);
       coefficient[k] = T(0);
-      offsetBytes[k] = 0;
+      offsetBytes[k] = zeroBytes;
       if (t < count) {
         const Term<T> term = table.terms[t];
         coefficient[k] = term.coefficient;
         offsetBytes[k] = term.offset * int(sizeof(T));
-        ++held;
       }
     }
   }
 
   // Calls update(coefficient, cell) for each of the lane's terms of the point seen through `view`:
-  // the held ones, unpredicated when every lane holds K (a branch the whole block takes alike), then
-  // the rest from the table. (An empty slot cannot be padded with a zero coefficient instead: 0 x inf
-  // is NaN.)
+  // the K slots it holds, then the rest of its terms from the table.
   template <unsigned G, typename View, typename Update>
   __device__ __forceinline__ void forEachTerm(unsigned lane, const View &view, Update update) const {
-    if (full) {
 #pragma unroll
-      for (int k = 0; k < K; ++k)
-        update(coefficient[k], view.atBytes(offsetBytes[k]));
-    } else {
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        if (k < held)
-          update(coefficient[k], view.atBytes(offsetBytes[k]));
-    }
+    for (int k = 0; k < K; ++k)
+      update(coefficient[k], view.atBytes(offsetBytes[k]));
 #pragma unroll 4
     for (int t = int(lane) + K * int(G); t < count; t += int(G)) {
       const Term<T> term = table.terms[t];

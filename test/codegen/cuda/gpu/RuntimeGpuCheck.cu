@@ -96,8 +96,9 @@ template <unsigned G> static void checkGroupReduce(std::mt19937 &rng) {
 
 // ---- Term tables: warp 0 appends the candidates a `where` keeps (every third dropped), then each
 // group of G lanes sums coefficient x cell the way the generated value function does (forEachTerm: a
-// lane's first LaneTerms::Held terms from registers, unpredicated when every lane holds Held, the rest
-// of its share from the table), then the group's sum.
+// lane's LaneTerms::Held slots from registers, the ones without a term reading the zero cell, the rest
+// of its share from the table), then the group's sum. The dropped candidates' cells are infinite and the
+// zero cell follows the n candidates: a slot padded with 0 x any other cell would make the sum NaN.
 
 // The cells as a strip window's View presents them to LaneTerms::forEachTerm: by element offset (table
 // terms) and by byte offset (held terms).
@@ -119,7 +120,7 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
     TermAppender<float> appender{table};
     for (int base = 0; base < n; base += WarpSize) {
       const int c = base + int(threadIdx.x);
-      const bool keep = c < n && c % 3 != 1;
+      const bool keep = c < n && c % 3 != 0;
       appender.append(keep, keep ? coefficients[c] : 0.0f, keep ? c : 0);
     }
     appender.finish();
@@ -127,7 +128,7 @@ __global__ void termSumKernel(TermTableLayout layout, const float *coefficients,
   __syncthreads();
   LaneTerms<float, K> mine;
   const unsigned lane = threadIdx.x % G;
-  mine.load(table, lane, G);
+  mine.load(table, lane, G, n * int(sizeof(float)));
   float sum = 0;
   mine.template forEachTerm<G>(lane, CellsView{cells},
                                [&](float coefficient, float cell) { sum += coefficient * cell; });
@@ -140,15 +141,15 @@ template <unsigned G, int K> static void checkLaneTerms(std::mt19937 &rng) {
   const int held = K * int(G); // terms the lanes of a group hold in registers
   for (int n : {0, 1, 5, held, held + 1, 3 * held / 2 + 7, 3 * held}) {
     std::uniform_real_distribution<float> dist(-1, 1);
-    std::vector<float> coefficients(std::max(n, 1)), cells(std::max(n, 1));
-    for (int c = 0; c < n; ++c) {
-      coefficients[c] = dist(rng);
-      cells[c] = dist(rng);
-    }
+    std::vector<float> coefficients(std::max(n, 1)), cells(n + 1, 0.0f); // cells[n]: the zero cell
     double expected = 0;
-    for (int c = 0; c < n; ++c)
-      if (c % 3 != 1)
+    for (int c = 0; c < n; ++c) {
+      const bool kept = c % 3 != 0;
+      coefficients[c] = dist(rng);
+      cells[c] = kept ? dist(rng) : INFINITY;
+      if (kept)
         expected += double(coefficients[c]) * cells[c];
+    }
     TermTableLayout layout;
     size_t sharedBytes = 0;
     layoutTerms<float>(layout, {int64_t(n)}, sharedBytes);
