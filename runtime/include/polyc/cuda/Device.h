@@ -226,8 +226,8 @@ constexpr int flexibleMinBlocks(int computeThreads) { return computeThreads <= 2
 
 // The shapes of strips whose window sums are term tables, by the terms per point they serve best
 // (capacity: the product of the sums' extents, M x M for an M x M window). A term a lane holds in
-// registers costs an add, a shared load of its window cell and an FMA (and a predicate unless every
-// lane holds K); one read from the table two dependent shared loads more; and a step costs the block
+// registers costs an add, a shared load of its window cell and an FMA (so does an empty slot: it reads a
+// zero cell, LaneTerms); one read from the table two dependent shared loads more; and a step costs the block
 // its busiest warp: so few lanes per point, each holding all of its terms, with 256 threads a strip
 // where that fits in registers (measured on the H100: docs/performance.md, CUDA, "Strip shapes by
 // window size"). K is the terms a lane of the shape's largest square window holds (M^2 - 1 over G: 2 at
