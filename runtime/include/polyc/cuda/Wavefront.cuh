@@ -527,7 +527,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     pointLane = int(threadIdx.x) / (blockThreads / S); // the block's compute threads are S groups
     copyCells = geometry.ringRows * geometry.ringCols;
     for (int row = int(threadIdx.x); row < 2 * geometry.ringRows; row += int(blockDim.x))
-      ring[row * geometry.ringCols + geometry.stagedCols] = T(0); // the zero column (the body's start() syncs)
+      ring[row * geometry.ringCols + geometry.stagedCols] = T(0); // the zero column, read after start()'s barriers
     quickRows = perRow() <= blockThreads && (Recurrence || geometry.boundary == BoundaryRule::Zero);
   }
   // From this thread's point cell to the zero column of the same ring row, in bytes (LaneTerms::load).
