@@ -15,8 +15,9 @@
 // themselves with a named barrier; one more warp, the coordinator, does all of the block's talking
 // to other blocks: it chooses and locks columns, polls the left neighbour's progress and posts the step
 // limit it allows, and publishes the steps the compute threads report done. The compute threads thus
-// never wait on a global-memory fence or a poll's round trip; the hand-over between strips costs the
-// lag and a poll, not a fence in the critical warp (docs/performance.md, CUDA, "A coordinator warp").
+// never wait on a global-memory fence, and on a poll's round trip only when a step must wait anyway;
+// the hand-over between strips costs the lag and a poll, not a fence in the critical warp
+// (docs/performance.md, CUDA, "A coordinator warp").
 //
 // Ordering. progress[c] is written with release semantics (cuda::atomic_ref, memory_order_release:
 // a fence, then the store) by the coordinator after it has read, with block-scope acquire, the step
@@ -24,7 +25,8 @@
 // is cumulative, so the stores of every compute thread are published. progress[c - 1] is read with
 // acquire semantics (ld.acquire) by the coordinator, which posts the limit with block-scope release;
 // compute thread 0 reads it with block-scope acquire before the barrier after which the compute
-// threads read the data. Data of other strips is read with ld.global.cg (L2, the point of coherence),
+// threads read the data. (When a step must wait, thread 0 also reads progress[c - 1] itself with
+// acquire semantics, before the same barrier.) Data of other strips is read with ld.global.cg (L2, the point of coherence),
 // never from a possibly stale L1 line. Column locks are taken with atomicCAS followed by an acquire
 // fence and released with a release fence followed by atomicExch.
 //
@@ -278,8 +280,9 @@ __device__ inline void chooseColumn(const FlexibleBoard &board, FlexibleShared &
 // progress (acquire) and posts the step limit it allows, or that it has stalled; publishes the steps
 // the compute threads report done (release: a fence, then the store) at most every
 // `publishInterval` steps; when the compute threads leave, publishes their last step, advances the
-// frontier if the column is finished and unlocks it. The compute threads never wait on a fence or a
-// global load for this: a step costs them a barrier and two block-scope hand-overs.
+// frontier if the column is finished and unlocks it. The compute threads never wait on a fence for
+// this, nor on a global load unless a step waits (waitForLimit): a step costs them a barrier and two
+// block-scope hand-overs.
 __device__ inline void coordinateColumn(const FlexibleBoard &board, FlexibleShared &shared, int column,
                                         int publishInterval) {
   int published = takeInBlock(shared.step) - 1;
@@ -314,12 +317,17 @@ __device__ inline void coordinateColumn(const FlexibleBoard &board, FlexibleShar
   }
 }
 
-// Compute thread 0, owning a column whose step `step` the last posted limit does not allow: waits
-// until the coordinator posts a limit that does, or reports the left neighbour stalled; returns the
-// limit.
-__device__ inline int waitForLimit(FlexibleShared &shared, int step) {
+// Compute thread 0, owning `column` whose step `step` the last posted limit does not allow: waits
+// until the limit allows it, or the coordinator reports the left neighbour stalled; returns the
+// limit. Thread 0 reads the left neighbour's progress itself (acquire) besides the coordinator's
+// posts: a step that waits then starts one poll after the progress moves, not after the coordinator's
+// poll and post as well. On the H100 that made M = 5 and 9 5-10% faster and left M = 3, 17 and 31
+// within 1% (docs/performance.md, CUDA, "The hand-over, traced").
+__device__ inline int waitForLimit(const FlexibleBoard &board, FlexibleShared &shared, int column, int step) {
   for (;;) {
-    const int limit = readInBlock(shared.posted);
+    int limit = readInBlock(shared.posted);
+    if (limit < step && column > 0)
+      limit = max(limit, stepLimit(board, loadAcquire(&board.progress[column - 1])));
     if (limit >= step || readInBlock(shared.stalled))
       return limit;
   }
@@ -347,7 +355,7 @@ __device__ void computeColumn(const FlexibleBoard &board, Body &body, FlexibleSh
     if (step <= limit)
       return true;
     if (first)
-      shared.waitLimit = waitForLimit(shared, step);
+      shared.waitLimit = waitForLimit(board, shared, column, step);
     computeBarrier<Threads>();
     limit = shared.waitLimit;
     return step <= limit;
