@@ -1024,7 +1024,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     callArgs.push_back("laneTerms");
   std::string value = "args." + program_.program + ".template " + variant.function + "<G>(" +
                       llvm::join(callArgs, ", ") + ")";
-  std::string store = cIdentifier(statement.write.array) + ".store(row, col, value, args." + program_.program + "." +
+  std::string store = cIdentifier(statement.write.array) + ".store(value, args." + program_.program + "." +
                       cIdentifier(statement.write.array) + ");";
   if (variant.convergedLanes) {
     kw.comment("Every lane computes, so that a point's lanes reduce with the whole warp. A lane group outside "
@@ -1046,7 +1046,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.closeBlock();
   }
   for (const std::string &name : windowOrder)
-    kw.line(cIdentifier(name) + ".commit(step);");
+    kw.line(cIdentifier(name) + ".commit();");
   kw.closeBlock();
   kw.closeBlock(";");
   kw.blank();

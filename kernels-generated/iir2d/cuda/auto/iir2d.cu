@@ -320,9 +320,9 @@ struct Band1Strip {
         = args.program.template S0Value<G>(row, col, polyc::rt::cuda::groupLane<G>(), bStaged,
         y.view(row, col), y_in.view(row, col), laneTerms);
     if (inside && polyc::rt::cuda::groupLane<G>() == 0)
-      y.store(row, col, value, args.program.y);
-    y.commit(step);
-    y_in.commit(step);
+      y.store(value, args.program.y);
+    y.commit();
+    y_in.commit();
   }
 };
 

@@ -668,7 +668,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   }
   // Stores row step + ahead + 1, loaded one step earlier, after this step's reads; then moves the
   // cursors on to the next step.
-  __device__ __forceinline__ void commit(int /*step*/) {
+  __device__ __forceinline__ void commit() {
     if (stager < perRow()) {
       commitCell[0] = pending;
       commitCell[copyCells] = pending;
@@ -689,10 +689,10 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
     loadOffset += geometry.rowStride;
   }
   // The recurrence's value of this thread's point (row, col) = (step - pointLane, firstCol + pointLane)
-  // of the step being computed (the cursors know where it goes): into the ring and the array. The
+  // of the step being computed, into the ring and the array: the cursors know where it goes. The
   // recurrence's window has no rows ahead, so the point's cell is in the ring's second copy (aim:
   // base = slot + R) and its first copy R rows before.
-  __device__ __forceinline__ void store(int /*row*/, int /*col*/, T value, T *array) const {
+  __device__ __forceinline__ void store(T value, T *array) const {
     static_assert(Recurrence, "only the recurrence's window stores");
     pointCell[0] = value;
     pointCell[-copyCells] = value;

@@ -314,10 +314,10 @@ template <int S, int G, bool Fused> struct IirStrip {
       const IirPoint<G, Fused> compute{args.H, args.W, args.M, a, b};
       const float value = compute(i, j, groupLane<G>(), y.view(i, j), x.view(i, j));
       if (groupLane<G>() == 0)
-        y.store(i, j, value, args.y);
+        y.store(value, args.y);
     }
-    y.commit(step);
-    x.commit(step);
+    y.commit();
+    x.commit();
   }
 };
 
