@@ -26,9 +26,9 @@
 // acquire semantics (ld.acquire) by the coordinator, which posts the limit with block-scope release;
 // compute thread 0 reads it with block-scope acquire before the barrier after which the compute
 // threads read the data. (When a step must wait, thread 0 also reads progress[c - 1] itself with
-// acquire semantics, before the same barrier.) Data of other strips is read with ld.global.cg (L2, the point of coherence),
-// never from a possibly stale L1 line. Column locks are taken with atomicCAS followed by an acquire
-// fence and released with a release fence followed by atomicExch.
+// acquire semantics, before the same barrier.) Data of other strips is read with ld.global.cg (L2,
+// the point of coherence), never from a possibly stale L1 line. Column locks are taken with atomicCAS
+// followed by an acquire fence and released with a release fence followed by atomicExch.
 //
 // Reservation. A block looking for work takes the leftmost column it can compute now, or else the
 // leftmost one whose left neighbour is being computed (Computing): it reserves that column and waits
