@@ -810,19 +810,25 @@ static isl::aff toAff(const ast::Expr &e, const isl::space &space,
 std::vector<ExprPrinter::BoundsCheck> ExprPrinter::boundsChecks(const ast::ArrayRead &read) const {
   unsigned rank = static_cast<unsigned>(read.indices.size());
   std::vector<BoundsCheck> checks(rank);
-  if (!scope_ || !scope_->statement || scope_->statement->domain.is_null())
+  if (!scope_ || !scope_->statement || scope_->statement->domain.is_null()) {
+    recordUnplacedGuard();
     return checks;
+  }
   const model::Statement &s = *scope_->statement;
   const model::ArrayInfo *array = findArray(model_, read.name);
-  if (!array || !array->decl)
+  if (!array || !array->decl) {
+    recordUnplacedGuard();
     return checks;
+  }
   try {
     isl::set wide = s.domain;
     if (!model_.context.is_null())
       wide = wide.intersect_params(model_.context);
     isl_size dims = isl_set_dim(wide.get(), isl_dim_set);
-    if (dims < 0 || static_cast<size_t>(dims) != scope_->dimVars.size())
+    if (dims < 0 || static_cast<size_t>(dims) != scope_->dimVars.size()) {
+      recordUnplacedGuard();
       return checks;
+    }
     std::map<const ast::IndexVar *, unsigned> positions;
     for (unsigned k = 0; k < scope_->dimVars.size(); ++k)
       positions[scope_->dimVars[k]] = k;
@@ -842,24 +848,67 @@ std::vector<ExprPrinter::BoundsCheck> ExprPrinter::boundsChecks(const ast::Array
       if (!hi.is_null())
         wide = wide.intersect(var.lt_set(hi));
     }
+    // A kept test's points go to the guard record.
+    auto crosses = [&](const isl::set &crossing) {
+      bool can = !crossing.is_empty();
+      if (can)
+        recordGuard(crossing, static_cast<unsigned>(dims));
+      return can;
+    };
     for (unsigned d = 0; d < rank; ++d) {
       isl::aff zero = isl::aff::zero_on_domain(space);
       isl::aff extent = toAff(*array->decl->shape[d], space, positions, *model_.program);
-      if (extent.is_null())
+      if (extent.is_null()) {
+        recordUnplacedGuard();
         continue;
-      checks[d].emptyExtent = !wide.intersect(extent.le_set(zero)).is_empty();
-      if (d < read.isGather.size() && read.isGather[d])
+      }
+      checks[d].emptyExtent = crosses(wide.intersect(extent.le_set(zero)));
+      if (d < read.isGather.size() && read.isGather[d]) {
+        recordUnplacedGuard();
         continue; // a gathered index can be anything: check both ends
+      }
       isl::aff index = toAff(*read.indices[d], space, positions, *model_.program);
-      if (index.is_null())
+      if (index.is_null()) {
+        recordUnplacedGuard();
         continue;
-      checks[d].low = !wide.intersect(index.lt_set(zero)).is_empty();
-      checks[d].high = !wide.intersect(index.ge_set(extent)).is_empty();
+      }
+      checks[d].low = crosses(wide.intersect(index.lt_set(zero)));
+      checks[d].high = crosses(wide.intersect(index.ge_set(extent)));
     }
   } catch (const isl::exception &) {
+    recordUnplacedGuard();
     return std::vector<BoundsCheck>(rank); // cannot prove: check every end
   }
   return checks;
+}
+
+void ExprPrinter::startGuardRecord() {
+  recordingGuards_ = true;
+  guardedPoints_.reset();
+  unplacedGuard_ = false;
+}
+
+ExprPrinter::GuardRecord ExprPrinter::finishGuardRecord() {
+  recordingGuards_ = false;
+  GuardRecord record{!unplacedGuard_, std::move(guardedPoints_)};
+  guardedPoints_.reset();
+  unplacedGuard_ = false;
+  return record;
+}
+
+void ExprPrinter::recordGuard(const isl::set &crossing, unsigned domainDims) const {
+  if (!recordingGuards_)
+    return;
+  isl_size all = isl_set_dim(crossing.get(), isl_dim_set);
+  isl::set points = isl::manage(
+      isl_set_project_out(crossing.copy(), isl_dim_set, domainDims, static_cast<unsigned>(all) - domainDims));
+  points = isl::manage(isl_set_reset_tuple_id(points.release()));
+  guardedPoints_ = guardedPoints_ ? guardedPoints_->unite(points) : points;
+}
+
+void ExprPrinter::recordUnplacedGuard() const {
+  if (recordingGuards_)
+    unplacedGuard_ = true;
 }
 
 ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter &w) {

@@ -90,6 +90,19 @@ public:
   // used in two types, `sigmoid_f32` and `sigmoid_f64`). Params a func reads become extra arguments.
   void printUserFunctions(CodeWriter &w);
 
+  // Records, while the caller prints statements, the statement points at which a bounds test that the
+  // printer keeps can fail: for each test, the points of the statement's domain where, for some values
+  // of the reductions around the read, its index crosses that end (or its extent is empty). The record
+  // is a set in the statement domain's space without its tuple name.
+  struct GuardRecord {
+    // False when some test could not be placed (a gathered index, an extent or index isl cannot
+    // express): any point may need it.
+    bool placed = true;
+    std::optional<isl::set> points; // none: the printer kept no test
+  };
+  void startGuardRecord();
+  GuardRecord finishGuardRecord();
+
   // ---- Dialect hooks; the defaults are C++17.
   virtual std::string typeName(ast::ElemType type) const;    // float, double, int32_t
   virtual std::string indexType() const { return "int64_t"; } // loop variables, params, indices
@@ -161,6 +174,10 @@ private:
     bool emptyExtent = true;      // whether the dimension's extent can be 0 where the read happens
   };
   std::vector<BoundsCheck> boundsChecks(const ast::ArrayRead &read) const;
+  // boundsChecks' share of the guard record (startGuardRecord): `crossing` (domain dims, then the
+  // reductions' variables) projected onto the domain.
+  void recordGuard(const isl::set &crossing, unsigned domainDims) const;
+  void recordUnplacedGuard() const;
   std::string funcName(const ast::FuncDecl &func, ast::ElemType type) const;
   void collectFuncUses(const ast::Expr &expr, ast::ElemType type);
   void computeFuncParams();
@@ -171,6 +188,11 @@ private:
   std::map<const ast::FuncDecl *, std::vector<std::string>> funcParams_;
   NameScope globalNames_; // params, arrays, constants, funcs, helpers
   Scope *scope_ = nullptr;
+  // The guard record: whether one is being taken, its points so far, and whether a test was unplaced.
+  // (boundsChecks, which adds to it, is const.)
+  bool recordingGuards_ = false;
+  mutable std::optional<isl::set> guardedPoints_;
+  mutable bool unplacedGuard_ = false;
 };
 
 } // namespace polyc::codegen

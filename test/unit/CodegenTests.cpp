@@ -379,6 +379,56 @@ TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
                                   "s[j] = max0;\n");
 }
 
+// The points where a kept bounds test can fail, as the guard record has them, against `expected` (an
+// isl set over the statement's dimensions, written by hand).
+void expectGuardedPoints(Fixture &f, unsigned s, const std::string &expected) {
+  ExprPrinter printer(f.model, f.schedule);
+  CodeWriter w;
+  printer.startGuardRecord();
+  printer.printStatement(f.model.statements[s], w);
+  ExprPrinter::GuardRecord record = printer.finishGuardRecord();
+  ASSERT_TRUE(record.placed);
+  ASSERT_TRUE(record.points.has_value());
+  isl::set want(isl::ctx(f.islContext.get()), expected);
+  EXPECT_TRUE(record.points->is_equal(want)) << *record.points << " is not " << expected;
+}
+
+TEST(ExprPrinterTest, GuardRecordHoldsThePointsWhereATestCanFail) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  // x[i - r1, j - r2] and y[i - k1, j - k2] leave their arrays, for some r or k, in the first M - 1 rows
+  // or columns (for M >= 2); a[r1, r2] and b[k1, k2] never do.
+  expectGuardedPoints(f, 0,
+                      "[H, W, M] -> { [i, j] : 0 <= i < H and 0 <= j < W and M >= 2 and (i <= M - 2 or j <= M - 2) "
+                      "and H >= 0 and W >= 0 }");
+}
+
+TEST(ExprPrinterTest, GuardRecordKeepsBothEndsAndTheDomain) {
+  Fixture f("param N;\ninput f32 x[N];\noutput f32 y[N];\ny[i] = x[i + 1] + x[i - 2] + x[5];\n");
+  f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }", {});
+  // x[i + 1] fails at the last point, x[i - 2] at the first two, x[5] everywhere when N <= 5.
+  expectGuardedPoints(f, 0, "[N] -> { [i] : 0 <= i < N and (i = N - 1 or i <= 1 or N <= 5) }");
+}
+
+TEST(ExprPrinterTest, GuardRecordWithAGatheredIndexIsNotPlaced) {
+  Fixture f("param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
+            "s[j] = max(c in 0..C) r[pre[j, c]];\n");
+  f.setContext("N >= 0 and C >= 0");
+  f.addStatement(0, {"j"}, "{ S0[j] : 0 <= j < N }", "{ S0[j] -> s[j] }",
+                 {"{ S0[j] -> r[k] : 0 <= j < N and 0 <= k < N and C > 0 }",
+                  "{ S0[j] -> pre[j, c] : 0 <= j < N and 0 <= c < C }"});
+  ExprPrinter printer(f.model, f.schedule);
+  CodeWriter w;
+  printer.startGuardRecord();
+  printer.printStatement(f.model.statements[0], w);
+  EXPECT_FALSE(printer.finishGuardRecord().placed);
+  // Without a record being taken, printing records nothing.
+  printer.printStatement(f.model.statements[0], w);
+  ExprPrinter::GuardRecord none = printer.finishGuardRecord();
+  EXPECT_TRUE(none.placed);
+  EXPECT_FALSE(none.points.has_value());
+}
+
 TEST(ExprPrinterTest, FoldedDimensionIsIndexedModuloItsWindow) {
   Fixture f("param T, N;\ninput f32 r0[N];\nf32 r[T, N];\noutput f32 o[N];\n"
             "r[0, j] = r0[j];\nr[t, j] = r[t - 1, j] * 2 where t >= 1;\no[j] = r[T - 1, j];\n");

@@ -225,6 +225,15 @@ private:
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
+  std::optional<std::string> interiorRunCondition(const model::Statement &statement, unsigned rowsDim,
+                                                  const CudaRowsPlan &plan);
+  // While interiorRunCondition prints its condition: the Rows function's names for the first instance
+  // and the run's length print as they are (cIdentifier would rename a polyc_ name).
+  std::string idName(const std::string &islName) const override {
+    if (printingRowsNames_ && (islName == CudaExprPrinter::RowsFirst || islName == CudaExprPrinter::RowsParam))
+      return islName;
+    return IslAstPrinter::idName(islName);
+  }
   std::string printKernel(const LoopView &loop, const isl::ast_node_for &node,
                           const std::map<unsigned, std::string> &axes, RowsKernel *rows, CodeWriter &kw);
   void printLaunch(const LoopView &loop, const std::map<unsigned, std::string> &axes, const std::string &name,
@@ -243,6 +252,7 @@ private:
   CudaProgram &program_;
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
   std::optional<GpuBand> gpu_;         // the band whose parallel loops become kernels
+  bool printingRowsNames_ = false;
 };
 
 std::string CudaHostPrinter::paramsExpr(const isl::pw_aff &aff) const {
@@ -371,12 +381,80 @@ std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
   for (const model::ArrayInfo &array : model.arrays)
     if (std::string size = program_.exprs.storageSize(array); !llvm::is_contained(fit, size))
       fit.push_back(size);
+  CudaRowsPlan plan{*dim, sum, *window, std::nullopt};
+  plan.interior = interiorRunCondition(statement, d, plan);
   return RowsKernel{band.statements.front(),
                     d,
                     loop.iterator,
                     *count,
-                    CudaRowsPlan{*dim, sum, *window},
+                    plan,
                     "polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "})"};
+}
+
+// The condition under which all polyc_R instances of a thread's run (from polyc_first along dimension
+// `rowsDim`) need none of the bounds tests that the Rows variant prints, in the terms of the Rows function
+// (CudaRowsPlan::interior). isl decides it from the points where each test can fail, which the expression
+// printer records while it prints the variant aside. None when every run may need a test, or no run does.
+std::optional<std::string> CudaHostPrinter::interiorRunCondition(const model::Statement &statement,
+                                                                 unsigned rowsDim, const CudaRowsPlan &plan) {
+  CudaExprPrinter &exprs = program_.exprs;
+  const CudaStatementMode mode = exprs.mode;
+  const CudaRowsPlan rows = exprs.rows;
+  exprs.mode = CudaStatementMode::Rows;
+  exprs.rows = plan;
+  CodeWriter aside;
+  exprs.startGuardRecord();
+  exprs.printRowsStatement(statement, aside);
+  ExprPrinter::GuardRecord guards = exprs.finishGuardRecord();
+  exprs.mode = mode;
+  exprs.rows = rows;
+  if (!guards.placed || !guards.points)
+    return std::nullopt;
+  const model::Model &model = input_.model;
+  std::vector<std::string> names = program_.exprs.dimNames(statement);
+  names[rowsDim] = CudaExprPrinter::RowsFirst;
+  try {
+    isl::set domain = isl::manage(isl_set_reset_tuple_id(statement.domain.copy()));
+    if (!model.context.is_null())
+      domain = domain.intersect_params(model.context);
+    std::vector<std::string> params;
+    for (unsigned k = 0; k < unsigned(isl_set_dim(domain.get(), isl_dim_param)); ++k)
+      params.push_back(isl_set_get_dim_name(domain.get(), isl_dim_param, k));
+    if (llvm::is_contained(params, CudaExprPrinter::RowsParam) || llvm::is_contained(params, CudaExprPrinter::RowsFirst))
+      return std::nullopt;
+    // A run: from first instance p to p + q along rowsDim, for q in [0, polyc_R).
+    std::string from, to, along;
+    for (unsigned k = 0; k < names.size(); ++k) {
+      std::string p = "p" + std::to_string(k), x = "x" + std::to_string(k);
+      from += (k ? ", " : "") + p;
+      to += (k ? ", " : "") + x;
+      along += " and " + x + " = " + p + (k == rowsDim ? " + q" : "");
+    }
+    params.push_back(CudaExprPrinter::RowsParam);
+    const std::string space = "[" + llvm::join(params, ", ") + "] -> ";
+    isl::map run(domain.ctx(), space + "{ [" + from + "] -> [" + to + "] : exists (q : 0 <= q < " +
+                                   CudaExprPrinter::RowsParam + along + ") }");
+    isl::set outside = guards.points->intersect(domain).unite(domain.complement());
+    isl::set longRuns(domain.ctx(), space + "{ : " + CudaExprPrinter::RowsParam + " >= 1 }");
+    isl::set firsts = domain.subtract(run.intersect_range(outside).domain()).intersect_params(longRuns);
+    if (firsts.is_empty())
+      return std::nullopt;
+    // The set's dimensions as params named as the Rows function names them, for isl to print the test.
+    auto named = [&](isl::set set) {
+      for (unsigned k = 0; k < names.size(); ++k)
+        set = isl::manage(isl_set_set_dim_name(set.release(), isl_dim_set, k, names[k].c_str()));
+      unsigned first = unsigned(isl_set_dim(set.get(), isl_dim_param));
+      return isl::manage(isl_set_move_dims(set.release(), isl_dim_param, first, isl_dim_set, 0, unsigned(names.size())));
+    };
+    isl::ast_build build = isl::ast_build::from_context(named(domain).intersect_params(longRuns.params()));
+    printingRowsNames_ = true;
+    std::string condition = expr(build.expr_from(named(firsts)));
+    printingRowsNames_ = false;
+    return condition;
+  } catch (const isl::exception &) {
+    printingRowsNames_ = false;
+    return std::nullopt;
+  }
 }
 
 void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
@@ -1198,6 +1276,58 @@ static void printTermsFunction(CudaProgram &cp, const FlexibleVariant &variant, 
   w.closeBlock();
 }
 
+// A Rows statement's functions (exprs in Rows mode, its plan set): <name>Rows, which computes the polyc_rows
+// instances from polyc_first on. With an interior condition, <name>Rows picks <name>RowsInterior, which
+// tests no bounds, when the run meets it, and <name>RowsEdge otherwise.
+static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &statement, const std::string &header,
+                               const std::string &rowsParams, CodeWriter &w) {
+  const std::string templateLine = "template <int " + std::string(CudaExprPrinter::RowsParam) + ">";
+  const std::string rowsDim = exprs.rows.dim;
+  const std::string what = "one thread computes the " + std::string(CudaExprPrinter::RowsCount) + " instances from " +
+                           rowsDim + " = " + CudaExprPrinter::RowsFirst + " on (at most " +
+                           CudaExprPrinter::RowsParam + "), whose sum slides along " + rowsDim;
+  auto printVariant = [&](const std::string &name, const std::string &params, bool interior) {
+    w.line(templateLine);
+    w.openBlock("__device__ void " + name + "(" + params + ") const");
+    exprs.rowsInterior = interior;
+    exprs.printRowsStatement(statement, w);
+    exprs.rowsInterior = false;
+    w.closeBlock();
+  };
+  w.blank();
+  if (!exprs.rows.interior) {
+    w.comment(header + "; " + what + ".");
+    printVariant(statement.name + "Rows", rowsParams, false);
+    return;
+  }
+  // The interior variant's arguments: the Rows function's without the count (a run there is whole).
+  std::string countParam = ", int " + std::string(CudaExprPrinter::RowsCount);
+  std::string interiorParams = rowsParams.substr(0, rowsParams.size() - countParam.size());
+  std::string interiorArgs, edgeArgs;
+  for (llvm::StringRef param : llvm::split(rowsParams, ", ")) {
+    std::string arg = param.rsplit(' ').second.str();
+    edgeArgs += (edgeArgs.empty() ? "" : ", ") + arg;
+    if (arg != CudaExprPrinter::RowsCount)
+      interiorArgs += (interiorArgs.empty() ? "" : ", ") + arg;
+  }
+  const std::string instantiate = "<" + std::string(CudaExprPrinter::RowsParam) + ">";
+  w.comment(header + "; " + what + ": without bounds tests when all of them, and every cell they read, are in " +
+            "their arrays (" + statement.name + "RowsInterior), else with them (" + statement.name + "RowsEdge).");
+  w.line(templateLine);
+  w.openBlock("__device__ void " + statement.name + "Rows(" + rowsParams + ") const");
+  w.line("if (" + *exprs.rows.interior + ")");
+  w.indent();
+  w.line(statement.name + "RowsInterior" + instantiate + "(" + interiorArgs + ");");
+  w.dedent();
+  w.line("else");
+  w.indent();
+  w.line(statement.name + "RowsEdge" + instantiate + "(" + edgeArgs + ");");
+  w.dedent();
+  w.closeBlock();
+  printVariant(statement.name + "RowsInterior", interiorParams, true);
+  printVariant(statement.name + "RowsEdge", rowsParams, false);
+}
+
 // The statement functions of the device struct, in the variants the kernels call.
 static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   const model::Model &model = cp.input.model;
@@ -1226,14 +1356,7 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       for (const std::string &d : dims)
         rowsParams += "int " + (d == rows->second.dim ? std::string(CudaExprPrinter::RowsFirst) : d) + ", ";
       rowsParams += "int " + std::string(CudaExprPrinter::RowsCount);
-      w.blank();
-      w.comment(header + "; one thread computes the " + CudaExprPrinter::RowsCount + " instances from " +
-                rows->second.dim + " = " + CudaExprPrinter::RowsFirst + " on (at most " +
-                CudaExprPrinter::RowsParam + "), whose sum slides along " + rows->second.dim + ".");
-      w.line("template <int " + std::string(CudaExprPrinter::RowsParam) + ">");
-      w.openBlock("__device__ void " + statement.name + "Rows(" + rowsParams + ") const");
-      exprs.printRowsStatement(statement, w);
-      w.closeBlock();
+      printRowsFunctions(exprs, statement, header, rowsParams, w);
     }
     if (cp.groupVariants.count(s)) {
       w.blank();

@@ -223,7 +223,10 @@ std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWr
   w.openBlock(acc + ".start([&](int polyc_q)");
   w.line("[[maybe_unused]] const int " + rows.dim + " = " + RowsFirst + " + polyc_q;");
   w.line("[[maybe_unused]] const int " + s.var + " = " + s.lo + ";");
-  w.line("return polyc_q < " + std::string(RowsCount) + " ? " + cell(w) + " : " + zero + ";");
+  if (rowsInterior)
+    w.line("return " + cell(w) + ";");
+  else
+    w.line("return polyc_q < " + std::string(RowsCount) + " ? " + cell(w) + " : " + zero + ";");
   w.closeBlock(");");
   w.openBlock(acc + ".slide(int(polyc_max(0, (" + s.hi + ") - (" + s.lo + "))), [&](int polyc_step, " + type +
               " &polyc_coefficient, " + type + " &polyc_cell)");
@@ -239,7 +242,12 @@ std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWr
   w.closeBlock(");");
   for (size_t k = 0; k + 1 < parts.loops.size(); ++k)
     w.closeBlock();
-  w.openBlock("for (int polyc_row = 0; polyc_row < " + std::string(RowsCount) + "; ++polyc_row)");
+  // Unrolled, so that the sums stay in registers (a loop to polyc_rows indexes them at run time, which
+  // puts them in local memory).
+  w.line("#pragma unroll");
+  w.openBlock("for (int polyc_row = 0; polyc_row < " + std::string(RowsParam) + "; ++polyc_row)");
+  if (!rowsInterior)
+    w.line("if (polyc_row >= " + std::string(RowsCount) + ") break;");
   w.line("const int " + rows.dim + " = " + RowsFirst + " + polyc_row;");
   rowsLoopOpen_ = true;
   return acc + ".sum[polyc_row]";

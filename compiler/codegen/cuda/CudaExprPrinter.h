@@ -20,6 +20,7 @@
 #include "compiler/codegen/TermTables.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace polyc::codegen {
@@ -45,6 +46,10 @@ struct CudaRowsPlan {
   std::string dim; // the dimension's C name
   const ast::Reduction *sum = nullptr;
   SlidingWindow window;
+  // When some of a thread's runs need no bounds test: the condition on a run (its first instance's
+  // value of `dim` as polyc_first, the other dimensions by name, and polyc_R) under which none of its
+  // instances does, so that the Interior variant computes it.
+  std::optional<std::string> interior;
 };
 
 class CudaExprPrinter : public ExprPrinter {
@@ -58,6 +63,9 @@ public:
   bool convergedGroups = false; // FlexibleValue: every lane of the warp computes (full-warp shuffles)
   std::map<const ast::Reduction *, CudaTermTable> termTables; // FlexibleValue, FlexibleTerms
   CudaRowsPlan rows;                                          // Rows
+  // Rows: print the Interior variant, for a thread whose polyc_R instances, and every cell they read,
+  // are inside their arrays (the caller has checked): no bounds tests, and no test of the count.
+  bool rowsInterior = false;
   // Rows: the names of the template parameter (instances a thread), of the first instance's value of
   // rows.dim and of the count of instances the thread computes (at most polyc_R).
   static constexpr const char *RowsParam = "polyc_R";
@@ -79,9 +87,10 @@ public:
     return inInt() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }
   // A strip's window holds the zeros around the array: its reads need no bounds test. Nor does the
-  // window read that a Rows coefficient takes as 1.
+  // window read that a Rows coefficient takes as 1, nor any read of the Rows Interior variant.
   bool storageHoldsBoundary(const model::ArrayInfo &array) const override {
-    return (flexible() && windows.count(array.name)) || isRowsCellTakenAsOne(array);
+    return (flexible() && windows.count(array.name)) || isRowsCellTakenAsOne(array) ||
+           (mode == CudaStatementMode::Rows && rowsInterior);
   }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override;
   std::string elementRef(const model::ArrayInfo &array, const std::string &storage,

@@ -152,9 +152,43 @@ struct Iir2dDevice {
   }
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
-  // the polyc_rows instances from i = polyc_first on (at most polyc_R), whose sum slides along i.
+  // the polyc_rows instances from i = polyc_first on (at most polyc_R), whose sum slides along i: without
+  // bounds tests when all of them, and every cell they read, are in their arrays (S1RowsInterior), else with
+  // them (S1RowsEdge).
   template <int polyc_R>
   __device__ void S1Rows(int polyc_first, int j, int polyc_rows) const {
+    if (H >= polyc_R + polyc_first && polyc_first + 1 >= M && j + 1 >= M)
+      S1RowsInterior<polyc_R>(polyc_first, j);
+    else
+      S1RowsEdge<polyc_R>(polyc_first, j, polyc_rows);
+  }
+  template <int polyc_R>
+  __device__ void S1RowsInterior(int polyc_first, int j) const {
+    // The thread's polyc_R instances along i at once: a step of r1 reads one cell for all of them
+    // (polyc::rt::cuda::SlidingSum).
+    polyc::rt::cuda::SlidingSum<float, polyc_R> sum0;
+    for (int r2 = 0; r2 < int(M); ++r2) {
+      sum0.start([&](int polyc_q) {
+        [[maybe_unused]] const int i = polyc_first + polyc_q;
+        [[maybe_unused]] const int r1 = 0;
+        return __ldg(&x[(i - r1) * int(W) + (j - r2)]);
+      });
+      sum0.slide(int(polyc_max(0, (int(M)) - (0))),
+          [&](int polyc_step, float &polyc_coefficient, float &polyc_cell) {
+        [[maybe_unused]] const int i = polyc_first;
+        [[maybe_unused]] const int r1 = 0 + polyc_step;
+        polyc_coefficient = __ldg(&a[r1 * int(M) + r2]) * 1.0f;
+        polyc_cell = __ldg(&x[(i - r1) * int(W) + (j - r2)]);
+      });
+    }
+    #pragma unroll
+    for (int polyc_row = 0; polyc_row < polyc_R; ++polyc_row) {
+      const int i = polyc_first + polyc_row;
+      y_in[i * int(W) + j] = sum0.sum[polyc_row];
+    }
+  }
+  template <int polyc_R>
+  __device__ void S1RowsEdge(int polyc_first, int j, int polyc_rows) const {
     // The thread's polyc_R instances along i at once: a step of r1 reads one cell for all of them
     // (polyc::rt::cuda::SlidingSum).
     polyc::rt::cuda::SlidingSum<float, polyc_R> sum0;
@@ -173,7 +207,9 @@ struct Iir2dDevice {
         polyc_cell = (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * int(W) + (j - r2)]) : 0.0f);
       });
     }
-    for (int polyc_row = 0; polyc_row < polyc_rows; ++polyc_row) {
+    #pragma unroll
+    for (int polyc_row = 0; polyc_row < polyc_R; ++polyc_row) {
+      if (polyc_row >= polyc_rows) break;
       const int i = polyc_first + polyc_row;
       y_in[i * int(W) + j] = sum0.sum[polyc_row];
     }
