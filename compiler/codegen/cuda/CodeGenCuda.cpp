@@ -411,7 +411,7 @@ std::optional<std::string> CudaHostPrinter::interiorRunCondition(const model::St
   if (!guards.placed || !guards.points)
     return std::nullopt;
   const model::Model &model = input_.model;
-  std::vector<std::string> names = program_.exprs.dimNames(statement);
+  std::vector<std::string> names = exprs.dimNames(statement);
   names[rowsDim] = CudaExprPrinter::RowsFirst;
   try {
     isl::set domain = isl::manage(isl_set_reset_tuple_id(statement.domain.copy()));
@@ -1277,55 +1277,56 @@ static void printTermsFunction(CudaProgram &cp, const FlexibleVariant &variant, 
 }
 
 // A Rows statement's functions (exprs in Rows mode, its plan set): <name>Rows, which computes the polyc_rows
-// instances from polyc_first on. With an interior condition, <name>Rows picks <name>RowsInterior, which
-// tests no bounds, when the run meets it, and <name>RowsEdge otherwise.
+// instances from polyc_first on. With an interior condition, <name>Rows calls <name>RowsInterior, which
+// tests no bounds, when the run meets it, and <name>RowsEdge otherwise. `dims`: the statement's dimensions.
 static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &statement, const std::string &header,
-                               const std::string &rowsParams, CodeWriter &w) {
+                               const std::vector<std::string> &dims, CodeWriter &w) {
+  const std::string &rowsDim = exprs.rows.dim;
+  std::vector<std::string> args; // the dimensions as the functions name them, then the count
+  for (const std::string &d : dims)
+    args.push_back(d == rowsDim ? CudaExprPrinter::RowsFirst : d);
+  args.push_back(CudaExprPrinter::RowsCount);
+  // The parameters or the arguments of a call, without the count for the interior variant (its run is whole).
+  auto list = [&](bool withCount, bool typed) {
+    std::vector<std::string> items;
+    for (size_t k = 0; k + (withCount ? 0 : 1) < args.size(); ++k)
+      items.push_back((typed ? "int " : "") + args[k]);
+    return llvm::join(items, ", ");
+  };
   const std::string templateLine = "template <int " + std::string(CudaExprPrinter::RowsParam) + ">";
-  const std::string rowsDim = exprs.rows.dim;
-  const std::string what = "one thread computes the " + std::string(CudaExprPrinter::RowsCount) + " instances from " +
-                           rowsDim + " = " + CudaExprPrinter::RowsFirst + " on (at most " +
-                           CudaExprPrinter::RowsParam + "), whose sum slides along " + rowsDim;
-  auto printVariant = [&](const std::string &name, const std::string &params, bool interior) {
+  auto printVariant = [&](const std::string &name, bool interior) {
     w.line(templateLine);
-    w.openBlock("__device__ void " + name + "(" + params + ") const");
+    w.openBlock("__device__ void " + name + "(" + list(!interior, true) + ") const");
     exprs.rowsInterior = interior;
     exprs.printRowsStatement(statement, w);
     exprs.rowsInterior = false;
     w.closeBlock();
   };
+  const std::string what = header + "; one thread computes the " + CudaExprPrinter::RowsCount + " instances from " +
+                           rowsDim + " = " + CudaExprPrinter::RowsFirst + " on (at most " +
+                           CudaExprPrinter::RowsParam + "), whose sum slides along " + rowsDim;
   w.blank();
   if (!exprs.rows.interior) {
-    w.comment(header + "; " + what + ".");
-    printVariant(statement.name + "Rows", rowsParams, false);
+    w.comment(what + ".");
+    printVariant(statement.name + "Rows", false);
     return;
   }
-  // The interior variant's arguments: the Rows function's without the count (a run there is whole).
-  std::string countParam = ", int " + std::string(CudaExprPrinter::RowsCount);
-  std::string interiorParams = rowsParams.substr(0, rowsParams.size() - countParam.size());
-  std::string interiorArgs, edgeArgs;
-  for (llvm::StringRef param : llvm::split(rowsParams, ", ")) {
-    std::string arg = param.rsplit(' ').second.str();
-    edgeArgs += (edgeArgs.empty() ? "" : ", ") + arg;
-    if (arg != CudaExprPrinter::RowsCount)
-      interiorArgs += (interiorArgs.empty() ? "" : ", ") + arg;
-  }
   const std::string instantiate = "<" + std::string(CudaExprPrinter::RowsParam) + ">";
-  w.comment(header + "; " + what + ": without bounds tests when all of them, and every cell they read, are in " +
-            "their arrays (" + statement.name + "RowsInterior), else with them (" + statement.name + "RowsEdge).");
+  w.comment(what + ": without bounds tests when all of them, and every cell they read, are in their arrays (" +
+            statement.name + "RowsInterior), else with them (" + statement.name + "RowsEdge).");
   w.line(templateLine);
-  w.openBlock("__device__ void " + statement.name + "Rows(" + rowsParams + ") const");
+  w.openBlock("__device__ void " + statement.name + "Rows(" + list(true, true) + ") const");
   w.line("if (" + *exprs.rows.interior + ")");
   w.indent();
-  w.line(statement.name + "RowsInterior" + instantiate + "(" + interiorArgs + ");");
+  w.line(statement.name + "RowsInterior" + instantiate + "(" + list(false, false) + ");");
   w.dedent();
   w.line("else");
   w.indent();
-  w.line(statement.name + "RowsEdge" + instantiate + "(" + edgeArgs + ");");
+  w.line(statement.name + "RowsEdge" + instantiate + "(" + list(true, false) + ");");
   w.dedent();
   w.closeBlock();
-  printVariant(statement.name + "RowsInterior", interiorParams, true);
-  printVariant(statement.name + "RowsEdge", rowsParams, false);
+  printVariant(statement.name + "RowsInterior", true);
+  printVariant(statement.name + "RowsEdge", false);
 }
 
 // The statement functions of the device struct, in the variants the kernels call.
@@ -1352,11 +1353,7 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
     if (auto rows = cp.rowsVariants.find(s); rows != cp.rowsVariants.end()) {
       exprs.mode = CudaStatementMode::Rows;
       exprs.rows = rows->second;
-      std::string rowsParams;
-      for (const std::string &d : dims)
-        rowsParams += "int " + (d == rows->second.dim ? std::string(CudaExprPrinter::RowsFirst) : d) + ", ";
-      rowsParams += "int " + std::string(CudaExprPrinter::RowsCount);
-      printRowsFunctions(exprs, statement, header, rowsParams, w);
+      printRowsFunctions(exprs, statement, header, dims, w);
     }
     if (cp.groupVariants.count(s)) {
       w.blank();
