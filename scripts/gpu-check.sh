@@ -106,6 +106,12 @@ if stage e2e; then
   make_case 20 40 31 && run_case "20x40 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
   make_case 40 20 31 && run_case "40x20 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
   make_case 5 300 9 && run_case "5x300 M=9 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  # More strips of 16 (512) than blocks can be resident (264 on an H100, two an SM): the wide 8 x 32 shape
+  # (Device.h, WideTermTableShape), whose 256 strips the verbose launch line reports.
+  make_case 64 8192 17 && run_case "64x8192 M=17 flexible (wide strips)" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+  POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_VERBOSE=1 "$auto" --in x="$case_dir/x.npy" --in a="$case_dir/a.npy" \
+    --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 | grep -q "columns 256)" &&
+    pass || fail "64x8192 M=17: the wide strip shape was not chosen"
   make_case 300 257 5
   for lanes in 4 8 16 32; do
     for publish in 1 3; do
@@ -147,7 +153,7 @@ fi
 # block (or itself) takes it over at a later step: the staging of a column entered mid-way.
 if stage takeover; then
   echo "== flexible wavefront, columns taken over mid-way (200 ns wait budget)"
-  for HWM in "2048 2048 17" "2048 2048 3" "1031 2053 9" "300 257 31" "97 131 20"; do
+  for HWM in "2048 2048 17" "2048 2048 3" "1031 2053 9" "300 257 31" "97 131 20" "64 8192 17"; do
     read -r H W M <<<"$HWM"
     make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
     for grid in default 3 1000; do

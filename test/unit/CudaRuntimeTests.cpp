@@ -191,17 +191,39 @@ TEST(CudaFlexibleShape, EveryTermTableShapeHoldsTheSquareWindowsItServesAndFitsA
     EXPECT_LE(shape.lanes * unsigned(shape.width), 512u) << index;
     EXPECT_EQ(shape.lanes & (shape.lanes - 1), 0u) << index; // a power of two: groups within a warp
     EXPECT_LE(shape.lanes, 32u) << index;
-    if (index + 1 < TermTableShapeCount) {
-      EXPECT_LT(shape.upTo, TermTableShapes[index + 1].upTo) << index;
+    if (shape.upTo != INT64_MAX) {
       // The largest square window served, less its centre, is held in registers.
       int64_t side = 1;
       while ((side + 1) * (side + 1) <= shape.upTo)
         ++side;
       EXPECT_LE(side * side - 1, int64_t(shape.held) * shape.lanes) << index;
-    } else {
-      EXPECT_EQ(shape.upTo, INT64_MAX);
     }
   }
+  // The shapes chosen by capacity serve growing capacities, the last all of them.
+  for (int index = 0; index + 1 < TermTableShapesByCapacity; ++index)
+    EXPECT_LT(TermTableShapes[index].upTo, TermTableShapes[index + 1].upTo) << index;
+  EXPECT_EQ(TermTableShapes[TermTableShapesByCapacity - 1].upTo, INT64_MAX);
+}
+
+TEST(CudaFlexibleShape, TheWideShapeTakesOverWhereTheNarrowStripsWouldNotAllBeResident) {
+  const TermTableShape &wide = TermTableShapes[WideTermTableShape];
+  EXPECT_EQ(wide.lanes, 8u);
+  EXPECT_EQ(wide.width, 32);
+  EXPECT_EQ(wide.held, 36);
+  auto shapeFor = [](int64_t capacity, int64_t columns, std::optional<int64_t> lanes = std::nullopt) {
+    return TermTableShapes[termTableShapeIndex(capacity, lanes, columns, 132)];
+  };
+  // 16 x 16 strips, two blocks an SM: 264 resident on 132 SMs, so 4224 columns at most.
+  EXPECT_EQ(shapeFor(289, 2048).width, 16);  // 128 strips
+  EXPECT_EQ(shapeFor(289, 4224).width, 16);  // 264
+  EXPECT_EQ(shapeFor(289, 4225).width, 32);  // 265
+  EXPECT_EQ(shapeFor(289, 8192).held, 36);   // 512
+  EXPECT_EQ(shapeFor(169, 8192).held, 36);   // M = 13
+  // Other capacities have no alternative; forced lanes and an unknown device keep the capacity's shape.
+  EXPECT_EQ(shapeFor(81, 100000).held, 10);
+  EXPECT_EQ(shapeFor(290, 100000).lanes, 32u);
+  EXPECT_EQ(shapeFor(289, 8192, 16).width, 16);
+  EXPECT_EQ(TermTableShapes[termTableShapeIndex(289, std::nullopt, 8192, 0)].width, 16);
 }
 
 TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {
@@ -209,13 +231,16 @@ TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {
   // strips took up to 113 registers and the 512-thread one 76 without spilling.
   for (int index = 0; index < TermTableShapeCount; ++index) {
     const int compute = int(TermTableShapes[index].lanes) * TermTableShapes[index].width;
-    const int threads = flexibleBlockThreads(compute), blocks = flexibleMinBlocks(compute);
+    const int held = TermTableShapes[index].held;
+    const int threads = flexibleBlockThreads(compute), blocks = flexibleMinBlocks(compute, held);
     EXPECT_EQ(threads, compute + 32) << index; // one coordinator warp
     EXPECT_LE(threads, 1024) << index;
     EXPECT_LE(blocks * threads, 2048) << index;
-    EXPECT_GE(65536 / (blocks * threads), compute <= 256 ? 113 : 76) << index;
+    EXPECT_GE(65536 / (blocks * threads), compute > 256 ? 76 : held > 18 ? 167 : 113) << index;
   }
   EXPECT_EQ(flexibleMinBlocks(256), 2);
+  EXPECT_EQ(flexibleMinBlocks(256, 18), 2);
+  EXPECT_EQ(flexibleMinBlocks(256, 36), 1);
   EXPECT_EQ(flexibleMinBlocks(512), 1);
 }
 
@@ -230,20 +255,19 @@ TEST(CudaFlexibleShape, ForcedLanesPickTheShapeOfThoseLanesThatServesTheCapacity
       EXPECT_EQ(int64_t(tableShapeFor(capacity, lanes).lanes), lanes) << capacity;
 }
 
-TEST(CudaFlexibleShape, WithTermTableShapePassesTheChosenShape) {
-  unsetenv("POLYC_CUDA_LANES");
-  for (int64_t capacity : {9, 25, 81, 289, 961}) {
-    const TermTableShape expected = tableShapeFor(capacity);
-    const auto [lanes, width, held] = withTermTableShape(capacity, [](auto shape) {
+TEST(CudaFlexibleShape, WithTableShapeAtPassesThatShape) {
+  for (int index = 0; index < TermTableShapeCount; ++index) {
+    const TermTableShape &expected = TermTableShapes[index];
+    const auto [lanes, width, held] = withTableShapeAt(index, [](auto shape) {
       using Shape = decltype(shape);
       return std::tuple(Shape::Lanes, Shape::Width, Shape::Held);
     });
-    EXPECT_EQ(lanes, expected.lanes) << capacity;
-    EXPECT_EQ(width, expected.width) << capacity;
-    EXPECT_EQ(held, expected.held) << capacity;
+    EXPECT_EQ(lanes, expected.lanes) << index;
+    EXPECT_EQ(width, expected.width) << index;
+    EXPECT_EQ(held, expected.held) << index;
   }
   setenv("POLYC_CUDA_LANES", "16", 1);
-  EXPECT_EQ(withTermTableShape(9, [](auto shape) { return decltype(shape)::Lanes; }), 16u);
+  EXPECT_EQ(TermTableShapes[termTableShapeIndex(9, lanesOverride())].lanes, 16u);
   unsetenv("POLYC_CUDA_LANES");
 }
 

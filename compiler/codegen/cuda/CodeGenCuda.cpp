@@ -1133,7 +1133,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   // to 40 registers and spilled).
   kw.line("template <typename Shape>");
   kw.openBlock("__global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(" + strip +
-               "<Shape>::Threads), polyc::rt::cuda::flexibleMinBlocks(" + strip + "<Shape>::Threads)) " +
+               "<Shape>::Threads), polyc::rt::cuda::flexibleMinBlocks(" + strip + "<Shape>::Threads, Shape::Held)) " +
                kernel + "(polyc::rt::cuda::FlexibleBoard board, const " + args +
                " args, int publishInterval)");
   kw.line("extern __shared__ __align__(16) unsigned char dynamicShared[];");
@@ -1156,7 +1156,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   w_.line(args + " args;");
   w_.line("args." + program_.program + " = " + program_.program + ";");
   w_.line("args.rows = " + paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ";");
-  w_.line("args.cols = " + paramsExpr(dimMax(domain, c).add_constant(isl::val(ctx, 1))) + ";");
+  const std::string columns = paramsExpr(dimMax(domain, c).add_constant(isl::val(ctx, 1)));
+  w_.line("args.cols = " + columns + ";");
   w_.line("size_t sharedBytes = 0;");
   for (const std::string &name : windowOrder) {
     const model::ArrayInfo &a = *model.findArray(name);
@@ -1214,12 +1215,13 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       if (!llvm::is_contained(capacities, capacity))
         capacities.push_back(capacity);
     }
-    w_.comment("The strip's shape from the terms per point of its tables; the fixed wavefront runs when the "
-               "flexible one does not fit.");
+    w_.comment("The strip's shape from the terms per point of its tables and the columns (wider strips where "
+               "the narrow ones would not all be resident); the fixed wavefront runs when the flexible one does "
+               "not fit.");
     w_.openBlock("if (polyc::rt::cuda::withTermTableShape(" +
                  (capacities.size() == 1 ? capacities.front()
                                          : "std::max<int64_t>({" + llvm::join(capacities, ", ") + "})") +
-                 ", launch))");
+                 ", " + columns + ", launch))");
   } else if (lanes) {
     w_.comment("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
                "when the flexible one does not fit.");

@@ -364,8 +364,9 @@ struct Band1Strip {
 
 template <typename Shape>
 __global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(Band1Strip<Shape>::Threads),
-    polyc::rt::cuda::flexibleMinBlocks(Band1Strip<Shape>::Threads)) band1Flexible(polyc::rt::cuda::FlexibleBoard board,
-    const Band1FlexibleArgs args, int publishInterval) {
+    polyc::rt::cuda::flexibleMinBlocks(Band1Strip<Shape>::Threads,
+    Shape::Held)) band1Flexible(polyc::rt::cuda::FlexibleBoard board, const Band1FlexibleArgs args,
+    int publishInterval) {
   extern __shared__ __align__(16) unsigned char dynamicShared[];
   __shared__ polyc::rt::cuda::FlexibleShared scheduler;
   Band1Strip<Shape> strip(args, dynamicShared);
@@ -493,9 +494,9 @@ protected:
               Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
-        // The strip's shape from the terms per point of its tables; the fixed wavefront runs when the flexible
-        // one does not fit.
-        if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}),
+        // The strip's shape from the terms per point of its tables and the columns (wider strips where the narrow
+        // ones would not all be resident); the fixed wavefront runs when the flexible one does not fit.
+        if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}), W,
             launch)) {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront\n");

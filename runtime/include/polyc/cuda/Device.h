@@ -221,8 +221,11 @@ constexpr int flexibleBlockThreads(int computeThreads) { return computeThreads +
 // The blocks an SM the kernel's registers are fitted for (its __launch_bounds__): two where the columns
 // outnumber the SMs (8192^2 at M = 17: 512 strips) and a second block's steps fill the issue slots the
 // first leaves idle; one for strips of more than 256 compute threads, whose window sums need more than
-// the 60 registers two such blocks leave (ptxas spilled inside the step).
-constexpr int flexibleMinBlocks(int computeThreads) { return computeThreads <= 256 ? 2 : 1; }
+// the 60 registers two such blocks leave (ptxas spilled inside the step), and for lanes holding more
+// than 18 terms (`held`), which need more than the 113 registers two blocks of 256 leave (36 took 167).
+constexpr int flexibleMinBlocks(int computeThreads, int held = 0) {
+  return computeThreads <= 256 && held <= 18 ? 2 : 1;
+}
 
 // The shapes of strips whose window sums are term tables, by the terms per point they serve best
 // (capacity: the product of the sums' extents, M x M for an M x M window). A term a lane holds in
@@ -233,28 +236,47 @@ constexpr int flexibleMinBlocks(int computeThreads) { return computeThreads <= 2
 // window size"). K is the terms a lane of the shape's largest square window holds (M^2 - 1 over G: 2 at
 // M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to 32 lanes holding 16 and
 // reading the rest from the table.
+//
+// The last shape is an alternative, not chosen by capacity: 8 lanes x 32 columns holding 36 terms, one
+// block an SM, for up to 289 terms where the 16 x 16 strips would outnumber the blocks that can be
+// resident (termTableShapeIndex). Then half as many strips take the image in fewer rounds. Measured on
+// the H100 (docs/performance.md, CUDA, session 14, "W"): 8192^2 3-5% faster at M = 13 and 17; 2048^2,
+// whose 128 strips of 16 are all resident, 12-20% slower.
 struct TermTableShape {
   int64_t upTo; // the largest capacity the shape serves
   unsigned lanes;
   int width, held;
 };
 inline constexpr TermTableShape TermTableShapes[] = {
-    {9, 4, 64, 2},   {16, 4, 64, 4},  {25, 4, 64, 6},          {49, 8, 32, 6},
-    {81, 8, 32, 10}, {289, 16, 16, 18}, {INT64_MAX, 32, 16, 16},
+    {9, 4, 64, 2},   {16, 4, 64, 4},    {25, 4, 64, 6},         {49, 8, 32, 6},
+    {81, 8, 32, 10}, {289, 16, 16, 18}, {INT64_MAX, 32, 16, 16}, {289, 8, 32, 36},
 };
 inline constexpr int TermTableShapeCount = int(sizeof(TermTableShapes) / sizeof(TermTableShapes[0]));
+inline constexpr int WideTermTableShape = TermTableShapeCount - 1;   // the alternative
+inline constexpr int TermTableShapesByCapacity = WideTermTableShape; // the shapes before it
 
 // Host: the index in TermTableShapes of the shape for `capacity` terms per point; with `forcedLanes`
 // (POLYC_CUDA_LANES), the first shape of those lanes that serves the capacity, else the largest of them.
-inline int termTableShapeIndex(int64_t capacity, std::optional<int64_t> forcedLanes) {
+// Without forced lanes, the wide alternative replaces the 16 x 16 shape when that shape's strips over
+// `columns` would be more than `multiprocessors` times the blocks it fits an SM (0 multiprocessors: never).
+inline int termTableShapeIndex(int64_t capacity, std::optional<int64_t> forcedLanes, int64_t columns = 0,
+                               int multiprocessors = 0) {
   int chosen = -1;
-  for (int index = 0; index < TermTableShapeCount; ++index) {
+  for (int index = 0; index < TermTableShapesByCapacity; ++index) {
     const TermTableShape &shape = TermTableShapes[index];
     if (forcedLanes && int64_t(shape.lanes) != *forcedLanes)
       continue;
     chosen = index;
     if (capacity <= shape.upTo)
       break;
+  }
+  const TermTableShape &shape = TermTableShapes[chosen], &wide = TermTableShapes[WideTermTableShape];
+  if (!forcedLanes && multiprocessors > 0 && shape.upTo == wide.upTo) {
+    const int64_t strips = (columns + shape.width - 1) / shape.width;
+    const int64_t resident =
+        int64_t(multiprocessors) * flexibleMinBlocks(int(shape.lanes) * shape.width, shape.held);
+    if (strips > resident)
+      chosen = WideTermTableShape;
   }
   return chosen;
 }
@@ -270,10 +292,16 @@ template <int I, typename Body> auto dispatchTableShape(int index, Body &body) {
 }
 } // namespace detail
 
-// Host: returns body(Shape()) with the StripShape of the term tables' `capacity` (termTableShapeIndex;
-// POLYC_CUDA_LANES overrides the lanes).
-template <typename Body> auto withTermTableShape(int64_t capacity, Body &&body) {
-  return detail::dispatchTableShape<0>(termTableShapeIndex(capacity, lanesOverride()), body);
+// Host: returns body(Shape()) with the StripShape of TermTableShapes[index].
+template <typename Body> auto withTableShapeAt(int index, Body &&body) {
+  return detail::dispatchTableShape<0>(index, body);
+}
+
+// Host: returns body(Shape()) with the StripShape of the term tables' `capacity` for a domain of `columns`
+// columns on this device (termTableShapeIndex; POLYC_CUDA_LANES overrides the lanes).
+template <typename Body> auto withTermTableShape(int64_t capacity, int64_t columns, Body &&body) {
+  return withTableShapeAt(
+      termTableShapeIndex(capacity, lanesOverride(), columns, deviceProperties().multiProcessorCount), body);
 }
 
 // Host: returns body(Shape()) with Shape = StripShape<G, stripWidthFor(G), 0> for G = lanes (4, 8, 16 or
