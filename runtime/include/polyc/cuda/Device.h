@@ -219,7 +219,7 @@ template <unsigned G, int S, int K> struct StripShape {
 // warp that talks to the other blocks (Wavefront.cuh, runFlexibleWavefront).
 constexpr int flexibleBlockThreads(int computeThreads) { return computeThreads + 32; /* one warp */ }
 // The blocks an SM the kernel's registers are fitted for (its __launch_bounds__): two where the columns
-// outnumber the SMs (8192^2 at M = 17: 512 strips) and a second block's steps fill the issue slots the
+// outnumber the SMs (8192^2 at M = 9: 256 strips) and a second block's steps fill the issue slots the
 // first leaves idle; one for strips of more than 256 compute threads, whose window sums need more than
 // the 60 registers two such blocks leave (ptxas spilled inside the step), and for lanes holding more
 // than 18 terms (`held`), which need more than the 113 registers two blocks of 256 leave (36 took 167).
@@ -240,8 +240,8 @@ constexpr int flexibleMinBlocks(int computeThreads, int held = 0) {
 // The last shape is an alternative, not chosen by capacity: 8 lanes x 32 columns holding 36 terms, one
 // block an SM, for up to 289 terms where the 16 x 16 strips would outnumber the blocks that can be
 // resident (termTableShapeIndex). Then half as many strips take the image in fewer rounds. Measured on
-// the H100 (docs/performance.md, CUDA, session 14, "W"): 8192^2 3-5% faster at M = 13 and 17; 2048^2,
-// whose 128 strips of 16 are all resident, 12-20% slower.
+// the H100 (docs/performance.md, CUDA, sessions 14 and 15): 4-5% faster at 8192^2 with M = 13 and 17, 9%
+// at 4096 x 8192; at 2048^2, whose 128 strips of 16 are all resident, 12-20% slower (so not there).
 struct TermTableShape {
   int64_t upTo; // the largest capacity the shape serves
   unsigned lanes;
