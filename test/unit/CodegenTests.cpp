@@ -363,14 +363,21 @@ TEST(ExprPrinterTest, ClampOfAPossiblyEmptyArrayIsGuarded) {
   EXPECT_EQ(printStatement(f, 0), "y[i] = (K > 0 ? x[polyc_clamp(i - 1, K)] : 0.0f);\n");
 }
 
-TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
-  Fixture f("param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
-            "s[j] = max(c in 0..C) r[pre[j, c]];\n");
+// A max over r read at gathered indices pre[j, c].
+const char *const GatherSource = "param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
+                                 "s[j] = max(c in 0..C) r[pre[j, c]];\n";
+
+void addGatherStatement(Fixture &f) {
   f.setContext("N >= 0 and C >= 0");
   f.addStatement(0, {"j"}, "{ S0[j] : 0 <= j < N }", "{ S0[j] -> s[j] }",
                  {"{ S0[j] -> r[k] : 0 <= j < N and 0 <= k < N and C > 0 }",
                   "{ S0[j] -> pre[j, c] : 0 <= j < N and 0 <= c < C }"});
   f.model.statements[0].reads[0].isMay = true;
+}
+
+TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
+  Fixture f(GatherSource);
+  addGatherStatement(f);
   EXPECT_EQ(printStatement(f, 0), "float max0 = -FLT_MAX;\n"
                                   "for (int64_t c = 0; c < C; ++c) {\n"
                                   "  const int64_t rIndex0 = pre[j * C + c];\n"
@@ -381,12 +388,17 @@ TEST(ExprPrinterTest, GatherIndexIsReadOnceAndChecked) {
 
 // The points where a kept bounds test can fail, as the guard record has them, against `expected` (an
 // isl set over the statement's dimensions, written by hand).
-void expectGuardedPoints(Fixture &f, unsigned s, const std::string &expected) {
+// The guard record of printing statement `s` once.
+ExprPrinter::GuardRecord guardRecordOf(Fixture &f, unsigned s) {
   ExprPrinter printer(f.model, f.schedule);
   CodeWriter w;
   printer.startGuardRecord();
   printer.printStatement(f.model.statements[s], w);
-  ExprPrinter::GuardRecord record = printer.finishGuardRecord();
+  return printer.finishGuardRecord();
+}
+
+void expectGuardedPoints(Fixture &f, unsigned s, const std::string &expected) {
+  ExprPrinter::GuardRecord record = guardRecordOf(f, s);
   ASSERT_TRUE(record.placed);
   ASSERT_TRUE(record.points.has_value());
   isl::set want(isl::ctx(f.islContext.get()), expected);
@@ -411,18 +423,12 @@ TEST(ExprPrinterTest, GuardRecordKeepsBothEndsAndTheDomain) {
 }
 
 TEST(ExprPrinterTest, GuardRecordWithAGatheredIndexIsNotPlaced) {
-  Fixture f("param N, C;\ninput f32 r[N];\ninput i32 pre[N, C];\noutput f32 s[N];\n"
-            "s[j] = max(c in 0..C) r[pre[j, c]];\n");
-  f.setContext("N >= 0 and C >= 0");
-  f.addStatement(0, {"j"}, "{ S0[j] : 0 <= j < N }", "{ S0[j] -> s[j] }",
-                 {"{ S0[j] -> r[k] : 0 <= j < N and 0 <= k < N and C > 0 }",
-                  "{ S0[j] -> pre[j, c] : 0 <= j < N and 0 <= c < C }"});
+  Fixture f(GatherSource);
+  addGatherStatement(f);
+  EXPECT_FALSE(guardRecordOf(f, 0).placed);
+  // Without a record being taken, printing records nothing.
   ExprPrinter printer(f.model, f.schedule);
   CodeWriter w;
-  printer.startGuardRecord();
-  printer.printStatement(f.model.statements[0], w);
-  EXPECT_FALSE(printer.finishGuardRecord().placed);
-  // Without a record being taken, printing records nothing.
   printer.printStatement(f.model.statements[0], w);
   ExprPrinter::GuardRecord none = printer.finishGuardRecord();
   EXPECT_TRUE(none.placed);
