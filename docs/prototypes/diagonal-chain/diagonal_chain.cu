@@ -22,9 +22,15 @@
 // before it stores it into slot u's halo column, after polling the left strip's progress (acquire).
 // Progress is published every PUBLISH steps by thread 0 after the step's barrier (release).
 //
+// The decoupled step (session 16, `Decoupled` and decoupledWindow below) moves the window's work to warps of
+// its own, which run one step behind the chain and meet it at named barriers: the chain then waits only
+// for its two nearest terms.
+//
 // Build: nvcc -std=c++20 -O3 -arch=sm_90 -o diagonal_chain diagonal_chain.cu
 // Run:   ./diagonal_chain check            (against a float64 sequential reference)
-//        ./diagonal_chain time H W [reps]  (median ms for each M and shape)
+//        ./diagonal_chain time H W [reps]  (median ms for each M and shape; time-old, time-dec,
+//                                           time-static and time-ahead time one family)
+//        ./diagonal_chain small            (a few small checks, for compute-sanitizer)
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 
@@ -55,6 +61,11 @@ __device__ __forceinline__ void storeRelease(int *p, int v) {
   cuda::atomic_ref<int, cuda::thread_scope_device>(*p).store(v, cuda::memory_order_release);
 }
 
+template <class Sh>
+__global__ void diagonalChain(const float *__restrict__ f, const float *__restrict__ b, float *y, int H, int W, int *progress);
+template <class Sh>
+__global__ void decoupledWindow(const float *__restrict__ f, const float *__restrict__ b, float *y, int H, int W, int *progress);
+
 template <int M_, int G_, int S_, bool Coordinator_ = false>
 struct Shape {
   static constexpr int M = M_, G = G_, S = S_;
@@ -69,7 +80,44 @@ struct Shape {
   static constexpr int BlockThreads = Threads + (Coordinator ? 32 : 0);
   static_assert(B >= 2, "lane 0 must receive a point's chain value one step before it is due");
   static_assert(Halo <= 32, "the halo threads are warp 0");
+  static_assert(Halo <= S, "the halo lies in the left strip");
   static_assert(Threads <= 1024 && Threads >= 32, "block size");
+  static constexpr const char *Name = Coordinator ? " +c" : "";
+  static constexpr bool Dynamic = false; // one block a strip, all resident
+  static constexpr auto kernel = diagonalChain<Shape>;
+};
+
+// The decoupled step (`dec` in the tables). Two groups of warps in a block, which meet at named barriers:
+// - the chain: one thread a column (S) and one coordinator warp (halo loads, publication). At step u a
+//   column thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to its f and to the
+//   window sum `far[u]`, and stores the cell into slot u.
+// - the window: G lanes a column, as in diagonalChain, but without the two nearest terms. At iteration v
+//   they take slot v's cells into their accumulators and leave in `far` the window sum of the points at
+//   step v + 2, whose other terms all lie in slots <= v.
+// So the window group works one step behind the chain and off its path: its iteration v runs beside the
+// chain's step v + 1. The chain waits for it only when the window's work is longer than a chain step.
+template <int M_, int G_, int S_, int Prefetch_ = Prefetch, bool Dynamic_ = true>
+struct Decoupled {
+  static constexpr int M = M_, G = G_, S = S_;
+  static constexpr int Ahead = Prefetch_; // steps between a halo cell's load and its store into the ring
+  static constexpr int B = (M + G - 1) / G;
+  static constexpr int K = M + B - 1;
+  static constexpr int Halo = M - 1;
+  static constexpr int RingCols = S + Halo;
+  static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // columns, then the coordinator warp
+  static constexpr int Threads = G * S; // window threads
+  static constexpr int BlockThreads = ChainThreads + Threads;
+  static_assert(M >= 2 && Halo <= 32, "the halo threads are one warp");
+  static_assert(Halo <= S, "the halo lies in the left strip");
+  static_assert(G * S % 32 == 0 && 32 % G == 0, "whole warps; a column's lanes in one warp");
+  static_assert(G == 1 || B >= 2, "a lane's partial sum reaches lane 0 in time");
+  static_assert(BlockThreads <= 1024, "block size");
+  static constexpr bool Coordinator = true;
+  // Strips taken in order by any number of blocks, or (static) one block a strip, all resident.
+  static constexpr bool Dynamic = Dynamic_;
+  static constexpr const char *Name
+      = !Dynamic ? " dec static" : Ahead == Prefetch ? " dec" : Ahead == 6 ? " dec p6" : " dec p10";
+  static constexpr auto kernel = decoupledWindow<Decoupled>;
 };
 
 // progress[s]: the last step strip s has finished (its first step is -(M - 1)); the host sets every entry
@@ -172,6 +220,161 @@ __global__ void __launch_bounds__(Sh::BlockThreads) diagonalChain(const float *_
   }
 }
 
+// Named barriers (ids 1-4; 0 is __syncthreads). bar.arrive does not wait; both order the shared-memory
+// accesses before them for the threads that wait at the barrier.
+__device__ __forceinline__ void barSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void barArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// Slot u is in the ring (the chain arrives, the window waits). Alternate ids by parity, so that a group
+// that arrives early for step u + 1 cannot count toward step u.
+__device__ __forceinline__ int slotWritten(int u) { return 1 + (u & 1); }
+// The window sums of step u + 1 are in `far`, and the chain's step u is done (the window arrives, the
+// chain waits).
+__device__ __forceinline__ int stepDone(int u) { return 3 + (u & 1); }
+
+// The window group's part of one strip: iteration v takes slot v into the accumulators and leaves the
+// window sums of step v + 2 in `far`.
+template <class Sh>
+__device__ void windowStrip(const float (&coef)[Sh::B][Sh::M], const float (*ring)[Sh::RingCols], float (*far)[Sh::S],
+    int first, int last) {
+  constexpr int M = Sh::M, G = Sh::G, B = Sh::B, K = Sh::K, Halo = Sh::Halo, All = Sh::BlockThreads;
+  const int t = threadIdx.x - Sh::ChainThreads;
+  const int g = t / G, j = t % G;
+  float acc[K]; // acc[p]: this lane's part of column g's point at step v + jB + p
+#pragma unroll
+  for (int p = 0; p < K; ++p) acc[p] = 0.0f;
+  float received = 0.0f;
+  barArrive(stepDone(first), All); // far[first + 1] is zero
+  for (int v = first; v <= last; ++v) {
+    barSync(slotWritten(v), All);
+    acc[B - 1] += received;
+    const float *newest = ring[v & 1] + Halo + g;
+    float cell[B];
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb) {
+      const int k2 = j * B + kb;
+      cell[kb] = (k2 < M) ? newest[-k2] : 0.0f;
+    }
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb)
+#pragma unroll
+      for (int k1 = 0; k1 < M; ++k1) acc[k1 + kb] = fmaf(coef[kb][k1], cell[kb], acc[k1 + kb]);
+    float down = 0.0f;
+    if constexpr (G > 1) down = __shfl_down_sync(0xffffffffu, acc[0], 1, G);
+    // Lane 0's acc[2] is the point at step v + 2. With B = 2, lane 1's part of it is complete only now.
+    if (j == 0) far[v & 1][g] = acc[2] + (B == 2 ? down : 0.0f);
+    received = (j == G - 1) ? 0.0f : down;
+#pragma unroll
+    for (int p = 0; p + 1 < K; ++p) acc[p] = acc[p + 1];
+    acc[K - 1] = 0.0f;
+    if (v < last) barArrive(stepDone(v + 1), All);
+  }
+}
+
+// The chain group's part of one strip.
+template <class Sh>
+__device__ void chainStrip(const float *__restrict__ f, float b10, float b01, float *y, int H, int W,
+    int *progress, int strip, float (*ring)[Sh::RingCols], const float (*far)[Sh::S], int first, int last) {
+  constexpr int M = Sh::M, S = Sh::S, Halo = Sh::Halo, All = Sh::BlockThreads;
+  const int C0 = strip * S;
+  const bool column = threadIdx.x < S;
+  const int g = threadIdx.x;
+  const int helper = int(threadIdx.x) - (Sh::ChainThreads - 32); // the coordinator warp's lane
+  const bool publisher = helper == 0;
+  const bool haloThread = helper >= 0 && helper < Halo;
+  const int h = helper + 1;
+  const int *left = strip > 0 ? progress + strip - 1 : nullptr;
+  int leftDone = -M;
+  float haloPipe[Sh::Ahead];
+  auto loadHalo = [&](int slot) -> float {
+    const int row = slot + h, col = C0 - h;
+    if (strip == 0 || row < 0 || row >= H) return 0.0f;
+    const int needed = min(slot + S, last);
+    while (leftDone < needed) leftDone = loadAcquire(left);
+    return __ldcg(y + size_t(row) * W + col);
+  };
+  if (haloThread) {
+#pragma unroll
+    for (int q = 0; q < Sh::Ahead; ++q) haloPipe[q] = loadHalo(first + q);
+  }
+  float fPipe[2] = {0.0f, 0.0f};
+  auto loadF = [&](int step) -> float {
+    const int row = step - g, col = C0 + g;
+    return (column && row >= 0 && row < H && col < W) ? __ldg(f + size_t(row) * W + col) : 0.0f;
+  };
+  fPipe[0] = loadF(first);
+  fPipe[1] = loadF(first + 1);
+
+  for (int u = first; u <= last; ++u) {
+    float *own = ring[u & 1];
+    if (column) {
+      const float *newest = ring[(u - 1) & 1] + Halo + g;
+      const int row = u - g, col = C0 + g;
+      const bool inside = row >= 0 && row < H && col < W;
+      const float value = inside ? fPipe[0] + far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : 0.0f;
+      own[Halo + g] = value;
+      if (inside) y[size_t(row) * W + col] = value;
+      fPipe[0] = fPipe[1];
+      fPipe[1] = loadF(u + 2);
+    }
+    if (haloThread) {
+      own[Halo - h] = haloPipe[0];
+#pragma unroll
+      for (int q = 0; q + 1 < Sh::Ahead; ++q) haloPipe[q] = haloPipe[q + 1];
+      haloPipe[Sh::Ahead - 1] = loadHalo(u + Sh::Ahead);
+    }
+    barArrive(slotWritten(u), All);
+    barSync(stepDone(u), All);
+    if (publisher && ((u - first) % Publish == Publish - 1 || u == last)) storeRelease(progress + strip, u);
+  }
+}
+
+// progress[Ticket]: the next strip to take. Blocks take strips in order and keep each to its end, so a
+// block waits only on a strip taken earlier by a running block: no deadlock, whatever the grid, and no
+// strip is ever entered mid-way.
+constexpr int Ticket = 65535;
+
+template <class Sh>
+__global__ void __launch_bounds__(Sh::BlockThreads) decoupledWindow(const float *__restrict__ f,
+    const float *__restrict__ b, float *y, int H, int W, int *progress) {
+  constexpr int M = Sh::M, G = Sh::G, S = Sh::S, B = Sh::B, RC = Sh::RingCols;
+  __shared__ float ring[2][RC];
+  __shared__ float far[2][S]; // far[u & 1][g]: the window sum of column g's point at step u
+  __shared__ int taken;
+  const int strips = (W + S - 1) / S;
+  const int first = -(M - 1), last = H + S - 2;
+  const bool window = threadIdx.x >= Sh::ChainThreads;
+  float coef[B][M]; // the window lanes' coefficients, without the two nearest terms
+  if (window) {
+    const int j = (threadIdx.x - Sh::ChainThreads) % G;
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb)
+#pragma unroll
+      for (int k1 = 0; k1 < M; ++k1) {
+        const int k2 = j * B + kb;
+        coef[kb][k1] = (k2 < M && k1 + k2 >= 2) ? b[k1 * M + k2] : 0.0f;
+      }
+  }
+  const float b10 = b[M], b01 = b[1];
+  for (;;) {
+    if (threadIdx.x == 0) taken = Sh::Dynamic ? atomicAdd(progress + Ticket, 1) : blockIdx.x;
+    for (int i = threadIdx.x; i < 2 * RC; i += blockDim.x) (&ring[0][0])[i] = 0.0f;
+    for (int i = threadIdx.x; i < 2 * S; i += blockDim.x) (&far[0][0])[i] = 0.0f;
+    __syncthreads();
+    const int strip = taken;
+    if (strip >= strips) return;
+    if (window)
+      windowStrip<Sh>(coef, ring, far, first, last);
+    else
+      chainStrip<Sh>(f, b10, b01, y, H, W, progress, strip, ring, far, first, last);
+    if (!Sh::Dynamic) return;
+    __syncthreads(); // every thread has read `taken` and is done with the ring
+  }
+}
+
 // ---- host ----
 
 struct Problem {
@@ -213,21 +416,35 @@ struct Device {
 };
 
 template <class Sh>
-bool fits(int strips) {
+int residentBlocks() {
   int perSm = 0, sms = 0, dev = 0;
   CHECK(cudaGetDevice(&dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, diagonalChain<Sh>, Sh::BlockThreads, 0));
-  return strips <= perSm * sms; // every strip resident: the static allocation cannot deadlock
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, Sh::kernel, Sh::BlockThreads, 0));
+  return perSm * sms;
+}
+
+// Whether the kernel can run `strips`: the static allocation cannot deadlock only if every strip is resident.
+template <class Sh>
+bool fits(int strips) {
+  return Sh::Dynamic || strips <= residentBlocks<Sh>();
+}
+
+// `grid` blocks if given, else one a strip (static) or as many as are resident, at most one a strip.
+template <class Sh>
+int gridFor(int strips, int grid) {
+  if (grid > 0) return grid;
+  return Sh::Dynamic ? std::min(strips, residentBlocks<Sh>()) : strips;
 }
 
 template <class Sh>
-float runOnce(const Problem &p, Device &d, cudaEvent_t start, cudaEvent_t stop) {
+float runOnce(const Problem &p, Device &d, cudaEvent_t start, cudaEvent_t stop, int grid = 0) {
   const int strips = (p.W + Sh::S - 1) / Sh::S;
   std::vector<int> initial(strips, -p.M);
   CHECK(cudaMemcpy(d.progress, initial.data(), strips * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK(cudaMemset(d.progress + Ticket, 0, sizeof(int)));
   CHECK(cudaEventRecord(start));
-  diagonalChain<Sh><<<strips, Sh::BlockThreads>>>(d.f, d.b, d.y, p.H, p.W, d.progress);
+  Sh::kernel<<<gridFor<Sh>(strips, grid), Sh::BlockThreads>>>(d.f, d.b, d.y, p.H, p.W, d.progress);
   CHECK(cudaGetLastError());
   CHECK(cudaEventRecord(stop));
   CHECK(cudaEventSynchronize(stop));
@@ -256,17 +473,17 @@ void release(Device &d) {
 
 // check: returns false on a wrong result
 template <class Sh>
-bool checkShape(int H, int W, unsigned seed) {
+bool checkShape(int H, int W, unsigned seed, int grid = 0) {
   const Problem p = makeProblem(H, W, Sh::M, seed);
   if (!fits<Sh>((W + Sh::S - 1) / Sh::S)) {
-    std::printf("check M=%d G=%d S=%d%s %dx%d: skipped (strips not all resident)\n", Sh::M, Sh::G, Sh::S, Sh::Coordinator ? " +c" : "", H, W);
+    std::printf("check M=%d G=%d S=%d%s %dx%d: skipped (strips not all resident)\n", Sh::M, Sh::G, Sh::S, Sh::Name, H, W);
     return true;
   }
   Device d = upload(p);
   cudaEvent_t a, z;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&z));
-  runOnce<Sh>(p, d, a, z);
+  runOnce<Sh>(p, d, a, z, grid);
   std::vector<float> y(p.f.size());
   CHECK(cudaMemcpy(y.data(), d.y, y.size() * sizeof(float), cudaMemcpyDeviceToHost));
   release(d);
@@ -278,8 +495,8 @@ bool checkShape(int H, int W, unsigned seed) {
     if (!(err <= 1e-4)) ++bad; // NaN counts as bad
     worst = std::max(worst, std::isfinite(err) ? err : 1e30);
   }
-  std::printf("check M=%d G=%d S=%d%s %dx%d: %s (max rel err %.2e, %zu bad)\n", Sh::M, Sh::G, Sh::S,
-      Sh::Coordinator ? " +c" : "", H, W,
+  std::printf("check M=%d G=%d S=%d%s %dx%d grid %d: %s (max rel err %.2e, %zu bad)\n", Sh::M, Sh::G, Sh::S,
+      Sh::Name, H, W, grid,
       bad ? "FAIL" : "ok", worst, bad);
   return bad == 0;
 }
@@ -289,7 +506,7 @@ void timeShape(int H, int W, int reps) {
   const Problem p = makeProblem(H, W, Sh::M, 7);
   const int strips = (W + Sh::S - 1) / Sh::S;
   if (!fits<Sh>(strips)) {
-    std::printf("| %dx%d | %d | %d x %d%s | - | not all resident |\n", H, W, Sh::M, Sh::G, Sh::S, Sh::Coordinator ? " +c" : "");
+    std::printf("| %dx%d | %d | %d x %d%s | - | not all resident |\n", H, W, Sh::M, Sh::G, Sh::S, Sh::Name);
     return;
   }
   Device d = upload(p);
@@ -303,7 +520,7 @@ void timeShape(int H, int W, int reps) {
   const double median = ms[ms.size() / 2];
   const double steps = double(H) + double(strips) * (Sh::S + Prefetch + Publish) + Sh::M;
   std::printf("| %dx%d | %d | %d x %d%s | %.3f | %.0f ns/step (est. %.0f critical steps) |\n", H, W, Sh::M, Sh::G,
-      Sh::S, Sh::Coordinator ? " +c" : "", median, median * 1e6 / steps, steps);
+      Sh::S, Sh::Name, median, median * 1e6 / steps, steps);
   release(d);
 }
 
@@ -318,6 +535,15 @@ void timeAll(int H, int W, int reps) {
   (timeShape<Sh>(H, W, reps), ...);
 }
 
+#define DECOUPLED                                                                                           \
+  Decoupled<3, 1, 64>, Decoupled<3, 1, 32>, Decoupled<5, 1, 64>, Decoupled<9, 2, 64>, Decoupled<9, 4, 64>,  \
+      Decoupled<17, 4, 64>, Decoupled<17, 8, 64>, Decoupled<17, 8, 32>, Decoupled<17, 16, 32>,              \
+      Decoupled<17, 8, 16>, Decoupled<31, 16, 32>
+
+#define AHEAD                                                                                               \
+  Decoupled<3, 1, 64, 6>, Decoupled<3, 1, 64, 10>, Decoupled<17, 4, 64, 6>, Decoupled<17, 4, 64, 10>,       \
+      Decoupled<17, 8, 32, 6>, Decoupled<31, 16, 32, 6>
+
 #define SHAPES                                                                                              \
   Shape<3, 1, 64>, Shape<3, 1, 128>, Shape<3, 2, 64>, Shape<5, 2, 64>, Shape<5, 1, 64>, Shape<9, 4, 64>,     \
       Shape<9, 2, 64>, Shape<17, 8, 64>, Shape<17, 4, 64>, Shape<17, 8, 32>, Shape<17, 16, 32>,            \
@@ -330,12 +556,32 @@ int main(int argc, char **argv) {
     bool ok = checkAll<SHAPES>(300, 517);
     ok &= checkAll<Shape<3, 1, 64>, Shape<17, 8, 64>, Shape<31, 16, 32>, Shape<17, 16, 32, true>>(1031, 2053);
     ok &= checkAll<Shape<17, 4, 64>, Shape<9, 4, 64, true>>(2048, 2048);
+    ok &= checkAll<DECOUPLED>(300, 517);
+    ok &= checkAll<DECOUPLED>(1031, 2053);
+    ok &= checkAll<AHEAD>(1031, 2053);
+    ok &= checkAll<Decoupled<3, 1, 64, Prefetch, false>, Decoupled<17, 4, 64, Prefetch, false>>(1031, 2053);
+    for (int grid : {1, 3, 1000}) { // strips taken in turn, fewer or more blocks than strips
+      ok &= checkShape<Decoupled<3, 1, 64>>(1031, 2053, 5, grid);
+      ok &= checkShape<Decoupled<17, 8, 32>>(1031, 2053, 6, grid);
+      ok &= checkShape<Decoupled<31, 16, 32>>(300, 517, 7, grid);
+    }
+    ok &= checkAll<Decoupled<3, 1, 64>, Decoupled<17, 8, 64>, Decoupled<17, 16, 32>>(2048, 2048);
     std::printf("%s\n", ok ? "all ok" : "FAILED");
+    return ok ? 0 : 1;
+  }
+  if (mode == "small") { // for compute-sanitizer
+    const bool ok = checkAll<Decoupled<3, 1, 32>, Decoupled<17, 8, 32>, Decoupled<17, 16, 32>, Decoupled<9, 2, 64>>(70, 100);
     return ok ? 0 : 1;
   }
   const int H = argc > 2 ? std::atoi(argv[2]) : 2048, W = argc > 3 ? std::atoi(argv[3]) : 2048;
   const int reps = argc > 4 ? std::atoi(argv[4]) : 7;
   std::printf("| image | M | G x S | ms | per step |\n|---|---|---|---|---|\n");
-  timeAll<SHAPES>(H, W, reps);
+  if (mode == "time" || mode == "time-old") timeAll<SHAPES>(H, W, reps);
+  if (mode == "time" || mode == "time-dec") timeAll<DECOUPLED>(H, W, reps);
+  if (mode == "time-static")
+    timeAll<Decoupled<3, 1, 64>, Decoupled<3, 1, 64, Prefetch, false>, Decoupled<17, 4, 64>,
+        Decoupled<17, 4, 64, Prefetch, false>, Decoupled<17, 8, 64>, Decoupled<17, 8, 64, Prefetch, false>,
+        Decoupled<17, 8, 32>, Decoupled<17, 8, 32, Prefetch, false>>(H, W, reps);
+  if (mode == "time-ahead") timeAll<Decoupled<3, 1, 64>, Decoupled<17, 4, 64>, AHEAD>(H, W, reps);
   return 0;
 }
