@@ -6,10 +6,11 @@
 #  3. runs the 2D IIR end to end against the float64 reference (iir2d-reference) for both allocations
 #     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
 #     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
-#  4. runs the flexible kernel with every lanes-per-point variant, five times on each of three large
-#     cases (a race shows as an error that moves), with forced grids from 1 block to 4x the
-#     resident count, and built with a 200 ns wait budget (iir2d-cuda-takeover: columns given up and
-#     taken over mid-way, "takeover");
+#  4. runs the flexible kernel, in both forms (the decoupled step, POLYC_CUDA_DECOUPLED=1, and term
+#     tables, POLYC_CUDA_DECOUPLED=0; the default picks by window and width), with every lanes-per-point variant, five
+#     times on each of four large cases (a race shows as an error that moves), with forced grids from
+#     1 block to 4x the resident count, and built with a 200 ns wait budget (iir2d-cuda-takeover, term
+#     tables: columns given up and taken over mid-way, "takeover");
 #  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
 # Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)
@@ -91,7 +92,8 @@ stage e2e && for shape in 1x1 1x37 41x1 97x131 300x257; do
     make_case "$H" "$W" "$M" || { fail "inputs $shape M=$M"; continue; }
     run_case "$shape M=$M fixed (graph)" POLYC_CUDA_WAVEFRONT=fixed -- "$auto"
     run_case "$shape M=$M fixed (plain launches)" POLYC_CUDA_WAVEFRONT=fixed POLYC_CUDA_GRAPH=0 -- "$auto"
-    run_case "$shape M=$M flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+    run_case "$shape M=$M flexible (decoupled)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 -- "$auto"
+    run_case "$shape M=$M flexible (term tables)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0 -- "$auto"
     run_case "$shape M=$M auto" POLYC_CUDA_VERBOSE=0 -- "$auto"
     run_case "$shape M=$M --allocation=fixed" POLYC_CUDA_VERBOSE=0 -- "$fixed"
   done
@@ -99,19 +101,37 @@ done
 
 if stage e2e; then
   echo "== flexible wavefront: every lanes-per-point variant, and windows that choose 16 and 32 lanes"
-  make_case 97 131 12 && run_case "97x131 M=12 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  make_case 97 131 20 && run_case "97x131 M=20 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  # Images narrower or shorter than the window (but wider than a strip): the windows must not be
-  # clipped to the image, since the point code reads them unguarded.
-  make_case 20 40 31 && run_case "20x40 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  make_case 40 20 31 && run_case "40x20 M=31 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  make_case 5 300 9 && run_case "5x300 M=9 flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  # More strips of 16 (512) than blocks can be resident (264 on an H100, two an SM): the wide 8 x 32 shape
-  # (Device.h, WideTermTableShape), whose 256 strips the verbose launch line reports.
-  make_case 64 8192 17 && run_case "64x8192 M=17 flexible (wide strips)" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
-  POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_VERBOSE=1 "$auto" --in x="$case_dir/x.npy" --in a="$case_dir/a.npy" \
-    --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 | grep -q "columns 256)" &&
-    pass || fail "64x8192 M=17: the wide strip shape was not chosen"
+  # Each window in both forms: the decoupled step's shapes (1, 4 and 16 lanes, strips of 64 and 32) and
+  # the term tables'.
+  for HWM in "97 131 12" "97 131 20" "20 40 31" "40 20 31" "5 300 9" "70 100 32" "70 100 33"; do
+    # (20 x 40 and 40 x 20: images narrower or shorter than the window, but wider than a strip; the term
+    # tables' windows must not be clipped to the image, since the point code reads them unguarded. M = 32
+    # is the decoupled step's largest window, M = 33 the term tables' alone.)
+    read -r H W M <<<"$HWM"
+    make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
+    run_case "${H}x$W M=$M flexible" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+    run_case "${H}x$W M=$M flexible (decoupled)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 -- "$auto"
+    run_case "${H}x$W M=$M flexible (term tables)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0 -- "$auto"
+  done
+  # run_verbose ENV... -- PATTERN: the verbose launch lines of $case_dir's run contain PATTERN.
+  run_verbose() {
+    local envs=()
+    while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+    env "${envs[@]}" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_VERBOSE=1 "$auto" --in x="$case_dir/x.npy" \
+      --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 | grep -q -- "$2"
+  }
+  # More strips of 16 (512) than blocks can be resident (264 on an H100, two an SM): the term tables' wide
+  # 8 x 32 shape (Device.h, WideTermTableShape), whose 256 strips the verbose launch line reports.
+  make_case 64 8192 17 && run_case "64x8192 M=17 flexible (term tables, wide strips)" POLYC_CUDA_WAVEFRONT=flexible \
+    POLYC_CUDA_DECOUPLED=0 -- "$auto"
+  run_verbose POLYC_CUDA_DECOUPLED=0 -- "columns 256)" && pass || fail "64x8192 M=17: the wide strip shape was not chosen"
+  # The default takes the decoupled step where it measured faster (Device.h, decoupledStepPreferred): at
+  # M = 10 to 17 where the term tables take their wide strips, from M = 18 to 32 always, never beyond.
+  run_verbose -- "decoupled step, window 17, 4 lanes x 64 columns" && pass || fail "64x8192 M=17: not the decoupled step"
+  make_case 64 2048 17 && { run_verbose -- "decoupled step" && fail "64x2048 M=17: the decoupled step" || pass; }
+  make_case 97 131 20 && { run_verbose -- "decoupled step, window 20, 16 lanes x 32 columns" && pass ||
+    fail "97x131 M=20: not the decoupled step"; }
+  make_case 70 100 33 && { run_verbose POLYC_CUDA_DECOUPLED=1 -- "decoupled step" && fail "70x100 M=33: the decoupled step" || pass; }
   make_case 300 257 5
   for lanes in 4 8 16 32; do
     for publish in 1 3; do
@@ -128,7 +148,8 @@ if stage repeat; then
     read -r H W M <<<"$HWM"
     make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
     for k in 1 2 3 4 5; do
-      run_case "${H}x$W M=$M flexible run $k" POLYC_CUDA_WAVEFRONT=flexible -- "$auto"
+      run_case "${H}x$W M=$M flexible (decoupled) run $k" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 -- "$auto"
+      run_case "${H}x$W M=$M flexible (term tables) run $k" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0 -- "$auto"
     done
   done
 fi
@@ -145,19 +166,29 @@ if [[ -n $resident ]]; then
   grids="$grids $((resident / 2)) $resident $((2 * resident)) $((4 * resident))"
 fi
 for grid in $grids; do
-  run_case "300x257 M=5 flexible grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_GRID="$grid" -- "$auto"
+  run_case "300x257 M=5 flexible (decoupled) grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 \
+    POLYC_CUDA_GRID="$grid" -- "$auto"
+  run_case "300x257 M=5 flexible (term tables) grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0 \
+    POLYC_CUDA_GRID="$grid" -- "$auto"
+done
+# The decoupled step's blocks take strips in turn: any grid, with fewer or more blocks than strips.
+make_case 1031 2053 17
+for grid in 1 3 31 1000; do
+  run_case "1031x2053 M=17 flexible (decoupled) grid $grid" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 \
+    POLYC_CUDA_GRID="$grid" -- "$auto"
 done
 fi
 
 # With a 200 ns wait budget a follower gives its column up whenever its neighbour pauses, and another
-# block (or itself) takes it over at a later step: the staging of a column entered mid-way.
+# block (or itself) takes it over at a later step: the staging of a column entered mid-way. The term
+# tables only: the decoupled step has no take-overs.
 if stage takeover; then
   echo "== flexible wavefront, columns taken over mid-way (200 ns wait budget)"
   for HWM in "2048 2048 17" "2048 2048 3" "1031 2053 9" "300 257 31" "97 131 20" "64 8192 17"; do
     read -r H W M <<<"$HWM"
     make_case "$H" "$W" "$M" || { fail "inputs ${H}x$W M=$M"; continue; }
     for grid in default 3 1000; do
-      envs=(POLYC_CUDA_WAVEFRONT=flexible)
+      envs=(POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0)
       [[ $grid != default ]] && envs+=(POLYC_CUDA_GRID=$grid)
       run_case "${H}x$W M=$M takeover grid $grid" "${envs[@]}" -- "$takeover"
     done
@@ -177,9 +208,11 @@ elif command -v compute-sanitizer >/dev/null; then
     for small in "33 47 3" "20 70 8" "40 90 17"; do
       read -r H W M <<<"$small"
       make_case "$H" "$W" "$M"
-      for variant in fixed flexible; do
+      for variant in fixed flexible tables; do
         for grid in "" 2; do
-          envs=(POLYC_CUDA_WAVEFRONT=$variant)
+          envs=(POLYC_CUDA_WAVEFRONT=${variant/tables/flexible})
+          [[ $variant == flexible ]] && envs+=(POLYC_CUDA_DECOUPLED=1)
+          [[ $variant == tables ]] && envs+=(POLYC_CUDA_DECOUPLED=0)
           [[ -n $grid ]] && envs+=(POLYC_CUDA_GRID=$grid)
           [[ $variant == fixed && -n $grid ]] && continue
           if env "${envs[@]}" timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 "$auto" --in x="$case_dir/x.npy" \

@@ -507,7 +507,7 @@ void ExprPrinter::printUserFunctions(CodeWriter &w) {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &w) {
+ExprPrinter::Scope ExprPrinter::statementScope(const model::Statement &statement) const {
   const ast::Equation &eq = *statement.equation;
   Scope scope;
   scope.statement = &statement;
@@ -526,7 +526,29 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
       scope.vars[var.get()] = dims[next++];
       scope.dimVars.push_back(var.get());
     }
+  return scope;
+}
 
+std::string ExprPrinter::printPart(const model::Statement &statement, const ast::Expr &expr, CodeWriter &w,
+                                   const ast::Reduction *around) {
+  Scope scope = statementScope(statement);
+  if (around)
+    for (const ast::RangeBinding &binding : around->bindings)
+      for (auto &var : binding.vars) {
+        scope.names.take(cIdentifier(var->name));
+        scope.vars[var.get()] = cIdentifier(var->name);
+        scope.reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
+      }
+  Scope *saved = scope_;
+  scope_ = &scope;
+  Code part = value(expr, statement.equation->array->elemType, w);
+  scope_ = saved;
+  return part.text;
+}
+
+void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &w) {
+  const ast::Equation &eq = *statement.equation;
+  Scope scope = statementScope(statement);
   Scope *saved = scope_;
   scope_ = &scope;
   std::vector<std::string> lhs;

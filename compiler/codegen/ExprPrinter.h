@@ -65,6 +65,13 @@ public:
   // Prints one instance of `statement`: locals for its reductions, then the assignment to its
   // left-hand element (`=`, `+=`, `-=`). Reads of an array listed in setReadStorage go to that storage.
   void printStatement(const model::Statement &statement, CodeWriter &w);
+  // Prints `expr`, a part of `statement`'s right-hand side, as printStatement would print it there (the
+  // statement's dimensions in scope under dimNames) and returns its value in the statement's type. The
+  // variables of `around`, a reduction of the statement whose body holds `expr`, are in scope under their
+  // own names, with their ranges. For a target that computes a statement in parts (the CUDA decoupled
+  // step).
+  std::string printPart(const model::Statement &statement, const ast::Expr &expr, CodeWriter &w,
+                        const ast::Reduction *around = nullptr);
   // The C names of the statement's dimensions, in model::Statement::dimNames order (repeat variable
   // first). These are the parameters the printed statement code expects in scope.
   std::vector<std::string> dimNames(const model::Statement &statement) const;
@@ -160,6 +167,7 @@ protected:
 
 private:
   struct Scope; // names and access facts of the statement or func being printed
+  Scope statementScope(const model::Statement &statement) const;
   struct Code;  // printed text with its C precedence
   Code value(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);
   Code condition(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);

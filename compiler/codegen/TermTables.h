@@ -3,7 +3,9 @@
 //   - a flexible wavefront's sums from term tables (a list of (coefficient, offset) pairs built once per
 //     block or work-group: polyc::rt::cuda::Term on CUDA, polyc_term_* on OpenCL);
 //   - a data-parallel statement's sums that slide along a point dimension, computed for several points
-//     of that dimension at once (polyc::rt::cuda::SlidingSum on CUDA).
+//     of that dimension at once (polyc::rt::cuda::SlidingSum on CUDA);
+//   - a recurrence over a full box window of its own array, which the CUDA flexible wavefront's decoupled
+//     step computes.
 #pragma once
 
 #include "dsl/AST.h"
@@ -45,5 +47,23 @@ std::optional<SlidingWindow> slidingWindow(const ast::Reduction &red,
                                            const std::vector<const ast::IndexVar *> &pointVars,
                                            const ast::IndexVar *along, const std::set<std::string> &invariant,
                                            const ast::Program &program);
+
+// A 2D recurrence over a full box window (the decoupled step of the CUDA flexible wavefront,
+// runtime/include/polyc/cuda/DecoupledWindow.cuh):
+//   Y[i, j] = E + sum(k1, k2 in 0..X where (k1, k2) != (0, 0)) C[k1, k2] * Y[i - k1, j - k2]
+struct BoxRecurrence {
+  const ast::Reduction *sum = nullptr;          // the sum
+  const ast::Expr *pointPart = nullptr;         // E, the other operand of the top-level +
+  const ast::ArrayRead *coefficients = nullptr; // C[k1, k2]
+  const ast::Expr *extent = nullptr;            // X, the upper bound (exclusive) of both ranges
+};
+
+// Whether `rhs`, the right-hand side of an equation that writes array `target` at `pointVars` = {i, j}
+// (i indexes its dimension 0, j its dimension 1), is exactly that form: C one of the `staged` arrays, X
+// the same at every point and in both ranges, and E not reading `target` (the step reads Y through the
+// window only). Any other form, however close, is not one.
+std::optional<BoxRecurrence> boxRecurrence(const ast::Expr &rhs, const std::string &target,
+                                           const std::vector<const ast::IndexVar *> &pointVars,
+                                           const std::set<std::string> &staged);
 
 } // namespace polyc::codegen

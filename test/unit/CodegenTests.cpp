@@ -183,7 +183,101 @@ std::string slidingOf(const std::string &equation, const std::string &along) {
                    0, along);
 }
 
+// boxRecurrence on `equation` (equation 0 of a small program), with a and b staged and g not: "sum C X E"
+// (the coefficients' array, the extent, and E's array if E is one read, "expr" otherwise), or "none".
+std::string boxOf(const std::string &equation) {
+  const std::string source = "param H, W, M;\ninput f32 x[H, W];\ninput f32 u[H, W];\ninput f32 a[M, M];\n"
+                             "input f32 b[M, M];\ninput f32 g[H, M];\noutput f32 y[H, W];\n" +
+                             equation + "\n";
+  llvm::SourceMgr sm;
+  unsigned id =
+      sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "test.poly"), llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  std::unique_ptr<ast::Program> program = dsl::loadProgramFromBuffer(sm, id, os);
+  if (!program)
+    return "not a program: " + diagnostics; // every input must pass Sema
+  const ast::Equation &eq = *program->equations.at(0);
+  std::vector<const ast::IndexVar *> pointVars;
+  for (const auto &var : eq.indexVars)
+    pointVars.push_back(var.get());
+  std::optional<BoxRecurrence> box = boxRecurrence(*eq.rhs, eq.array->name, pointVars, {"a", "b"});
+  if (!box)
+    return "none";
+  // The parts are the equation's own: the sum and E are the two operands of its top-level +.
+  auto *add = llvm::cast<ast::Binary>(eq.rhs.get());
+  bool operands = (box->sum == add->lhs.get() && box->pointPart == add->rhs.get()) ||
+                  (box->sum == add->rhs.get() && box->pointPart == add->lhs.get());
+  std::string extent = "?";
+  if (auto *ref = llvm::dyn_cast<ast::VarRef>(box->extent))
+    extent = ref->name;
+  else if (auto *lit = llvm::dyn_cast<ast::IntLit>(box->extent))
+    extent = std::to_string(lit->value);
+  auto *pointRead = llvm::dyn_cast<ast::ArrayRead>(box->pointPart);
+  return std::string(operands ? "sum " : "misplaced ") + box->coefficients->name + " " + extent + " " +
+         (pointRead ? pointRead->name : "expr");
+}
+
 } // namespace
+
+// ---------------------------------------------------------------------------------------------
+// boxRecurrence: which recurrences the CUDA flexible wavefront's decoupled step computes
+
+TEST(BoxRecurrenceTest, TheIirRecurrenceIsABox) {
+  const std::string window = "b[k1, k2] * y[i - k1, j - k2]";
+  const std::string where = " where (k1, k2) != (0, 0)";
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] + sum(k1, k2 in 0..M" + where + ") " + window + ";"), "sum b M u");
+  // The sum first, the window's read first, two bindings, the condition's sides swapped.
+  EXPECT_EQ(boxOf("y[i, j] = sum(k1, k2 in 0..M" + where + ") " + window + " + u[i, j];"), "sum b M u");
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] + sum(k1, k2 in 0..M" + where + ") y[i - k1, j - k2] * b[k1, k2];"),
+            "sum b M u");
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] + sum(k1 in 0..M, k2 in 0..M" + where + ") " + window + ";"),
+            "sum b M u");
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] + sum(k1, k2 in 0..M where (0, 0) != (k1, k2)) " + window + ";"),
+            "sum b M u");
+  // E an expression of other arrays, the other staged array, a literal extent.
+  EXPECT_EQ(boxOf("y[i, j] = 2.0 * u[i, j] + x[i, j] + sum(k1, k2 in 0..M" + where + ") " + window + ";"),
+            "sum b M expr");
+  EXPECT_EQ(boxOf("y[i, j] = x[i, j] + sum(k1, k2 in 0..M" + where + ") a[k1, k2] * y[i - k1, j - k2];"),
+            "sum a M x");
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] + sum(k1, k2 in 0..5" + where + ") " + window + ";"), "sum b 5 u");
+}
+
+TEST(BoxRecurrenceTest, OtherFormsAreNotBoxes) {
+  const std::string window = "b[k1, k2] * y[i - k1, j - k2]";
+  const std::string where = " where (k1, k2) != (0, 0)";
+  auto box = [](const std::string &sum) { return boxOf("y[i, j] = u[i, j] + " + sum + ";"); };
+  // The condition: missing (the (0, 0) term reads the point itself), another one, the variables swapped,
+  // another excluded term.
+  EXPECT_EQ(box("sum(k1, k2 in 0..M) " + window), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M where k1 + k2 > 0) " + window), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M where (k2, k1) != (0, 0)) " + window), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M where (k1, k2) != (0, 1)) " + window), "none");
+  // The ranges: different extents, from 1, an extent that depends on the point, three variables.
+  EXPECT_EQ(box("sum(k1 in 0..M, k2 in 0..W" + where + ") " + window), "none");
+  EXPECT_EQ(box("sum(k1 in 1..M, k2 in 0..M" + where + ") " + window), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..i" + where + ") " + window), "none");
+  EXPECT_EQ(box("sum(k1, k2, k3 in 0..M" + where + ") " + window), "none");
+  // The coefficients: indices swapped, an array that is not staged.
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") b[k2, k1] * y[i - k1, j - k2]"), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") g[k1, k2] * y[i - k1, j - k2]"), "none");
+  // The window: indices swapped, an offset, an array other than the written one.
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") b[k1, k2] * y[i - k2, j - k1]"), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") b[k1, k2] * y[i - k1 + 1, j - k2]"), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") b[k1, k2] * x[i - k1, j - k2]"), "none");
+  // The body: a third factor either side.
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") 2.0 * b[k1, k2] * y[i - k1, j - k2]"), "none");
+  EXPECT_EQ(box("sum(k1, k2 in 0..M" + where + ") b[k1, k2] * y[i - k1, j - k2] * b[k1, k2]"), "none");
+  // A max, and E reading the written array, directly or in a second sum.
+  EXPECT_EQ(box("max(k1, k2 in 0..M" + where + ") " + window), "none");
+  EXPECT_EQ(boxOf("y[i, j] = y[i, j - 1] + sum(k1, k2 in 0..M" + where + ") " + window + ";"), "none");
+  EXPECT_EQ(boxOf("y[i, j] = sum(k1, k2 in 0..M" + where + ") " + window + " + sum(k1, k2 in 0..M" + where +
+                  ") " + window + ";"),
+            "none");
+  // Not a sum added to E.
+  EXPECT_EQ(boxOf("y[i, j] = u[i, j] * sum(k1, k2 in 0..M" + where + ") " + window + ";"), "none");
+  EXPECT_EQ(boxOf("y[i, j] = sum(k1, k2 in 0..M" + where + ") " + window + ";"), "none");
+}
 
 // ---------------------------------------------------------------------------------------------
 // slidingWindow: which sums a CUDA data-parallel kernel computes for several points at once
@@ -328,6 +422,26 @@ TEST(ExprPrinterTest, IirStatementChecksOnlyBoundsThatCanFail) {
                                   "  }\n"
                                   "}\n"
                                   "y[i * W + j] = sum0 + sum1;\n");
+}
+
+TEST(ExprPrinterTest, APartPrintsAsTheStatementWouldPrintIt) {
+  Fixture f(IirSource);
+  addIirStatement(f);
+  const model::Statement &statement = f.model.statements[0];
+  auto *add = llvm::cast<ast::Binary>(statement.equation->rhs.get());
+  auto *recurrence = llvm::cast<ast::Reduction>(add->rhs.get());
+  auto *coefficient = llvm::cast<ast::Binary>(recurrence->body.get())->lhs.get();
+  ExprPrinter printer(f.model, f.schedule);
+  CodeWriter w;
+  // The coefficient b[k1, k2] with the sum's variables in scope: in range over their ranges, no test.
+  EXPECT_EQ(printer.printPart(statement, *coefficient, w, recurrence), "b[k1 * M + k2]");
+  // The window read outside its sum, at the point's own dimensions: tested as the statement tests it.
+  auto *cell = llvm::cast<ast::Binary>(recurrence->body.get())->rhs.get();
+  EXPECT_EQ(printer.printPart(statement, *cell, w, recurrence),
+            "(i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f)");
+  // A part with a sum declares its accumulator in `w` and returns its name.
+  EXPECT_EQ(printer.printPart(statement, *add->lhs, w), "sum0");
+  EXPECT_NE(w.str().find("float sum0 = 0.0f;"), std::string::npos);
 }
 
 TEST(ExprPrinterTest, TheDomainDecidesWhichEndsAreChecked) {

@@ -226,6 +226,23 @@ TEST(CudaFlexibleShape, TheWideShapeTakesOverWhereTheNarrowStripsWouldNotAllBeRe
   EXPECT_EQ(TermTableShapes[termTableShapeIndex(289, std::nullopt, 8192, 0)].width, 16);
 }
 
+TEST(CudaFlexibleShape, TheDecoupledStepRunsWhereItMeasuredFaster) {
+  // 132 SMs: the term tables' 16-column strips are all resident up to 4224 columns.
+  EXPECT_FALSE(decoupledStepPreferred(3, 8192, 132));
+  EXPECT_FALSE(decoupledStepPreferred(9, 8192, 132));
+  EXPECT_FALSE(decoupledStepPreferred(17, 2048, 132));
+  EXPECT_FALSE(decoupledStepPreferred(17, 4224, 132));
+  EXPECT_TRUE(decoupledStepPreferred(17, 4225, 132));
+  EXPECT_TRUE(decoupledStepPreferred(10, 8192, 132));
+  EXPECT_TRUE(decoupledStepPreferred(18, 64, 132));
+  EXPECT_TRUE(decoupledStepPreferred(32, 2048, 132));
+  // Outside the extents it is built for, never; on an unknown device, only where the width does not matter.
+  EXPECT_FALSE(decoupledStepPreferred(33, 8192, 132));
+  EXPECT_FALSE(decoupledStepPreferred(1, 8192, 132));
+  EXPECT_FALSE(decoupledStepPreferred(17, 8192, 0));
+  EXPECT_TRUE(decoupledStepPreferred(31, 8192, 0));
+}
+
 TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {
   // An H100 SM: 2048 threads, 65536 registers; a block: 1024 threads. The window sums of the 256-thread
   // strips took up to 113 registers and the 512-thread one 76 without spilling.

@@ -73,6 +73,10 @@ struct FlexibleVariant {
   };
   std::vector<TermTable> termTables;
   std::string termsFunction; // builds them (empty when there are none)
+  // When the statement is a recurrence over a full box window (TermTables.h, boxRecurrence): its parts for
+  // the decoupled step (polyc/cuda/DecoupledWindow.cuh), and the window's extent (a host expression).
+  std::optional<BoxRecurrence> box;
+  std::string boxExtent;
 };
 
 // A data-parallel kernel whose threads take RowsPerThread points each along statement dimension `dim`.
@@ -862,6 +866,22 @@ struct WindowPlan {
 };
 } // namespace
 
+// The decoupled step, for a recurrence over a full box window whose sum has a term table (the table's
+// extents are the box's) and whose other part has no sum: one thread computes that part for each point of
+// a strip column, on the step's path (a sum there, as the FIR's under --no-hoist, keeps the term tables).
+static void planDecoupledStep(FlexibleVariant &variant, const model::Statement &statement,
+                              const std::vector<const ast::IndexVar *> &pointVars, const std::set<std::string> &staged) {
+  std::optional<BoxRecurrence> box = boxRecurrence(*statement.equation->rhs, statement.write.array, pointVars, staged);
+  if (!box || !outerReductions(*box->pointPart).empty())
+    return;
+  auto table = llvm::find_if(variant.termTables,
+                             [&](const FlexibleVariant::TermTable &t) { return t.reduction == box->sum; });
+  if (table == variant.termTables.end() || table->extents.size() != 2)
+    return;
+  variant.box = box;
+  variant.boxExtent = table->extents.front();
+}
+
 bool CudaHostPrinter::printFlexible(const BandView &band) {
   const model::Model &model = input_.model;
   auto refuse = [&](const std::string &reason) {
@@ -980,6 +1000,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     variant.stagedArrays.push_back(name);
   variant.convergedLanes = global.empty();
   planTermTables(variant, statement, domain, pointVars, windowOrder, staged);
+  planDecoupledStep(variant, statement, pointVars, staged);
   program_.flexibleVariants.push_back(variant);
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
@@ -1208,6 +1229,46 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
           "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
   w_.line("return true;");
   w_.closeBlock(";");
+  std::string elseIf = "if";
+  if (variant.box) {
+    std::string functor = program_.globalNames.fresh("Band" + b + "Decoupled");
+    kw.blank();
+    kw.comment("Band " + b + " (" + statement.name + "), the decoupled step (polyc/cuda/DecoupledWindow.cuh): " +
+               statement.name + " is a recurrence over a full box window.");
+    kw.openBlock("struct " + functor);
+    kw.line("using Elem = " + elem + ";");
+    kw.line(program_.device + " " + program_.program + ";");
+    kw.line("int rows = 0, cols = 0;");
+    kw.line("__device__ Elem coefficient(int k1, int k2) const { return " + program_.program + "." + statement.name +
+            "Coefficient(k1, k2); }");
+    kw.line("__device__ Elem pointPart(int i, int j) const { return " + program_.program + "." + statement.name +
+            "PointPart(i, j); }");
+    kw.line("__device__ Elem *cell(int i, int j) const { return " + program_.program + "." + statement.name +
+            "Cell(i, j); }");
+    kw.closeBlock(";");
+    w_.comment("A recurrence over a full box window: the decoupled step, for the window extents it is built for "
+               "(else as below).");
+    w_.openBlock("if (polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
+                 paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ", " + columns + ", " +
+                 variant.boxExtent + ", " + board + ", " + args + "::PublishInterval, " + program_.stream + ", \"" +
+                 program_.globalNames.fresh("band" + b + "Decoupled") + "\"))");
+    w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
+                "): flexible wavefront, decoupled step\\n\");");
+    elseIf = "else if";
+  }
+  // The next alternative, after its comment: inside the block the alternative opens when it follows the
+  // decoupled step's, so that the comment is not read as the decoupled branch's.
+  auto openChoice = [&](const std::string &comment, const std::string &condition) {
+    if (elseIf == "if") {
+      if (!comment.empty())
+        w_.comment(comment);
+      w_.openBlock("if (" + condition + ")");
+    } else {
+      w_.elseBlock("else if (" + condition + ")");
+      if (!comment.empty())
+        w_.comment(comment);
+    }
+  };
   if (!variant.termTables.empty()) {
     std::vector<std::string> capacities;
     for (const FlexibleVariant::TermTable &table : variant.termTables) {
@@ -1215,19 +1276,19 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       if (!llvm::is_contained(capacities, capacity))
         capacities.push_back(capacity);
     }
-    w_.comment("The strip's shape from the terms per point of its tables and the columns (wider strips where "
+    openChoice("The strip's shape from the terms per point of its tables and the columns (wider strips where "
                "the narrow ones would not all be resident); the fixed wavefront runs when the flexible one does "
-               "not fit.");
-    w_.openBlock("if (polyc::rt::cuda::withTermTableShape(" +
-                 (capacities.size() == 1 ? capacities.front()
-                                         : "std::max<int64_t>({" + llvm::join(capacities, ", ") + "})") +
-                 ", " + columns + ", launch))");
+               "not fit.",
+               "polyc::rt::cuda::withTermTableShape(" +
+               (capacities.size() == 1 ? capacities.front()
+                                       : "std::max<int64_t>({" + llvm::join(capacities, ", ") + "})") +
+               ", " + columns + ", launch)");
   } else if (lanes) {
-    w_.comment("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
-               "when the flexible one does not fit.");
-    w_.openBlock("if (polyc::rt::cuda::withLaneShape(polyc::rt::cuda::lanesFor(" + *lanes + "), launch))");
+    openChoice("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
+               "when the flexible one does not fit.",
+               "polyc::rt::cuda::withLaneShape(polyc::rt::cuda::lanesFor(" + *lanes + "), launch)");
   } else {
-    w_.openBlock("if (launch(polyc::rt::cuda::StripShape<1, polyc::rt::cuda::stripWidthFor(1), 0>()))");
+    openChoice("", "launch(polyc::rt::cuda::StripShape<1, polyc::rt::cuda::stripWidthFor(1), 0>())");
   }
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
               "): flexible wavefront\\n\");");
@@ -1331,6 +1392,38 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
   printVariant(statement.name + "RowsEdge", false);
 }
 
+// The statement in the parts the decoupled step computes it from (DecoupledWindow.cuh, the Statement
+// functor): the coefficient of the window's term (k1, k2), the rest of the value at a point, and the
+// address of the point's cell. Reads go to global memory, as one thread's would.
+static void printDecoupledParts(CudaExprPrinter &exprs, const model::Statement &statement, const BoxRecurrence &box,
+                                const model::ArrayInfo &target, CodeWriter &w) {
+  exprs.mode = CudaStatementMode::Thread;
+  const std::string type = exprs.typeName(target.decl->elemType);
+  const std::vector<std::string> dims = exprs.dimNames(statement);
+  std::vector<std::string> sumVars;
+  for (const ast::RangeBinding &binding : box.sum->bindings)
+    for (const auto &var : binding.vars)
+      sumVars.push_back(cIdentifier(var->name));
+  const std::string index = exprs.indexType();
+  w.blank();
+  w.comment(statement.name + " in parts, for the decoupled step: the coefficient of the window's term (" +
+            llvm::join(sumVars, ", ") + "), the value without the window's sum, and the point's cell.");
+  w.openBlock("__device__ " + type + " " + statement.name + "Coefficient(" + index + " " + sumVars[0] + ", " + index +
+              " " + sumVars[1] + ") const");
+  std::string coefficient = exprs.printPart(statement, *box.coefficients, w, box.sum);
+  w.line("return " + coefficient + ";");
+  w.closeBlock();
+  w.openBlock("__device__ " + type + " " + statement.name + "PointPart(" + index + " " + dims[0] + ", " + index + " " +
+              dims[1] + ") const");
+  std::string pointPart = exprs.printPart(statement, *box.pointPart, w);
+  w.line("return " + pointPart + ";");
+  w.closeBlock();
+  w.openBlock("__device__ " + type + " *" + statement.name + "Cell(" + index + " " + dims[0] + ", " + index + " " +
+              dims[1] + ") const");
+  w.line("return &" + exprs.arrayRef(target) + "[" + exprs.elementIndex(target, dims) + "];");
+  w.closeBlock();
+}
+
 // The statement functions of the device struct, in the variants the kernels call.
 static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   const model::Model &model = cp.input.model;
@@ -1408,6 +1501,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       exprs.clearReadStorage();
       exprs.windows.clear();
       exprs.termTables.clear();
+      if (variant.box)
+        printDecoupledParts(exprs, statement, *variant.box, *target, w);
     }
   }
   exprs.mode = CudaStatementMode::Thread;
@@ -1472,6 +1567,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.line("#include \"" + prog + ".h\"");
   w.blank();
   for (const char *header : {"polyc/Runtime.h", "polyc/cuda/BlockReduce.cuh", "polyc/cuda/CudaCompute.h",
+                             "polyc/cuda/DecoupledWindow.cuh",
                              "polyc/cuda/Device.h", "polyc/cuda/SlidingSum.cuh", "polyc/cuda/Wavefront.cuh"})
     w.line(std::string("#include <") + header + ">");
   w.blank();

@@ -146,6 +146,11 @@ std::optional<int64_t> lanesOverride() {
 
 std::optional<int64_t> publishOverride() { return integerFromEnvironment("POLYC_CUDA_PUBLISH", 1, 1 << 20); }
 
+std::optional<bool> decoupledOverride() {
+  std::optional<int64_t> value = integerFromEnvironment("POLYC_CUDA_DECOUPLED", 0, 1);
+  return value ? std::optional<bool>(*value == 1) : std::nullopt;
+}
+
 bool verbose() {
   static const bool enabled = integerFromEnvironment("POLYC_CUDA_VERBOSE", 0, 1).value_or(0) == 1;
   return enabled;

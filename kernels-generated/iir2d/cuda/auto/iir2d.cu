@@ -23,6 +23,7 @@
 #include <polyc/Runtime.h>
 #include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/CudaCompute.h>
+#include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
 #include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>
@@ -136,6 +137,18 @@ struct Iir2dDevice {
       }
       polyc_appender.finish();
     }
+  }
+
+  // S0 in parts, for the decoupled step: the coefficient of the window's term (k1, k2), the value without the
+  // window's sum, and the point's cell.
+  __device__ float S0Coefficient(int64_t k1, int64_t k2) const {
+    return __ldg(&b[k1 * M + k2]);
+  }
+  __device__ float S0PointPart(int64_t i, int64_t j) const {
+    return y_in[i * W + j];
+  }
+  __device__ float *S0Cell(int64_t i, int64_t j) const {
+    return &y[i * W + j];
   }
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
@@ -373,6 +386,17 @@ __global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(Band1Str
   polyc::rt::cuda::runFlexibleWavefront(board, strip, scheduler, publishInterval);
 }
 
+// Band 1 (S0), the decoupled step (polyc/cuda/DecoupledWindow.cuh): S0 is a recurrence over a full box
+// window.
+struct Band1Decoupled {
+  using Elem = float;
+  Iir2dDevice program;
+  int rows = 0, cols = 0;
+  __device__ Elem coefficient(int k1, int k2) const { return program.S0Coefficient(k1, k2); }
+  __device__ Elem pointPart(int i, int j) const { return program.S0PointPart(i, j); }
+  __device__ Elem *cell(int i, int j) const { return program.S0Cell(i, j); }
+};
+
 // Band 1 (S0), fixed wavefront: a group of 32 threads per point.
 template <unsigned G>
 __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const Iir2dDevice program,
@@ -494,10 +518,15 @@ protected:
               Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
-        // The strip's shape from the terms per point of its tables and the columns (wider strips where the narrow
-        // ones would not all be resident); the fixed wavefront runs when the flexible one does not fit.
-        if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}), W,
-            launch)) {
+        // A recurrence over a full box window: the decoupled step, for the window extents it is built for (else
+        // as below).
+        if (polyc::rt::cuda::launchDecoupled(Band1Decoupled{program}, H, W, int64_t(M), band1Board_,
+            Band1FlexibleArgs::PublishInterval, stream, "band1Decoupled")) {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront, decoupled step\n");
+        } else if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}), W, launch)) {
+          // The strip's shape from the terms per point of its tables and the columns (wider strips where the
+          // narrow ones would not all be resident); the fixed wavefront runs when the flexible one does not fit.
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront\n");
         } else {

@@ -23,6 +23,7 @@
 #include <polyc/Runtime.h>
 #include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/CudaCompute.h>
+#include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
 #include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>

@@ -147,6 +147,8 @@ const cudaDeviceProp &deviceProperties();
 //   POLYC_CUDA_VERBOSE=0|1        print launch configurations and choices to stderr
 //   POLYC_CUDA_LANES=4|8|16|32    flexible wavefront: threads per point (default: from the window sums)
 //   POLYC_CUDA_PUBLISH=N          flexible wavefront: steps between progress stores (default: the program's)
+//   POLYC_CUDA_DECOUPLED=0|1      flexible wavefront: box-window recurrences by term tables (0) or by the
+//                                 decoupled step wherever it applies (1); default: decoupledStepPreferred
 // A malformed value throws CudaError with a message naming the variable.
 bool useCudaGraph();
 std::optional<int64_t> gridOverride();
@@ -155,6 +157,7 @@ WavefrontOverride wavefrontOverride();
 bool verbose();
 std::optional<int64_t> lanesOverride();
 std::optional<int64_t> publishOverride();
+std::optional<bool> decoupledOverride();
 
 // Enqueues a sequence of launches on `stream`: directly when POLYC_CUDA_GRAPH=0, else by replaying
 // `graph`, captured from `enqueue` the first time and whenever `key` changes. `prepareOnly` captures
@@ -302,6 +305,25 @@ template <typename Body> auto withTableShapeAt(int index, Body &&body) {
 template <typename Body> auto withTermTableShape(int64_t capacity, int64_t columns, Body &&body) {
   return withTableShapeAt(
       termTableShapeIndex(capacity, lanesOverride(), columns, deviceProperties().multiProcessorCount), body);
+}
+
+// The window extents the decoupled step (DecoupledWindow.cuh) is built for. Its halo (M - 1 columns) is
+// loaded by one warp and lies in the left strip; larger windows use the term tables.
+inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
+
+// Whether a recurrence over a full box window of `extent` and `columns` columns runs the decoupled step
+// rather than term tables when nothing forces the choice: where it measured faster on the H100
+// (docs/performance.md, CUDA, session 16). That is windows of 18 to 32, and windows of 10 to 17 where the
+// term tables would take their wide strips (their 16-column strips would not all be resident). Elsewhere
+// the term tables were faster (2048^2 at M = 17: 2.70 against 3.10 ms; 8192^2 at M = 3: 9.41 against
+// 10.52).
+inline bool decoupledStepPreferred(int64_t extent, int64_t columns, int multiprocessors) {
+  if (extent < DecoupledMinExtent || extent > DecoupledMaxExtent)
+    return false;
+  if (extent >= 18)
+    return true;
+  return extent >= 10 && termTableShapeIndex(termCapacity({extent, extent}), std::nullopt, columns,
+                                             multiprocessors) == WideTermTableShape;
 }
 
 // Host: returns body(Shape()) with Shape = StripShape<G, stripWidthFor(G), 0> for G = lanes (4, 8, 16 or

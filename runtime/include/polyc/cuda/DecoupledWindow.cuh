@@ -1,0 +1,301 @@
+// The decoupled step of the flexible wavefront: a 2D recurrence over a full box window,
+//
+//   Y[i, j] = E(i, j) + sum((k1, k2) in [0, M)^2 minus (0, 0)) C[k1, k2] * Y[i - k1, j - k2]   (Y = 0 outside),
+//
+// with point-invariant coefficients C, computed in strips of S columns (docs/scheduling.md, "The decoupled
+// step"; docs/prototypes/diagonal-chain/README.md has the design's measurements).
+//
+// The strip. Column g of a strip computes row u - g at step u, so cell (r, c0 + g) is made at step r + g:
+// its anti-diagonal. The shared ring holds the cells by step, two slots deep. The (k1, k2) term of the
+// point of column g at step u is the cell of slot u - k1 - k2 in column g - k2 (columns left of the strip,
+// the halo, come from the left strip's Y in global memory).
+//
+// The block: two groups of warps that meet at named barriers.
+//  - The chain: one thread a column (S, rounded up to whole warps) and a coordinator warp. At step u a
+//    column thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to E (loaded two
+//    steps ahead) and to the window sum the window group left in `far`, and stores the cell into slot u
+//    and Y. The coordinator's lanes 0 .. M - 2 load the halo cells (Ahead steps ahead, after polling the
+//    left strip's progress) and store them into the slot; its lane 0 publishes the strip's progress.
+//  - The window: G lanes a column; lane j owns the column offsets k2 in [jB, jB + B). At iteration v it
+//    loads its B cells of slot v once and adds them, times its B x M coefficients (registers), into
+//    M + B - 1 accumulators: one for each later point those cells feed. The lanes pass a point's partial
+//    sum down to lane 0 one lane a step (a shuffle), and lane 0 leaves in `far` the sum of every term but
+//    the two nearest for the points at step v + 2, whose other terms all lie in slots <= v.
+// So the window's iteration v runs beside the chain's step v + 1, off the chain's path: the chain waits
+// for it only when the window's work is longer than a chain step. That is what makes a step's time
+// nearly independent of M.
+//
+// Barriers (bar.arrive does not wait; both order the shared-memory accesses before them for the threads
+// that wait). The chain arrives at slotWritten(u) and waits at stepDone(u); the window waits at
+// slotWritten(v) and arrives at stepDone(v + 1). Each alternates between two ids by the step's parity,
+// so a group that arrives early for the next step cannot count toward this one.
+//
+// Strips in turn. A block takes strips in order from a ticket (the board's frontier, atomicAdd) and
+// keeps each to its end. A block then waits only on a strip a running block took earlier, whose own wait
+// is on a strip taken earlier still; the lowest unfinished strip waits on nothing. So the kernel cannot
+// deadlock, whatever the grid and whatever order the hardware starts blocks in, and no strip is ever
+// entered mid-way (so the accumulators never need rebuilding).
+//
+// Ordering. Progress is published with a release store by the coordinator's lane 0 after the step's
+// barrier (cumulative: every column thread's stores of Y before that barrier are published) and read by
+// the right neighbour's coordinator with acquire loads before its halo loads, which go to L2
+// (ld.global.cg).
+#pragma once
+
+#include "polyc/cuda/Device.h"
+#include "polyc/cuda/Wavefront.cuh"
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+namespace polyc::rt::cuda {
+
+// G lanes a column, S columns a strip, for window extent M. Measured on the H100 (docs/performance.md,
+// CUDA, session 16): one lane up to M = 5, four up to 17 (strips of 64), sixteen above (strips of 32).
+template <int M_>
+struct DecoupledShape {
+  static constexpr int M = M_;
+  static constexpr int G = M <= 5 ? 1 : M <= 17 ? 4 : 16;
+  static constexpr int S = M <= 17 ? 64 : 32;
+  static constexpr int B = (M + G - 1) / G;                // column offsets a window lane
+  static constexpr int K = M + B - 1;                      // accumulators a window lane
+  static constexpr int Halo = M - 1;                       // columns left of the strip
+  static constexpr int RingCols = Halo + S;                // a ring slot
+  static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // the columns, then the coordinator warp
+  static constexpr int WindowThreads = G * S;
+  static constexpr int BlockThreads = ChainThreads + WindowThreads;
+  static constexpr int Ahead = 3; // steps between a halo cell's load and its store into the ring
+  static_assert(M >= DecoupledMinExtent && M <= DecoupledMaxExtent && Halo <= S, "the halo is one warp, in the left strip");
+  static_assert(G * S % 32 == 0 && 32 % G == 0, "whole warps; a column's lanes in one warp");
+  static_assert(G == 1 || B >= 2, "a lane's partial sum reaches lane 0 in time");
+  static_assert(BlockThreads <= 1024, "block size");
+};
+
+__device__ __forceinline__ void namedBarrierSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void namedBarrierArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// Slot u is in the ring (the chain arrives, the window waits). Ids 1-4; 0 is __syncthreads.
+__device__ __forceinline__ int slotWritten(int u) { return 1 + (u & 1); }
+// The chain's step u is done and the window sums of step u + 1 are in `far` (the window arrives, the
+// chain waits).
+__device__ __forceinline__ int stepDone(int u) { return 3 + (u & 1); }
+
+// The shared memory of one block.
+template <class Shape, typename Elem>
+struct DecoupledShared {
+  Elem ring[2][Shape::RingCols];
+  Elem far[2][Shape::S]; // far[u & 1][g]: the window sum of column g's point at step u, nearest terms left out
+  int taken;             // the strip the block took
+};
+
+// The window group's part of one strip (threads ChainThreads and up).
+template <class Shape, typename Elem>
+__device__ void decoupledWindowStrip(const Elem (&coef)[Shape::B][Shape::M], DecoupledShared<Shape, Elem> &shared,
+                                     int first, int last) {
+  constexpr int M = Shape::M, G = Shape::G, B = Shape::B, K = Shape::K, All = Shape::BlockThreads;
+  const int t = int(threadIdx.x) - Shape::ChainThreads;
+  const int g = t / G, j = t % G;
+  Elem acc[K]; // acc[p]: this lane's part of the point of column g at step v + jB + p
+#pragma unroll
+  for (int p = 0; p < K; ++p)
+    acc[p] = Elem(0);
+  Elem received = Elem(0); // lane j + 1's finished part, for the point now at acc[B - 1]
+  namedBarrierArrive(stepDone(first), All); // far[first + 1] is zero
+  for (int v = first; v <= last; ++v) {
+    namedBarrierSync(slotWritten(v), All);
+    acc[B - 1] += received;
+    const Elem *newest = shared.ring[v & 1] + Shape::Halo + g;
+    Elem cell[B];
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb) {
+      const int k2 = j * B + kb;
+      cell[kb] = k2 < M ? newest[-k2] : Elem(0);
+    }
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb)
+#pragma unroll
+      for (int k1 = 0; k1 < M; ++k1)
+        acc[k1 + kb] += coef[kb][k1] * cell[kb];
+    Elem down = Elem(0);
+    if constexpr (G > 1)
+      down = __shfl_down_sync(0xffffffffu, acc[0], 1, G);
+    // Lane 0's acc[2] is the point at step v + 2. With B = 2, lane 1's part of it is complete only now.
+    if (j == 0)
+      shared.far[v & 1][g] = acc[2] + (B == 2 ? down : Elem(0));
+    received = j == G - 1 ? Elem(0) : down;
+#pragma unroll
+    for (int p = 0; p + 1 < K; ++p)
+      acc[p] = acc[p + 1];
+    acc[K - 1] = Elem(0);
+    if (v < last)
+      namedBarrierArrive(stepDone(v + 1), All);
+  }
+}
+
+// The chain group's part of one strip (threads below ChainThreads). Steps run from `first` = -(M - 1)
+// (before it, every cell a step reads is zero) to `last`; progress counts them from 0.
+template <class Shape, class Statement>
+__device__ void decoupledChainStrip(const Statement &st, const FlexibleBoard &board, int strip,
+                                    DecoupledShared<Shape, typename Statement::Elem> &shared, int first, int last,
+                                    int publishInterval) {
+  using Elem = typename Statement::Elem;
+  constexpr int S = Shape::S, Halo = Shape::Halo, All = Shape::BlockThreads;
+  const int c0 = strip * S;
+  const int g = int(threadIdx.x);
+  const bool column = g < S;
+  const int helper = g - (Shape::ChainThreads - WarpSize); // the coordinator warp's lane
+  const bool publisher = helper == 0;
+  const bool haloLane = helper >= 0 && helper < Halo;
+  const int h = helper + 1; // a halo lane's column: c0 - h
+  const Elem b10 = st.coefficient(1, 0), b01 = st.coefficient(0, 1);
+
+  int leftDone = -1; // the left strip's progress, as last read
+  auto loadHalo = [&](int slot) -> Elem {
+    const int row = slot + h;
+    if (strip == 0 || row < 0 || row >= st.rows)
+      return Elem(0);
+    // The left strip makes cell (row, c0 - h) at its step row + S - h = slot + S.
+    const int needed = min(slot + S, last) - first;
+    while (leftDone < needed)
+      leftDone = loadAcquire(board.progress + strip - 1);
+    return __ldcg(st.cell(row, c0 - h));
+  };
+  Elem haloPipe[Shape::Ahead];
+  if (haloLane) {
+#pragma unroll
+    for (int q = 0; q < Shape::Ahead; ++q)
+      haloPipe[q] = loadHalo(first + q);
+  }
+  auto loadPoint = [&](int step) -> Elem {
+    const int row = step - g, col = c0 + g;
+    return column && row >= 0 && row < st.rows && col < st.cols ? st.pointPart(row, col) : Elem(0);
+  };
+  Elem pointPipe[2] = {loadPoint(first), loadPoint(first + 1)}; // E, two steps ahead
+
+  for (int u = first; u <= last; ++u) {
+    Elem *own = shared.ring[u & 1];
+    if (column) {
+      const Elem *newest = shared.ring[(u - 1) & 1] + Halo + g;
+      const int row = u - g, col = c0 + g;
+      const bool inside = row >= 0 && row < st.rows && col < st.cols;
+      const Elem value = inside ? pointPipe[0] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : Elem(0);
+      own[Halo + g] = value;
+      if (inside)
+        *st.cell(row, col) = value;
+      pointPipe[0] = pointPipe[1];
+      pointPipe[1] = loadPoint(u + 2);
+    }
+    if (haloLane) {
+      own[Halo - h] = haloPipe[0];
+#pragma unroll
+      for (int q = 0; q + 1 < Shape::Ahead; ++q)
+        haloPipe[q] = haloPipe[q + 1];
+      haloPipe[Shape::Ahead - 1] = loadHalo(u + Shape::Ahead);
+    }
+    namedBarrierArrive(slotWritten(u), All);
+    namedBarrierSync(stepDone(u), All);
+    // (A countdown instead of the remainder made the step slower in one measurement: ptxas's schedule.)
+    if (publisher && ((u - first) % publishInterval == publishInterval - 1 || u == last))
+      storeRelease(board.progress + strip, u - first);
+  }
+}
+
+// The persistent kernel. `Statement` (generated) gives: `Elem`; `rows`, `cols` (the domain
+// [0, rows) x [0, cols)); `coefficient(k1, k2)` (C); `pointPart(i, j)` (E); `cell(i, j)` (the address of
+// Y[i, j]). board.columns is the number of strips; board.frontier[0], zero at the start, is the ticket.
+template <class Shape, class Statement>
+__global__ void __launch_bounds__(Shape::BlockThreads)
+    decoupledWavefront(const Statement st, const FlexibleBoard board, int publishInterval) {
+  using Elem = typename Statement::Elem;
+  constexpr int M = Shape::M, G = Shape::G, B = Shape::B;
+  __shared__ DecoupledShared<Shape, Elem> shared;
+  const int first = -(M - 1), last = st.rows + Shape::S - 2;
+  const bool window = int(threadIdx.x) >= Shape::ChainThreads;
+  Elem coef[B][M]; // a window lane's coefficients, without the two nearest terms
+  if (window) {
+    const int j = (int(threadIdx.x) - Shape::ChainThreads) % G;
+#pragma unroll
+    for (int kb = 0; kb < B; ++kb)
+#pragma unroll
+      for (int k1 = 0; k1 < M; ++k1) {
+        const int k2 = j * B + kb;
+        coef[kb][k1] = k2 < M && k1 + k2 >= 2 ? st.coefficient(k1, k2) : Elem(0);
+      }
+  }
+  for (;;) {
+    if (threadIdx.x == 0)
+      shared.taken = atomicAdd(board.frontier, 1);
+    for (int i = threadIdx.x; i < 2 * Shape::RingCols; i += blockDim.x)
+      (&shared.ring[0][0])[i] = Elem(0);
+    for (int i = threadIdx.x; i < 2 * Shape::S; i += blockDim.x)
+      (&shared.far[0][0])[i] = Elem(0);
+    __syncthreads();
+    const int strip = shared.taken;
+    if (strip >= board.columns)
+      return;
+    if (window)
+      decoupledWindowStrip<Shape>(coef, shared, first, last);
+    else
+      decoupledChainStrip<Shape>(st, board, strip, shared, first, last, publishInterval);
+    __syncthreads(); // every thread has read `taken` and is done with the ring
+  }
+}
+
+// Host: calls body(std::integral_constant<int, M>()) for `extent` in [DecoupledMinExtent,
+// DecoupledMaxExtent]; returns false without calling it otherwise.
+template <typename Body, int... Offsets>
+bool withDecoupledExtent(int extent, Body &&body, std::integer_sequence<int, Offsets...>) {
+  return ((extent == DecoupledMinExtent + Offsets &&
+           (body(std::integral_constant<int, DecoupledMinExtent + Offsets>()), true)) ||
+          ...);
+}
+template <typename Body>
+bool withDecoupledExtent(int64_t extent, Body &&body) {
+  if (extent < DecoupledMinExtent || extent > DecoupledMaxExtent)
+    return false;
+  return withDecoupledExtent(
+      int(extent), body, std::make_integer_sequence<int, DecoupledMaxExtent - DecoupledMinExtent + 1>());
+}
+
+// Host: runs the recurrence `st` over the domain [0, rows) x [0, cols) with window extent `extent` by the
+// decoupled step, and returns true; returns false, launching nothing, where the term tables run instead:
+// an extent outside [DecoupledMinExtent, DecoupledMaxExtent], a domain whose steps do not fit in int,
+// POLYC_CUDA_LANES set (a term-table setting), POLYC_CUDA_DECOUPLED=0, or, unless POLYC_CUDA_DECOUPLED=1,
+// where decoupledStepPreferred says no. `Statement` as for decoupledWavefront; this sets its rows and
+// cols.
+template <class Statement>
+bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
+                     int publishInterval, cudaStream_t stream, const char *name) {
+  constexpr int64_t Margin = 2 * 64 + DecoupledMaxExtent; // steps beyond the rows, columns beyond the last
+  if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
+    return false;
+  const std::optional<bool> forced = decoupledOverride();
+  if (forced ? !*forced : !decoupledStepPreferred(extent, cols, deviceProperties().multiProcessorCount))
+    return false;
+  st.rows = int(rows);
+  st.cols = int(cols);
+  return withDecoupledExtent(extent, [&](auto m) {
+    using Shape = DecoupledShape<decltype(m)::value>;
+    const int strips = int((cols + Shape::S - 1) / Shape::S);
+    if (strips <= 0 || rows <= 0)
+      return;
+    const auto kernel = decoupledWavefront<Shape, Statement>;
+    const int grid = flexibleGridSize(kernel, Shape::BlockThreads, 0, strips, name);
+    if (const std::optional<int64_t> forced = publishOverride())
+      publishInterval = int(*forced);
+    if (verbose())
+      std::fprintf(stderr,
+                   "polyc: %s: decoupled step, window %d, %d lanes x %d columns, %d threads per block, %d strips\n",
+                   name, Shape::M, Shape::G, Shape::S, Shape::BlockThreads, strips);
+    const int steps = st.rows + Shape::S - 1 + Shape::Halo;
+    const FlexibleBoard board = storage.reset(strips, steps, 0, stream);
+    kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board, publishInterval);
+    POLYC_CUDA_CHECK_LAUNCH(name);
+  });
+}
+
+} // namespace polyc::rt::cuda
