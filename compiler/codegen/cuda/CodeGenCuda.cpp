@@ -1229,7 +1229,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
           "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
   w_.line("return true;");
   w_.closeBlock(";");
-  std::string elseIf = "if";
+  bool afterDecoupled = false; // the alternatives below are else-ifs of the decoupled step's
   if (variant.box) {
     std::string functor = program_.globalNames.fresh("Band" + b + "Decoupled");
     kw.blank();
@@ -1254,12 +1254,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
                  program_.globalNames.fresh("band" + b + "Decoupled") + "\"))");
     w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
                 "): flexible wavefront, decoupled step\\n\");");
-    elseIf = "else if";
+    afterDecoupled = true;
   }
   // The next alternative, after its comment: inside the block the alternative opens when it follows the
   // decoupled step's, so that the comment is not read as the decoupled branch's.
   auto openChoice = [&](const std::string &comment, const std::string &condition) {
-    if (elseIf == "if") {
+    if (!afterDecoupled) {
       if (!comment.empty())
         w_.comment(comment);
       w_.openBlock("if (" + condition + ")");
