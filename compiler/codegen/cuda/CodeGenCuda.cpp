@@ -1176,7 +1176,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   w_.line("constexpr int S = Shape::Width;");
   w_.line(args + " args;");
   w_.line("args." + program_.program + " = " + program_.program + ";");
-  w_.line("args.rows = " + paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ";");
+  const std::string rows = paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1)));
+  w_.line("args.rows = " + rows + ";");
   const std::string columns = paramsExpr(dimMax(domain, c).add_constant(isl::val(ctx, 1)));
   w_.line("args.cols = " + columns + ";");
   w_.line("size_t sharedBytes = 0;");
@@ -1249,7 +1250,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     w_.comment("A recurrence over a full box window: the decoupled step, for the window extents it is built for "
                "(else as below).");
     w_.openBlock("if (polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
-                 paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1))) + ", " + columns + ", " +
+                 rows + ", " + columns + ", " +
                  variant.boxExtent + ", " + board + ", " + args + "::PublishInterval, " + program_.stream + ", \"" +
                  program_.globalNames.fresh("band" + b + "Decoupled") + "\"))");
     w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
