@@ -227,20 +227,14 @@ TEST(CudaFlexibleShape, TheWideShapeTakesOverWhereTheNarrowStripsWouldNotAllBeRe
 }
 
 TEST(CudaFlexibleShape, TheDecoupledStepRunsWhereItMeasuredFaster) {
-  // 132 SMs: the term tables' 16-column strips are all resident up to 4224 columns.
-  EXPECT_FALSE(decoupledStepPreferred(3, 8192, 132));
-  EXPECT_FALSE(decoupledStepPreferred(9, 8192, 132));
-  EXPECT_FALSE(decoupledStepPreferred(17, 2048, 132));
-  EXPECT_FALSE(decoupledStepPreferred(17, 4224, 132));
-  EXPECT_TRUE(decoupledStepPreferred(17, 4225, 132));
-  EXPECT_TRUE(decoupledStepPreferred(10, 8192, 132));
-  EXPECT_TRUE(decoupledStepPreferred(18, 64, 132));
-  EXPECT_TRUE(decoupledStepPreferred(32, 2048, 132));
-  // Outside the extents it is built for, never; on an unknown device, only where the width does not matter.
-  EXPECT_FALSE(decoupledStepPreferred(33, 8192, 132));
-  EXPECT_FALSE(decoupledStepPreferred(1, 8192, 132));
-  EXPECT_FALSE(decoupledStepPreferred(17, 8192, 0));
-  EXPECT_TRUE(decoupledStepPreferred(31, 8192, 0));
+  EXPECT_FALSE(decoupledStepPreferred(3));
+  EXPECT_FALSE(decoupledStepPreferred(9));
+  EXPECT_TRUE(decoupledStepPreferred(10));
+  EXPECT_TRUE(decoupledStepPreferred(17));
+  EXPECT_TRUE(decoupledStepPreferred(32));
+  // Outside the windows it is built for (the halo in one warp), never.
+  EXPECT_FALSE(decoupledStepPreferred(1));
+  EXPECT_FALSE(decoupledStepPreferred(33));
 }
 
 TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {

@@ -866,11 +866,15 @@ struct WindowPlan {
 };
 } // namespace
 
-// The decoupled step, for a recurrence over a full box window whose sum has a term table (the table's
-// extents are the box's) and whose other part has no sum: one thread computes that part for each point of
-// a strip column, on the step's path (a sum there, as the FIR's under --no-hoist, keeps the term tables).
-static void planDecoupledStep(FlexibleVariant &variant, const model::Statement &statement,
+// The decoupled step, for a floating-point recurrence over a full box window whose sum has a term table
+// (the table's extents are the box's) and whose other part has no sum: one thread computes that part for
+// each point of a strip column, on the step's path (a sum there, as the FIR's under --no-hoist, keeps
+// the term tables). Its hand-over between strips marks cells not yet computed with a NaN
+// (DecoupledWindow.cuh, PendingCell), which integers do not have.
+static void planDecoupledStep(FlexibleVariant &variant, const model::Statement &statement, ast::ElemType type,
                               const std::vector<const ast::IndexVar *> &pointVars, const std::set<std::string> &staged) {
+  if (type == ast::ElemType::I32)
+    return;
   std::optional<BoxRecurrence> box = boxRecurrence(*statement.equation->rhs, statement.write.array, pointVars, staged);
   if (!box || !outerReductions(*box->pointPart).empty())
     return;
@@ -1000,7 +1004,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     variant.stagedArrays.push_back(name);
   variant.convergedLanes = global.empty();
   planTermTables(variant, statement, domain, pointVars, windowOrder, staged);
-  planDecoupledStep(variant, statement, pointVars, staged);
+  planDecoupledStep(variant, statement, model.findArray(statement.write.array)->decl->elemType, pointVars, staged);
   program_.flexibleVariants.push_back(variant);
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
@@ -1247,11 +1251,23 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.line("__device__ Elem *cell(int i, int j) const { return " + program_.program + "." + statement.name +
             "Cell(i, j); }");
     kw.closeBlock(";");
+    // Its parts compute in int (printDecoupledParts): the params and the sizes of the arrays they read and
+    // write must fit.
+    std::vector<std::string> fit;
+    for (auto &param : model.program->params)
+      fit.push_back(cIdentifier(param->name));
+    std::vector<std::string> accessed{statement.write.array};
+    for (const model::Access &read : statement.reads)
+      accessed.push_back(read.array);
+    for (const std::string &name : accessed)
+      if (std::string size = program_.exprs.storageSize(*model.findArray(name)); !llvm::is_contained(fit, size))
+        fit.push_back(size);
     w_.comment("A recurrence over a full box window: the decoupled step, for the window extents it is built for "
-               "(else as below).");
-    w_.openBlock("if (polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
+               "and indices in int (else as below).");
+    w_.openBlock("if (polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "}) && " +
+                 "polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
                  rows + ", " + columns + ", " +
-                 variant.boxExtent + ", " + board + ", " + args + "::PublishInterval, " + program_.stream + ", \"" +
+                 variant.boxExtent + ", " + board + ", " + program_.stream + ", \"" +
                  program_.globalNames.fresh("band" + b + "Decoupled") + "\"))");
     w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
                 "): flexible wavefront, decoupled step\\n\");");
@@ -1395,10 +1411,12 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
 
 // The statement in the parts the decoupled step computes it from (DecoupledWindow.cuh, the Statement
 // functor): the coefficient of the window's term (k1, k2), the rest of the value at a point, and the
-// address of the point's cell. Reads go to global memory, as one thread's would.
+// address of the point's cell. Reads go to global memory, as one thread's would. They compute in int, as
+// the flexible value function does (the launch checks decoupledFitsInInt): 64-bit indices cost the step's
+// chain several instructions a cell.
 static void printDecoupledParts(CudaExprPrinter &exprs, const model::Statement &statement, const BoxRecurrence &box,
                                 const model::ArrayInfo &target, CodeWriter &w) {
-  exprs.mode = CudaStatementMode::Thread;
+  exprs.mode = CudaStatementMode::FlexibleValue;
   const std::string type = exprs.typeName(target.decl->elemType);
   const std::vector<std::string> dims = exprs.dimNames(statement);
   std::vector<std::string> sumVars;

@@ -141,14 +141,14 @@ struct Iir2dDevice {
 
   // S0 in parts, for the decoupled step: the coefficient of the window's term (k1, k2), the value without the
   // window's sum, and the point's cell.
-  __device__ float S0Coefficient(int64_t k1, int64_t k2) const {
-    return __ldg(&b[k1 * M + k2]);
+  __device__ float S0Coefficient(int k1, int k2) const {
+    return __ldg(&b[k1 * int(M) + k2]);
   }
-  __device__ float S0PointPart(int64_t i, int64_t j) const {
-    return y_in[i * W + j];
+  __device__ float S0PointPart(int i, int j) const {
+    return y_in[i * int(W) + j];
   }
-  __device__ float *S0Cell(int64_t i, int64_t j) const {
-    return &y[i * W + j];
+  __device__ float *S0Cell(int i, int j) const {
+    return &y[i * int(W) + j];
   }
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
@@ -518,10 +518,11 @@ protected:
               Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
-        // A recurrence over a full box window: the decoupled step, for the window extents it is built for (else
-        // as below).
-        if (polyc::rt::cuda::launchDecoupled(Band1Decoupled{program}, H, W, int64_t(M), band1Board_,
-            Band1FlexibleArgs::PublishInterval, stream, "band1Decoupled")) {
+        // A recurrence over a full box window: the decoupled step, for the window extents it is built for and
+        // indices in int (else as below).
+        if (polyc::rt::cuda::fitInInt({H, W, M, H * W, M * M})
+            && polyc::rt::cuda::launchDecoupled(Band1Decoupled{program}, H, W, int64_t(M), band1Board_, stream,
+            "band1Decoupled")) {
           if (polyc::rt::cuda::verbose())
             std::fprintf(stderr, "polyc: band 1 (S0): flexible wavefront, decoupled step\n");
         } else if (polyc::rt::cuda::withTermTableShape(polyc::rt::cuda::termCapacity({int64_t(M), int64_t(M)}), W, launch)) {

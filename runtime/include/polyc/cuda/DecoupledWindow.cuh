@@ -11,11 +11,11 @@
 // the halo, come from the left strip's Y in global memory).
 //
 // The block: two groups of warps that meet at named barriers.
-//  - The chain: one thread a column (S, rounded up to whole warps) and a coordinator warp. At step u a
-//    column thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to E (loaded two
-//    steps ahead) and to the window sum the window group left in `far`, and stores the cell into slot u
-//    and Y. The coordinator's lanes 0 .. M - 2 load the halo cells (Ahead steps ahead, after polling the
-//    left strip's progress) and store them into the slot; its lane 0 publishes the strip's progress.
+//  - The chain: one thread a column (S, rounded up to whole warps) and a halo warp. At step u a column
+//    thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to E (loaded two steps
+//    ahead) and to the window sum the window group left in `far`, and stores the cell into slot u and
+//    Y. The halo warp's lanes 0 .. M - 2 load the halo cells from Y (Ahead steps ahead) and store them
+//    into the slot.
 //  - The window: G lanes a column; lane j owns the column offsets k2 in [jB, jB + B). At iteration v it
 //    loads its B cells of slot v once and adds them, times its B x M coefficients (registers), into
 //    M + B - 1 accumulators: one for each later point those cells feed. The lanes pass a point's partial
@@ -36,10 +36,14 @@
 // deadlock, whatever the grid and whatever order the hardware starts blocks in, and no strip is ever
 // entered mid-way (so the accumulators never need rebuilding).
 //
-// Ordering. Progress is published with a release store by the coordinator's lane 0 after the step's
-// barrier (cumulative: every column thread's stores of Y before that barrier are published) and read by
-// the right neighbour's coordinator with acquire loads before its halo loads, which go to L2
-// (ld.global.cg).
+// The hand-over between strips has no progress counters and no fences: the halo cells carry their own
+// "not yet". Before the kernel, decoupledMarkEdges fills the cells the right strips read (each strip's
+// last M - 1 columns) with PendingCell, a signalling NaN that arithmetic never returns. The left strip
+// stores those cells with relaxed atomic stores, and a halo lane reads its cell with relaxed atomic loads
+// (in L2) until it is no longer pending: a cell is its own flag, read and written whole (single-copy
+// atomicity), and nothing else of the left strip is read. With progress published by a release store and
+// polled before the halo loads (session 16), each strip lagged its left neighbour by about 40 steps more
+// than the S + Ahead it needs (docs/performance.md, CUDA, "The hand-over without fences").
 #pragma once
 
 #include "polyc/cuda/Device.h"
@@ -47,9 +51,39 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <type_traits>
 #include <utility>
 
 namespace polyc::rt::cuda {
+
+// The value of a halo cell that its strip has not stored yet: a signalling NaN with a payload of its own.
+// Arithmetic returns quiet NaNs, and every cell the decoupled step stores is a sum, so no stored value
+// is pending. Only floating-point recurrences take the decoupled step.
+template <typename Elem>
+struct PendingCell;
+template <>
+struct PendingCell<float> {
+  using Bits = uint32_t;
+  static constexpr Bits Pattern = 0x7fa0d1ceu;
+};
+template <>
+struct PendingCell<double> {
+  using Bits = uint64_t;
+  static constexpr Bits Pattern = 0x7ff4d1ce0d1ce0d1ull;
+};
+template <typename Elem>
+__device__ __forceinline__ bool isPending(Elem value) {
+  return __builtin_bit_cast(typename PendingCell<Elem>::Bits, value) == PendingCell<Elem>::Pattern;
+}
+template <typename Elem>
+__device__ __forceinline__ Elem loadCellRelaxed(const Elem *cell) {
+  return ::cuda::atomic_ref<Elem, ::cuda::thread_scope_device>(*const_cast<Elem *>(cell))
+      .load(::cuda::memory_order_relaxed);
+}
+template <typename Elem>
+__device__ __forceinline__ void storeCellRelaxed(Elem *cell, Elem value) {
+  ::cuda::atomic_ref<Elem, ::cuda::thread_scope_device>(*cell).store(value, ::cuda::memory_order_relaxed);
+}
 
 // G lanes a column, S columns a strip, for window extent M. Measured on the H100 (docs/performance.md,
 // CUDA, session 16): one lane up to M = 5, four up to 17 (strips of 64), sixteen above (strips of 32).
@@ -62,10 +96,10 @@ struct DecoupledShape {
   static constexpr int K = M + B - 1;                      // accumulators a window lane
   static constexpr int Halo = M - 1;                       // columns left of the strip
   static constexpr int RingCols = Halo + S;                // a ring slot
-  static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // the columns, then the coordinator warp
+  static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // the columns, then the halo warp
   static constexpr int WindowThreads = G * S;
   static constexpr int BlockThreads = ChainThreads + WindowThreads;
-  static constexpr int Ahead = 3; // steps between a halo cell's load and its store into the ring
+  static constexpr int Ahead = 3; // steps between a halo cell's first load and its store into the ring
   static_assert(M >= DecoupledMinExtent && M <= DecoupledMaxExtent && Halo <= S, "the halo is one warp, in the left strip");
   static_assert(G * S % 32 == 0 && 32 % G == 0, "whole warps; a column's lanes in one warp");
   static_assert(G == 1 || B >= 2, "a lane's partial sum reaches lane 0 in time");
@@ -137,32 +171,29 @@ __device__ void decoupledWindowStrip(const Elem (&coef)[Shape::B][Shape::M], Dec
 }
 
 // The chain group's part of one strip (threads below ChainThreads). Steps run from `first` = -(M - 1)
-// (before it, every cell a step reads is zero) to `last`; progress counts them from 0.
+// (before it, every cell a step reads is zero) to `last`.
 template <class Shape, class Statement>
-__device__ void decoupledChainStrip(const Statement &st, const FlexibleBoard &board, int strip,
-                                    DecoupledShared<Shape, typename Statement::Elem> &shared, int first, int last,
-                                    int publishInterval) {
+__device__ void decoupledChainStrip(const Statement &st, int strip,
+                                    DecoupledShared<Shape, typename Statement::Elem> &shared, int first, int last) {
   using Elem = typename Statement::Elem;
   constexpr int S = Shape::S, Halo = Shape::Halo, All = Shape::BlockThreads;
   const int c0 = strip * S;
   const int g = int(threadIdx.x);
   const bool column = g < S;
-  const int helper = g - (Shape::ChainThreads - WarpSize); // the coordinator warp's lane
-  const bool publisher = helper == 0;
+  const bool edge = g >= S - Halo; // a column the right strip reads
+  const int helper = g - (Shape::ChainThreads - WarpSize); // the halo warp's lane
   const bool haloLane = helper >= 0 && helper < Halo;
   const int h = helper + 1; // a halo lane's column: c0 - h
   const Elem b10 = st.coefficient(1, 0), b01 = st.coefficient(0, 1);
 
-  int leftDone = -1; // the left strip's progress, as last read
-  auto loadHalo = [&](int slot) -> Elem {
+  // The halo cell of slot `slot` (row slot + h), or null outside the image (a zero).
+  auto haloCell = [&](int slot) -> const Elem * {
     const int row = slot + h;
-    if (strip == 0 || row < 0 || row >= st.rows)
-      return Elem(0);
-    // The left strip makes cell (row, c0 - h) at its step row + S - h = slot + S.
-    const int needed = min(slot + S, last) - first;
-    while (leftDone < needed)
-      leftDone = loadAcquire(board.progress + strip - 1);
-    return __ldcg(st.cell(row, c0 - h));
+    return strip == 0 || row < 0 || row >= st.rows ? nullptr : st.cell(row, c0 - h);
+  };
+  auto loadHalo = [&](int slot) -> Elem {
+    const Elem *cell = haloCell(slot);
+    return cell ? loadCellRelaxed(cell) : Elem(0);
   };
   Elem haloPipe[Shape::Ahead];
   if (haloLane) {
@@ -184,13 +215,19 @@ __device__ void decoupledChainStrip(const Statement &st, const FlexibleBoard &bo
       const bool inside = row >= 0 && row < st.rows && col < st.cols;
       const Elem value = inside ? pointPipe[0] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : Elem(0);
       own[Halo + g] = value;
-      if (inside)
+      if (inside && edge)
+        storeCellRelaxed(st.cell(row, col), value);
+      else if (inside)
         *st.cell(row, col) = value;
       pointPipe[0] = pointPipe[1];
       pointPipe[1] = loadPoint(u + 2);
     }
     if (haloLane) {
-      own[Halo - h] = haloPipe[0];
+      // Loaded Ahead steps ago; read again until the left strip has stored it.
+      Elem halo = haloPipe[0];
+      while (isPending(halo))
+        halo = loadCellRelaxed(haloCell(u));
+      own[Halo - h] = halo;
 #pragma unroll
       for (int q = 0; q + 1 < Shape::Ahead; ++q)
         haloPipe[q] = haloPipe[q + 1];
@@ -198,9 +235,24 @@ __device__ void decoupledChainStrip(const Statement &st, const FlexibleBoard &bo
     }
     namedBarrierArrive(slotWritten(u), All);
     namedBarrierSync(stepDone(u), All);
-    // (A countdown instead of the remainder made the step slower in one measurement: ptxas's schedule.)
-    if (publisher && ((u - first) % publishInterval == publishInterval - 1 || u == last))
-      storeRelease(board.progress + strip, u - first);
+  }
+}
+
+// Fills the cells the right strips read, each strip's last Halo columns but the last strip's, with
+// PendingCell: one thread a cell, a row's Halo cells of a strip side by side.
+template <class Shape, class Statement>
+__global__ void decoupledMarkEdges(const Statement st, int strips) {
+  using Elem = typename Statement::Elem;
+  constexpr int S = Shape::S, Halo = Shape::Halo;
+  const int64_t count = int64_t(st.rows) * (strips - 1) * Halo;
+  using Bits = typename PendingCell<Elem>::Bits;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x) {
+    const int h = int(k % Halo);
+    const int64_t rest = k / Halo;
+    const int strip = int(rest % (strips - 1)), row = int(rest / (strips - 1));
+    const int col = (strip + 1) * S - 1 - h;
+    if (col < st.cols) // as bits: a conversion to Elem may quiet the NaN (nvcc's does, at compile time)
+      *reinterpret_cast<Bits *>(st.cell(row, col)) = PendingCell<Elem>::Pattern;
   }
 }
 
@@ -209,7 +261,7 @@ __device__ void decoupledChainStrip(const Statement &st, const FlexibleBoard &bo
 // Y[i, j]). board.columns is the number of strips; board.frontier[0], zero at the start, is the ticket.
 template <class Shape, class Statement>
 __global__ void __launch_bounds__(Shape::BlockThreads)
-    decoupledWavefront(const Statement st, const FlexibleBoard board, int publishInterval) {
+    decoupledWavefront(const Statement st, const FlexibleBoard board) {
   using Elem = typename Statement::Elem;
   constexpr int M = Shape::M, G = Shape::G, B = Shape::B;
   __shared__ DecoupledShared<Shape, Elem> shared;
@@ -240,7 +292,7 @@ __global__ void __launch_bounds__(Shape::BlockThreads)
     if (window)
       decoupledWindowStrip<Shape>(coef, shared, first, last);
     else
-      decoupledChainStrip<Shape>(st, board, strip, shared, first, last, publishInterval);
+      decoupledChainStrip<Shape>(st, strip, shared, first, last);
     __syncthreads(); // every thread has read `taken` and is done with the ring
   }
 }
@@ -261,20 +313,15 @@ bool withDecoupledExtent(int64_t extent, Body &&body) {
       int(extent), body, std::make_integer_sequence<int, DecoupledMaxExtent - DecoupledMinExtent + 1>());
 }
 
-// Host: runs the recurrence `st` over the domain [0, rows) x [0, cols) with window extent `extent` by the
-// decoupled step, and returns true; returns false, launching nothing, where the term tables run instead:
-// an extent outside [DecoupledMinExtent, DecoupledMaxExtent], a domain whose steps do not fit in int,
-// POLYC_CUDA_LANES set (a term-table setting), POLYC_CUDA_DECOUPLED=0, or, unless POLYC_CUDA_DECOUPLED=1,
-// where decoupledStepPreferred says no. `Statement` as for decoupledWavefront; this sets its rows and
-// cols.
+// launchDecoupled (below) for a floating-point Elem (PendingCell).
 template <class Statement>
-bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
-                     int publishInterval, cudaStream_t stream, const char *name) {
+bool launchDecoupledFloating(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
+                             cudaStream_t stream, const char *name) {
   constexpr int64_t Margin = 2 * 64 + DecoupledMaxExtent; // steps beyond the rows, columns beyond the last
   if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
     return false;
   const std::optional<bool> forced = decoupledOverride();
-  if (forced ? !*forced : !decoupledStepPreferred(extent, cols, deviceProperties().multiProcessorCount))
+  if (forced ? !*forced : !decoupledStepPreferred(extent))
     return false;
   st.rows = int(rows);
   st.cols = int(cols);
@@ -285,17 +332,34 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
       return;
     const auto kernel = decoupledWavefront<Shape, Statement>;
     const int grid = flexibleGridSize(kernel, Shape::BlockThreads, 0, strips, name);
-    if (const std::optional<int64_t> forced = publishOverride())
-      publishInterval = int(*forced);
     if (verbose())
       std::fprintf(stderr,
                    "polyc: %s: decoupled step, window %d, %d lanes x %d columns, %d threads per block, %d strips\n",
                    name, Shape::M, Shape::G, Shape::S, Shape::BlockThreads, strips);
-    const int steps = st.rows + Shape::S - 1 + Shape::Halo;
-    const FlexibleBoard board = storage.reset(strips, steps, 0, stream);
-    kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board, publishInterval);
+    if (strips > 1) {
+      decoupledMarkEdges<Shape><<<2 * deviceProperties().multiProcessorCount, 256, 0, stream>>>(st, strips);
+      POLYC_CUDA_CHECK_LAUNCH(name);
+    }
+    const FlexibleBoard board = storage.reset(strips, 0, 0, stream); // the ticket
+    kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board);
     POLYC_CUDA_CHECK_LAUNCH(name);
   });
+}
+
+// Host: runs the recurrence `st` over the domain [0, rows) x [0, cols) with window extent `extent` by the
+// decoupled step, and returns true; returns false, launching nothing, where the term tables run instead:
+// an element type other than float and double, an extent outside [DecoupledMinExtent,
+// DecoupledMaxExtent], a domain whose steps do not fit in int, POLYC_CUDA_LANES set (a term-table
+// setting), POLYC_CUDA_DECOUPLED=0, or, unless POLYC_CUDA_DECOUPLED=1, where decoupledStepPreferred says
+// no. `Statement` as for decoupledWavefront; this sets its rows and cols.
+template <class Statement>
+bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
+                     cudaStream_t stream, const char *name) {
+  using Elem = typename Statement::Elem;
+  if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>)
+    return false;
+  else
+    return launchDecoupledFloating(st, rows, cols, extent, storage, stream, name);
 }
 
 } // namespace polyc::rt::cuda

@@ -311,20 +311,12 @@ template <typename Body> auto withTermTableShape(int64_t capacity, int64_t colum
 // loaded by one warp and lies in the left strip; larger windows use the term tables.
 inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
 
-// Whether a recurrence over a full box window of `extent` and `columns` columns runs the decoupled step
-// rather than term tables when nothing forces the choice: where it measured faster on the H100
-// (docs/performance.md, CUDA, session 16). That is windows of 18 to 32, and windows of 10 to 17 where the
-// term tables would take their wide strips (their 16-column strips would not all be resident). Elsewhere
-// the term tables were faster (2048^2 at M = 17: 2.70 against 3.10 ms; 8192^2 at M = 3: 9.41 against
-// 10.52).
-inline bool decoupledStepPreferred(int64_t extent, int64_t columns, int multiprocessors) {
-  if (extent < DecoupledMinExtent || extent > DecoupledMaxExtent)
-    return false;
-  if (extent >= 18)
-    return true;
-  return extent >= 10 && termTableShapeIndex(termCapacity({extent, extent}), std::nullopt, columns,
-                                             multiprocessors) == WideTermTableShape;
-}
+// Whether a recurrence over a full box window of `extent` runs the decoupled step rather than term tables
+// when nothing forces the choice: windows of 10 to 32, where it measured faster (H100, docs/performance.md,
+// CUDA, "The hand-over without fences"). At M = 17 it took 2.39 ms against the term tables' 2.70 on a
+// 2048^2 image, 12.5 against 16.3 on 8192^2; at M = 3 the term tables were faster (1.94 against 2.18,
+// 9.38 against 10.66), and at M = 9 they tied on 8192^2.
+inline bool decoupledStepPreferred(int64_t extent) { return extent >= 10 && extent <= DecoupledMaxExtent; }
 
 // Host: returns body(Shape()) with Shape = StripShape<G, stripWidthFor(G), 0> for G = lanes (4, 8, 16 or
 // 32): the shape of a strip whose points' lanes share a loop (lanesFor).
