@@ -41,9 +41,9 @@
 // last M - 1 columns) with PendingCell, a signalling NaN that arithmetic never returns. The left strip
 // stores those cells with relaxed atomic stores, and a halo lane reads its cell with relaxed atomic loads
 // (in L2) until it is no longer pending: a cell is its own flag, read and written whole (single-copy
-// atomicity), and nothing else of the left strip is read. With progress published by a release store and
-// polled before the halo loads (session 16), each strip lagged its left neighbour by about 40 steps more
-// than the S + Ahead it needs (docs/performance.md, CUDA, "The hand-over without fences").
+// atomicity), and nothing else of the left strip is read. Progress published by a release store from
+// the chain group, and polled by the halo lanes (session 16), put a fence and L2 round trips on the
+// step's path: 20-50% of a lone strip's time (docs/performance.md, CUDA, "The hand-over without fences").
 #pragma once
 
 #include "polyc/cuda/Device.h"
