@@ -17,13 +17,15 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <stdexcept>
 
 using namespace polyc;
 using namespace polyc::codegen;
 
 namespace {
 
-// A parsed program and a model of it assembled by hand.
+// A parsed program and a model of it assembled by hand. A source that does not load throws (the test fails
+// with the diagnostics) rather than leaving a null program for the test to dereference.
 struct Fixture {
   IslContext islContext;
   llvm::SourceMgr sm;
@@ -39,7 +41,8 @@ struct Fixture {
     std::string diagnostics;
     llvm::raw_string_ostream os(diagnostics);
     program = dsl::loadProgramFromBuffer(sm, id, os);
-    EXPECT_TRUE(program) << diagnostics;
+    if (!program)
+      throw std::runtime_error("the test's program does not load:\n" + diagnostics);
     model.program = program.get();
     model.ctx = isl::ctx(islContext.get());
     for (auto &p : program->params)
@@ -222,6 +225,15 @@ std::string boxOf(const std::string &equation) {
 
 // ---------------------------------------------------------------------------------------------
 // boxRecurrence: which recurrences the CUDA flexible wavefront's decoupled step computes
+
+TEST(FixtureTest, AProgramThatDoesNotLoadThrowsWithItsDiagnostics) {
+  try {
+    Fixture f("param N;\noutput f32 y[N];\ny[i] = z[i];\n");
+    ADD_FAILURE() << "loaded";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("'z'"), std::string::npos) << e.what();
+  }
+}
 
 TEST(BoxRecurrenceTest, TheIirRecurrenceIsABox) {
   const std::string window = "b[k1, k2] * y[i - k1, j - k2]";

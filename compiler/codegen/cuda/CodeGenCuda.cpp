@@ -1412,8 +1412,8 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
 // The statement in the parts the decoupled step computes it from (DecoupledWindow.cuh, the Statement
 // functor): the coefficient of the window's term (k1, k2), the rest of the value at a point, and the
 // address of the point's cell. Reads go to global memory, as one thread's would. They compute in int, as
-// the flexible value function does (the launch checks decoupledFitsInInt): 64-bit indices cost the step's
-// chain several instructions a cell.
+// the flexible value function does (the launch checks that the params and the arrays' sizes fit): 64-bit
+// indices cost the step's chain several instructions a cell.
 static void printDecoupledParts(CudaExprPrinter &exprs, const model::Statement &statement, const BoxRecurrence &box,
                                 const model::ArrayInfo &target, CodeWriter &w) {
   exprs.mode = CudaStatementMode::FlexibleValue;
