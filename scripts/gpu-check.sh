@@ -7,10 +7,10 @@
 #     (fixed with a graph and with plain launches, flexible, and the --allocation=fixed build), over
 #     shapes 1x1, 1xN, Nx1, 97x131, 300x257 and M in {1, 2, 3, 5, 8};
 #  4. runs the flexible kernel, in both forms (the decoupled step, POLYC_CUDA_DECOUPLED=1, and term
-#     tables, POLYC_CUDA_DECOUPLED=0; the default is the decoupled step for windows 10 to 32), with every lanes-per-point variant, five
-#     times on each of four large cases (a race shows as an error that moves), with forced grids from
-#     1 block to 4x the resident count, and built with a 200 ns wait budget (iir2d-cuda-takeover, term
-#     tables: columns given up and taken over mid-way, "takeover");
+#     tables, POLYC_CUDA_DECOUPLED=0; the default is the decoupled step for windows 10 to 32), with
+#     every lanes-per-point variant, five times on each of four large cases (a race shows as an error
+#     that moves), with forced grids from 1 block to 4x the resident count, and built with a 200 ns wait
+#     budget (iir2d-cuda-takeover, term tables: columns given up and taken over mid-way, "takeover");
 #  5. runs compute-sanitizer memcheck, racecheck and synccheck on small cases of both allocations.
 # Prints one line per failure and ends with "gpu-check: N passed, N failed"; exit 1 on any failure.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default build-gpu; PYTHON defaults to python3)

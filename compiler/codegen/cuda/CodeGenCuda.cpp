@@ -229,6 +229,7 @@ private:
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
+  std::string fitInIntCall(const std::string &paramSlack, const std::vector<std::string> &arrays) const;
   std::optional<std::string> interiorRunCondition(const model::Statement &statement, unsigned rowsDim,
                                                   const CudaRowsPlan &plan);
   // While interiorRunCondition prints its condition: the Rows function's names for the first instance
@@ -341,6 +342,20 @@ static std::optional<std::string> valuesLeft(const LoopView &loop) {
   return "(" + end->bound + ") - " + loop.iterator + (end->inclusive ? " + 1" : "");
 }
 
+// `polyc::rt::cuda::fitInInt({...})` of the params (each plus `paramSlack` unless it is empty) and of the
+// sizes of `arrays`, each value once: what generated code that indexes in int needs to fit.
+std::string CudaHostPrinter::fitInIntCall(const std::string &paramSlack,
+                                          const std::vector<std::string> &arrays) const {
+  const model::Model &model = input_.model;
+  std::vector<std::string> fit;
+  for (auto &param : model.program->params)
+    fit.push_back(cIdentifier(param->name) + (paramSlack.empty() ? "" : " + " + paramSlack));
+  for (const std::string &name : arrays)
+    if (std::string size = program_.exprs.storageSize(*model.findArray(name)); !llvm::is_contained(fit, size))
+      fit.push_back(size);
+  return "polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "})";
+}
+
 // Whether a data-parallel band's kernel computes RowsPerThread points a thread (CudaStatementMode::Rows):
 // a band of one statement whose value is one sum that slides along the statement dimension of the loop
 // mapped to the grid's y axis (TermTables.h, slidingWindow), over a box domain, so that the points a
@@ -379,12 +394,9 @@ std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
     return std::nullopt;
   // The Rows variant computes in int: the params (with room for a thread's points past the last) and
   // every array's size must fit.
-  std::vector<std::string> fit;
-  for (auto &param : model.program->params)
-    fit.push_back(cIdentifier(param->name) + " + " + std::to_string(RowsPerThread));
+  std::vector<std::string> arrays;
   for (const model::ArrayInfo &array : model.arrays)
-    if (std::string size = program_.exprs.storageSize(array); !llvm::is_contained(fit, size))
-      fit.push_back(size);
+    arrays.push_back(array.name);
   CudaRowsPlan plan{*dim, sum, *window, std::nullopt};
   plan.interior = interiorRunCondition(statement, d, plan);
   return RowsKernel{band.statements.front(),
@@ -392,7 +404,7 @@ std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
                     loop.iterator,
                     *count,
                     plan,
-                    "polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "})"};
+                    fitInIntCall(std::to_string(RowsPerThread), arrays)};
 }
 
 // The condition under which all polyc_R instances of a thread's run (from polyc_first along dimension
@@ -1004,7 +1016,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     variant.stagedArrays.push_back(name);
   variant.convergedLanes = global.empty();
   planTermTables(variant, statement, domain, pointVars, windowOrder, staged);
-  planDecoupledStep(variant, statement, model.findArray(statement.write.array)->decl->elemType, pointVars, staged);
+  planDecoupledStep(variant, statement, target->decl->elemType, pointVars, staged);
   program_.flexibleVariants.push_back(variant);
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
@@ -1220,13 +1232,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
             llvm::join(variant.termTables[t].extents, ", ") + "}, sharedBytes);");
   // The value function computes in int: the params, and the element indices of the arrays it reads in
   // global memory (their sizes bound them), must fit.
-  std::vector<std::string> params;
-  for (auto &param : model.program->params)
-    params.push_back(cIdentifier(param->name));
-  for (const std::string &name : global)
-    params.push_back(program_.exprs.storageSize(*model.findArray(name)));
   w_.openBlock("if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols "
-               ">= INT32_MAX || !polyc::rt::cuda::fitInInt({" + llvm::join(params, ", ") + "}))");
+               ">= INT32_MAX || !" + fitInIntCall("", {global.begin(), global.end()}) + ")");
   w_.line("return false;");
   w_.closeBlock();
   w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<Shape>, " + board + ", args, " + strip +
@@ -1253,18 +1260,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     kw.closeBlock(";");
     // Its parts compute in int (printDecoupledParts): the params and the sizes of the arrays they read and
     // write must fit.
-    std::vector<std::string> fit;
-    for (auto &param : model.program->params)
-      fit.push_back(cIdentifier(param->name));
     std::vector<std::string> accessed{statement.write.array};
     for (const model::Access &read : statement.reads)
       accessed.push_back(read.array);
-    for (const std::string &name : accessed)
-      if (std::string size = program_.exprs.storageSize(*model.findArray(name)); !llvm::is_contained(fit, size))
-        fit.push_back(size);
     w_.comment("A recurrence over a full box window: the decoupled step, for the window extents it is built for "
                "and indices in int (else as below).");
-    w_.openBlock("if (polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "}) && " +
+    w_.openBlock("if (" + fitInIntCall("", accessed) + " && " +
                  "polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
                  rows + ", " + columns + ", " +
                  variant.boxExtent + ", " + board + ", " + program_.stream + ", \"" +

@@ -246,7 +246,8 @@ __global__ void decoupledMarkEdges(const Statement st, int strips) {
   constexpr int S = Shape::S, Halo = Shape::Halo;
   const int64_t count = int64_t(st.rows) * (strips - 1) * Halo;
   using Bits = typename PendingCell<Elem>::Bits;
-  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += stride) {
     const int h = int(k % Halo);
     const int64_t rest = k / Halo;
     const int strip = int(rest % (strips - 1)), row = int(rest / (strips - 1));
@@ -313,42 +314,9 @@ bool withDecoupledExtent(int64_t extent, Body &&body) {
       int(extent), body, std::make_integer_sequence<int, DecoupledMaxExtent - DecoupledMinExtent + 1>());
 }
 
-// launchDecoupled (below) for a floating-point Elem (PendingCell).
-template <class Statement>
-bool launchDecoupledFloating(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
-                             cudaStream_t stream, const char *name) {
-  constexpr int64_t Margin = 2 * 64 + DecoupledMaxExtent; // steps beyond the rows, columns beyond the last
-  if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
-    return false;
-  const std::optional<bool> forced = decoupledOverride();
-  if (forced ? !*forced : !decoupledStepPreferred(extent))
-    return false;
-  st.rows = int(rows);
-  st.cols = int(cols);
-  return withDecoupledExtent(extent, [&](auto m) {
-    using Shape = DecoupledShape<decltype(m)::value>;
-    const int strips = int((cols + Shape::S - 1) / Shape::S);
-    if (strips <= 0 || rows <= 0)
-      return;
-    const auto kernel = decoupledWavefront<Shape, Statement>;
-    const int grid = flexibleGridSize(kernel, Shape::BlockThreads, 0, strips, name);
-    if (verbose())
-      std::fprintf(stderr,
-                   "polyc: %s: decoupled step, window %d, %d lanes x %d columns, %d threads per block, %d strips\n",
-                   name, Shape::M, Shape::G, Shape::S, Shape::BlockThreads, strips);
-    if (strips > 1) {
-      decoupledMarkEdges<Shape><<<2 * deviceProperties().multiProcessorCount, 256, 0, stream>>>(st, strips);
-      POLYC_CUDA_CHECK_LAUNCH(name);
-    }
-    const FlexibleBoard board = storage.reset(strips, 0, 0, stream); // the ticket
-    kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board);
-    POLYC_CUDA_CHECK_LAUNCH(name);
-  });
-}
-
 // Host: runs the recurrence `st` over the domain [0, rows) x [0, cols) with window extent `extent` by the
 // decoupled step, and returns true; returns false, launching nothing, where the term tables run instead:
-// an element type other than float and double, an extent outside [DecoupledMinExtent,
+// an element type other than float and double (PendingCell), an extent outside [DecoupledMinExtent,
 // DecoupledMaxExtent], a domain whose steps do not fit in int, POLYC_CUDA_LANES set (a term-table
 // setting), POLYC_CUDA_DECOUPLED=0, or, unless POLYC_CUDA_DECOUPLED=1, where decoupledStepPreferred says
 // no. `Statement` as for decoupledWavefront; this sets its rows and cols.
@@ -356,10 +324,38 @@ template <class Statement>
 bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
                      cudaStream_t stream, const char *name) {
   using Elem = typename Statement::Elem;
-  if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>)
+  if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>) {
     return false;
-  else
-    return launchDecoupledFloating(st, rows, cols, extent, storage, stream, name);
+  } else {
+    constexpr int64_t Margin = 2 * 64 + DecoupledMaxExtent; // steps beyond the rows, columns beyond the last
+    if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
+      return false;
+    const std::optional<bool> forced = decoupledOverride();
+    if (forced ? !*forced : !decoupledStepPreferred(extent))
+      return false;
+    st.rows = int(rows);
+    st.cols = int(cols);
+    return withDecoupledExtent(extent, [&](auto m) {
+      using Shape = DecoupledShape<decltype(m)::value>;
+      const int strips = int((cols + Shape::S - 1) / Shape::S);
+      if (strips <= 0 || rows <= 0)
+        return;
+      const auto kernel = decoupledWavefront<Shape, Statement>;
+      const int grid = flexibleGridSize(kernel, Shape::BlockThreads, 0, strips, name);
+      if (verbose())
+        std::fprintf(stderr,
+                     "polyc: %s: decoupled step, window %d, %d lanes x %d columns, %d threads per block, "
+                     "%d strips\n",
+                     name, Shape::M, Shape::G, Shape::S, Shape::BlockThreads, strips);
+      if (strips > 1) {
+        decoupledMarkEdges<Shape><<<2 * deviceProperties().multiProcessorCount, 256, 0, stream>>>(st, strips);
+        POLYC_CUDA_CHECK_LAUNCH(name);
+      }
+      const FlexibleBoard board = storage.reset(strips, 0, 0, stream); // the ticket
+      kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board);
+      POLYC_CUDA_CHECK_LAUNCH(name);
+    });
+  }
 }
 
 } // namespace polyc::rt::cuda
