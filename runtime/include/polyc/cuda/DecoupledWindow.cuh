@@ -12,7 +12,7 @@
 //
 // The block: two groups of warps that meet at named barriers.
 //  - The chain: one thread a column (S, rounded up to whole warps) and a halo warp. At step u a column
-//    thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to E (loaded two steps
+//    thread adds its two nearest terms, (1, 0) and (0, 1), both in slot u - 1, to E (loaded Ahead steps
 //    ahead) and to the window sum the window group left in `far`, and stores the cell into slot u and
 //    Y. The halo warp's lanes 0 .. M - 2 load the halo cells from Y (Ahead steps ahead) and store them
 //    into the slot.
@@ -99,7 +99,7 @@ struct DecoupledShape {
   static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // the columns, then the halo warp
   static constexpr int WindowThreads = G * S;
   static constexpr int BlockThreads = ChainThreads + WindowThreads;
-  static constexpr int Ahead = 3; // steps between a halo cell's first load and its store into the ring
+  static constexpr int Ahead = 4; // steps between the load of a point's E or a halo cell and its use (measured)
   static_assert(M >= DecoupledMinExtent && M <= DecoupledMaxExtent && Halo <= S, "the halo is one warp, in the left strip");
   static_assert(G * S % 32 == 0 && 32 % G == 0, "whole warps; a column's lanes in one warp");
   static_assert(G == 1 || B >= 2, "a lane's partial sum reaches lane 0 in time");
@@ -195,46 +195,53 @@ __device__ void decoupledChainStrip(const Statement &st, int strip,
     const Elem *cell = haloCell(slot);
     return cell ? loadCellRelaxed(cell) : Elem(0);
   };
-  Elem haloPipe[Shape::Ahead];
-  if (haloLane) {
-#pragma unroll
-    for (int q = 0; q < Shape::Ahead; ++q)
-      haloPipe[q] = loadHalo(first + q);
-  }
   auto loadPoint = [&](int step) -> Elem {
     const int row = step - g, col = c0 + g;
     return column && row >= 0 && row < st.rows && col < st.cols ? st.pointPart(row, col) : Elem(0);
   };
-  Elem pointPipe[2] = {loadPoint(first), loadPoint(first + 1)}; // E, two steps ahead
-
-  for (int u = first; u <= last; ++u) {
-    Elem *own = shared.ring[u & 1];
-    if (column) {
-      const Elem *newest = shared.ring[(u - 1) & 1] + Halo + g;
-      const int row = u - g, col = c0 + g;
-      const bool inside = row >= 0 && row < st.rows && col < st.cols;
-      const Elem value = inside ? pointPipe[0] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : Elem(0);
-      own[Halo + g] = value;
-      if (inside && edge)
-        storeCellRelaxed(st.cell(row, col), value);
-      else if (inside)
-        *st.cell(row, col) = value;
-      pointPipe[0] = pointPipe[1];
-      pointPipe[1] = loadPoint(u + 2);
-    }
-    if (haloLane) {
-      // Loaded Ahead steps ago; read again until the left strip has stored it.
-      Elem halo = haloPipe[0];
-      while (isPending(halo))
-        halo = loadCellRelaxed(haloCell(u));
-      own[Halo - h] = halo;
+  // E and the halo cells, loaded Ahead steps before the step that takes them. Entry k serves the steps u
+  // with (u - first) % Ahead == k, and the loop is unrolled by Ahead so that each entry stays in its own
+  // register: rotating the entries (pipe[0] = pipe[1], ...) made each load's result needed by the next
+  // step's move, whatever Ahead was (SASS, session 17).
+  constexpr int Ahead = Shape::Ahead;
+  Elem pointPipe[Ahead], haloPipe[Ahead];
 #pragma unroll
-      for (int q = 0; q + 1 < Shape::Ahead; ++q)
-        haloPipe[q] = haloPipe[q + 1];
-      haloPipe[Shape::Ahead - 1] = loadHalo(u + Shape::Ahead);
+  for (int k = 0; k < Ahead; ++k) {
+    pointPipe[k] = loadPoint(first + k);
+    haloPipe[k] = haloLane ? loadHalo(first + k) : Elem(0);
+  }
+
+  for (int base = first; base <= last; base += Ahead) {
+#pragma unroll
+    for (int k = 0; k < Ahead; ++k) {
+      const int u = base + k;
+      if (u > last)
+        break;
+      Elem *own = shared.ring[u & 1];
+      if (column) {
+        const Elem *newest = shared.ring[(u - 1) & 1] + Halo + g;
+        const int row = u - g, col = c0 + g;
+        const bool inside = row >= 0 && row < st.rows && col < st.cols;
+        const Elem value =
+            inside ? pointPipe[k] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : Elem(0);
+        own[Halo + g] = value;
+        if (inside && edge)
+          storeCellRelaxed(st.cell(row, col), value);
+        else if (inside)
+          *st.cell(row, col) = value;
+        pointPipe[k] = loadPoint(u + Ahead);
+      }
+      if (haloLane) {
+        // Read again until the left strip has stored it.
+        Elem halo = haloPipe[k];
+        while (isPending(halo))
+          halo = loadCellRelaxed(haloCell(u));
+        own[Halo - h] = halo;
+        haloPipe[k] = loadHalo(u + Ahead);
+      }
+      namedBarrierArrive(slotWritten(u), All);
+      namedBarrierSync(stepDone(u), All);
     }
-    namedBarrierArrive(slotWritten(u), All);
-    namedBarrierSync(stepDone(u), All);
   }
 }
 
@@ -260,8 +267,10 @@ __global__ void decoupledMarkEdges(const Statement st, int strips) {
 // The persistent kernel. `Statement` (generated) gives: `Elem`; `rows`, `cols` (the domain
 // [0, rows) x [0, cols)); `coefficient(k1, k2)` (C); `pointPart(i, j)` (E); `cell(i, j)` (the address of
 // Y[i, j]). board.columns is the number of strips; board.frontier[0], zero at the start, is the ticket.
+// One block an SM at least: without it ptxas held M = 3 to 32 registers and spilled (as if for 12 blocks
+// an SM).
 template <class Shape, class Statement>
-__global__ void __launch_bounds__(Shape::BlockThreads)
+__global__ void __launch_bounds__(Shape::BlockThreads, 1)
     decoupledWavefront(const Statement st, const FlexibleBoard board) {
   using Elem = typename Statement::Elem;
   constexpr int M = Shape::M, G = Shape::G, B = Shape::B;

@@ -312,11 +312,13 @@ template <typename Body> auto withTermTableShape(int64_t capacity, int64_t colum
 inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
 
 // Whether a recurrence over a full box window of `extent` runs the decoupled step rather than term tables
-// when nothing forces the choice: windows of 10 to 32, where it measured faster (H100, docs/performance.md,
-// CUDA, "The hand-over without fences"). At M = 17 it took 2.39 ms against the term tables' 2.70 on a
-// 2048^2 image, 12.5 against 16.3 on 8192^2; at M = 3 the term tables were faster (1.94 against 2.18,
-// 9.38 against 10.66), and at M = 9 they tied on 8192^2.
-inline bool decoupledStepPreferred(int64_t extent) { return extent >= 10 && extent <= DecoupledMaxExtent; }
+// when nothing forces the choice: wherever it is built for. Since its pipes were unrolled (session 18) it
+// measured as fast as the term tables or faster at every window tried (H100, docs/performance.md, CUDA,
+// "Loads a whole pipe ahead"): at M = 3 1.86 ms against 1.95 on a 2048^2 image and 9.33 against 9.31 on
+// 8192^2; at M = 17 2.08 against 2.71 and 11.4 against 16.2.
+inline bool decoupledStepPreferred(int64_t extent) {
+  return extent >= DecoupledMinExtent && extent <= DecoupledMaxExtent;
+}
 
 // Host: returns body(Shape()) with Shape = StripShape<G, stripWidthFor(G), 0> for G = lanes (4, 8, 16 or
 // 32): the shape of a strip whose points' lanes share a loop (lanesFor).
