@@ -101,7 +101,7 @@ done
 
 if stage e2e; then
   echo "== flexible wavefront: every lanes-per-point variant, and windows that choose 16 and 32 lanes"
-  # Each window in both forms: the decoupled step's shapes (1, 4 and 16 lanes, strips of 64 and 32) and
+  # Each window in both forms: the decoupled step's shapes (1, 4 and 16 lanes, strips of 128, 96 and 32) and
   # the term tables'.
   for HWM in "97 131 12" "97 131 20" "20 40 31" "40 20 31" "5 300 9" "70 100 32" "70 100 33"; do
     # (20 x 40 and 40 x 20: images narrower or shorter than the window, but wider than a strip; the term
@@ -127,10 +127,10 @@ if stage e2e; then
   run_verbose POLYC_CUDA_DECOUPLED=0 -- "columns 256)" && pass || fail "64x8192 M=17: the wide strip shape was not chosen"
   # The default takes the decoupled step wherever it is built for (Device.h, decoupledStepPreferred):
   # windows 2 to 32, never beyond.
-  run_verbose -- "decoupled step, window 17, 4 lanes x 64 columns" && pass || fail "64x8192 M=17: not the decoupled step"
-  make_case 64 2048 2 && { run_verbose -- "decoupled step, window 2, 1 lanes x 64 columns" && pass ||
+  run_verbose -- "decoupled step, window 17, 4 lanes x 96 columns" && pass || fail "64x8192 M=17: not the decoupled step"
+  make_case 64 2048 2 && { run_verbose -- "decoupled step, window 2, 1 lanes x 128 columns" && pass ||
     fail "64x2048 M=2: not the decoupled step"; }
-  make_case 64 2048 9 && { run_verbose -- "decoupled step, window 9, 4 lanes x 64 columns" && pass ||
+  make_case 64 2048 9 && { run_verbose -- "decoupled step, window 9, 4 lanes x 96 columns" && pass ||
     fail "64x2048 M=9: not the decoupled step"; }
   make_case 97 131 20 && { run_verbose -- "decoupled step, window 20, 16 lanes x 32 columns" && pass ||
     fail "97x131 M=20: not the decoupled step"; }

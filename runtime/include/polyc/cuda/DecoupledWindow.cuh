@@ -86,12 +86,14 @@ __device__ __forceinline__ void storeCellRelaxed(Elem *cell, Elem value) {
 }
 
 // G lanes a column, S columns a strip, for window extent M. Measured on the H100 (docs/performance.md,
-// CUDA, session 16): one lane up to M = 5, four up to 17 (strips of 64), sixteen above (strips of 32).
+// CUDA, sessions 16 and 18): one lane and strips of 128 up to M = 5, four lanes and strips of 96 up to 17,
+// sixteen lanes and strips of 32 above. Wider strips mean fewer hand-overs between strips; at M = 17,
+// strips of 128 (672 threads) ran out of registers and took twice as long.
 template <int M_>
 struct DecoupledShape {
   static constexpr int M = M_;
   static constexpr int G = M <= 5 ? 1 : M <= 17 ? 4 : 16;
-  static constexpr int S = M <= 17 ? 64 : 32;
+  static constexpr int S = M <= 5 ? 128 : M <= 17 ? 96 : 32;
   static constexpr int B = (M + G - 1) / G;                // column offsets a window lane
   static constexpr int K = M + B - 1;                      // accumulators a window lane
   static constexpr int Halo = M - 1;                       // columns left of the strip
@@ -336,7 +338,7 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
   if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>) {
     return false;
   } else {
-    constexpr int64_t Margin = 2 * 64 + DecoupledMaxExtent; // steps beyond the rows, columns beyond the last
+    constexpr int64_t Margin = 2 * 128 + DecoupledMaxExtent; // steps past the rows (2 x the widest strip), columns
     if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
       return false;
     const std::optional<bool> forced = decoupledOverride();

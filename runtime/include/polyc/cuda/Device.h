@@ -314,8 +314,8 @@ inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
 // Whether a recurrence over a full box window of `extent` runs the decoupled step rather than term tables
 // when nothing forces the choice: wherever it is built for. Since its pipes were unrolled (session 18) it
 // measured as fast as the term tables or faster at every window tried (H100, docs/performance.md, CUDA,
-// "Loads a whole pipe ahead"): at M = 3 1.86 ms against 1.95 on a 2048^2 image and 9.33 against 9.31 on
-// 8192^2; at M = 17 2.08 against 2.71 and 11.4 against 16.2.
+// "Loads a whole pipe ahead"): at M = 3 1.82 ms against 1.95 on a 2048^2 image and 9.21 against 9.42 on
+// 8192^2; at M = 17 2.06 against 2.71 and 11.5 against 16.2.
 inline bool decoupledStepPreferred(int64_t extent) {
   return extent >= DecoupledMinExtent && extent <= DecoupledMaxExtent;
 }
