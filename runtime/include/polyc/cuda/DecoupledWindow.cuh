@@ -101,7 +101,7 @@ struct DecoupledShape {
   static constexpr int ChainThreads = (S + 31) / 32 * 32 + 32; // the columns, then the halo warp
   static constexpr int WindowThreads = G * S;
   static constexpr int BlockThreads = ChainThreads + WindowThreads;
-  static constexpr int Ahead = 4; // steps between the load of a point's E or a halo cell and its use (measured)
+  static constexpr int Ahead = 4; // steps from loading a point's E or a halo cell to its use (measured)
   static_assert(M >= DecoupledMinExtent && M <= DecoupledMaxExtent && Halo <= S, "the halo is one warp, in the left strip");
   static_assert(G * S % 32 == 0 && 32 % G == 0, "whole warps; a column's lanes in one warp");
   static_assert(G == 1 || B >= 2, "a lane's partial sum reaches lane 0 in time");
@@ -338,7 +338,8 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
   if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>) {
     return false;
   } else {
-    constexpr int64_t Margin = 2 * 128 + DecoupledMaxExtent; // steps past the rows (2 x the widest strip), columns
+    // Steps past the rows (twice the widest strip), columns past the last.
+    constexpr int64_t Margin = 2 * 128 + DecoupledMaxExtent;
     if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
       return false;
     const std::optional<bool> forced = decoupledOverride();
