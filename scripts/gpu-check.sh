@@ -125,7 +125,7 @@ if stage e2e; then
   make_case 64 8192 17 && run_case "64x8192 M=17 flexible (term tables, wide strips)" POLYC_CUDA_WAVEFRONT=flexible \
     POLYC_CUDA_DECOUPLED=0 -- "$auto"
   run_verbose POLYC_CUDA_DECOUPLED=0 -- "columns 256)" && pass || fail "64x8192 M=17: the wide strip shape was not chosen"
-  # The default takes the decoupled step wherever it is built for (Device.h, decoupledStepPreferred):
+  # The default takes the decoupled step wherever it is built for (Device.h, decoupledStepBuiltFor):
   # windows 2 to 32, never beyond.
   run_verbose -- "decoupled step, window 17, 4 lanes x 96 columns" && pass || fail "64x8192 M=17: not the decoupled step"
   make_case 64 2048 2 && { run_verbose -- "decoupled step, window 2, 1 lanes x 128 columns" && pass ||

@@ -226,14 +226,14 @@ TEST(CudaFlexibleShape, TheWideShapeTakesOverWhereTheNarrowStripsWouldNotAllBeRe
   EXPECT_EQ(TermTableShapes[termTableShapeIndex(289, std::nullopt, 8192, 0)].width, 16);
 }
 
-TEST(CudaFlexibleShape, TheDecoupledStepRunsWhereverItIsBuiltFor) {
-  EXPECT_TRUE(decoupledStepPreferred(2));
-  EXPECT_TRUE(decoupledStepPreferred(3));
-  EXPECT_TRUE(decoupledStepPreferred(17));
-  EXPECT_TRUE(decoupledStepPreferred(32));
+TEST(CudaFlexibleShape, TheDecoupledStepIsBuiltForWindowsOf2To32) {
+  EXPECT_TRUE(decoupledStepBuiltFor(2));
+  EXPECT_TRUE(decoupledStepBuiltFor(3));
+  EXPECT_TRUE(decoupledStepBuiltFor(17));
+  EXPECT_TRUE(decoupledStepBuiltFor(32));
   // Outside the windows it is built for (the halo in one warp), never.
-  EXPECT_FALSE(decoupledStepPreferred(1));
-  EXPECT_FALSE(decoupledStepPreferred(33));
+  EXPECT_FALSE(decoupledStepBuiltFor(1));
+  EXPECT_FALSE(decoupledStepBuiltFor(33));
 }
 
 TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {

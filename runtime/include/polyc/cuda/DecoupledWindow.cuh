@@ -89,11 +89,12 @@ __device__ __forceinline__ void storeCellRelaxed(Elem *cell, Elem value) {
 // CUDA, sessions 16 and 18): one lane and strips of 128 up to M = 5, four lanes and strips of 96 up to 17,
 // sixteen lanes and strips of 32 above. Wider strips mean fewer hand-overs between strips; at M = 17,
 // strips of 128 (672 threads) ran out of registers and took twice as long.
+inline constexpr int DecoupledWidestStrip = 128;
 template <int M_>
 struct DecoupledShape {
   static constexpr int M = M_;
   static constexpr int G = M <= 5 ? 1 : M <= 17 ? 4 : 16;
-  static constexpr int S = M <= 5 ? 128 : M <= 17 ? 96 : 32;
+  static constexpr int S = M <= 5 ? DecoupledWidestStrip : M <= 17 ? 96 : 32;
   static constexpr int B = (M + G - 1) / G;                // column offsets a window lane
   static constexpr int K = M + B - 1;                      // accumulators a window lane
   static constexpr int Halo = M - 1;                       // columns left of the strip
@@ -319,7 +320,7 @@ bool withDecoupledExtent(int extent, Body &&body, std::integer_sequence<int, Off
 }
 template <typename Body>
 bool withDecoupledExtent(int64_t extent, Body &&body) {
-  if (extent < DecoupledMinExtent || extent > DecoupledMaxExtent)
+  if (!decoupledStepBuiltFor(extent))
     return false;
   return withDecoupledExtent(
       int(extent), body, std::make_integer_sequence<int, DecoupledMaxExtent - DecoupledMinExtent + 1>());
@@ -329,8 +330,7 @@ bool withDecoupledExtent(int64_t extent, Body &&body) {
 // decoupled step, and returns true; returns false, launching nothing, where the term tables run instead:
 // an element type other than float and double (PendingCell), an extent outside [DecoupledMinExtent,
 // DecoupledMaxExtent], a domain whose steps do not fit in int, POLYC_CUDA_LANES set (a term-table
-// setting), POLYC_CUDA_DECOUPLED=0, or, unless POLYC_CUDA_DECOUPLED=1, where decoupledStepPreferred says
-// no. `Statement` as for decoupledWavefront; this sets its rows and cols.
+// setting), or POLYC_CUDA_DECOUPLED=0. `Statement` as for decoupledWavefront; this sets its rows and cols.
 template <class Statement>
 bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
                      cudaStream_t stream, const char *name) {
@@ -339,11 +339,11 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
     return false;
   } else {
     // Steps past the rows (twice the widest strip), columns past the last.
-    constexpr int64_t Margin = 2 * 128 + DecoupledMaxExtent;
+    constexpr int64_t Margin = 2 * DecoupledWidestStrip + DecoupledMaxExtent;
     if (lanesOverride() || rows + Margin >= INT32_MAX || cols + Margin >= INT32_MAX)
       return false;
     const std::optional<bool> forced = decoupledOverride();
-    if (forced ? !*forced : !decoupledStepPreferred(extent))
+    if (forced && !*forced)
       return false;
     st.rows = int(rows);
     st.cols = int(cols);

@@ -148,7 +148,7 @@ const cudaDeviceProp &deviceProperties();
 //   POLYC_CUDA_LANES=4|8|16|32    flexible wavefront: threads per point (default: from the window sums)
 //   POLYC_CUDA_PUBLISH=N          flexible wavefront: steps between progress stores (default: the program's)
 //   POLYC_CUDA_DECOUPLED=0|1      flexible wavefront: box-window recurrences by term tables (0) or by the
-//                                 decoupled step wherever it applies (1); default: decoupledStepPreferred
+//                                 decoupled step wherever it applies (1, the default)
 // A malformed value throws CudaError with a message naming the variable.
 bool useCudaGraph();
 std::optional<int64_t> gridOverride();
@@ -311,12 +311,11 @@ template <typename Body> auto withTermTableShape(int64_t capacity, int64_t colum
 // loaded by one warp and lies in the left strip; larger windows use the term tables.
 inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
 
-// Whether a recurrence over a full box window of `extent` runs the decoupled step rather than term tables
-// when nothing forces the choice: wherever it is built for. Since its pipes were unrolled (session 18) it
-// measured as fast as the term tables or faster at every window tried (H100, docs/performance.md, CUDA,
-// "Loads a whole pipe ahead"): at M = 3 1.82 ms against 1.95 on a 2048^2 image and 9.21 against 9.42 on
-// 8192^2; at M = 17 2.06 against 2.71 and 11.5 against 16.2.
-inline bool decoupledStepPreferred(int64_t extent) {
+// Whether the decoupled step is built for a box window of `extent`. Where it is, it runs by default: since
+// its pipes were unrolled (session 18) it measured as fast as the term tables or faster at every window
+// tried (H100, docs/performance.md, CUDA, "Loads a whole pipe ahead"): at M = 3 1.82 ms against 1.95 on a
+// 2048^2 image and 9.21 against 9.42 on 8192^2; at M = 17 2.06 against 2.71 and 11.5 against 16.2.
+inline bool decoupledStepBuiltFor(int64_t extent) {
   return extent >= DecoupledMinExtent && extent <= DecoupledMaxExtent;
 }
 
