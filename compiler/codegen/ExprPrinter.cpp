@@ -284,8 +284,12 @@ const schedule::FoldedStorage *ExprPrinter::folding(const std::string &array, un
 
 std::string ExprPrinter::extent(const model::ArrayInfo &array, unsigned dim) const {
   assert(array.decl && dim < array.decl->rank());
+  return paramIndex(*array.decl->shape[dim]);
+}
+
+std::string ExprPrinter::paramIndex(const ast::Expr &expr) const {
   CodeWriter unused;
-  return const_cast<ExprPrinter *>(this)->index(*array.decl->shape[dim], unused).text;
+  return const_cast<ExprPrinter *>(this)->index(expr, unused).text;
 }
 
 // The window as the schedule names it when that is a constant's name (L), else its value.

@@ -87,6 +87,8 @@ public:
   std::string storageSize(const model::ArrayInfo &array) const;
   // The array's declared extent of dimension `dim`, as a C expression of params.
   std::string extent(const model::ArrayInfo &array, unsigned dim) const;
+  // An index expression that mentions params alone (an array's extent, a sum's bound), as a C expression.
+  std::string paramIndex(const ast::Expr &expr) const;
   // The folding of (array, dim), if the schedule folds it.
   const schedule::FoldedStorage *folding(const std::string &array, unsigned dim) const;
 

@@ -236,6 +236,27 @@ TEST(CudaFlexibleShape, TheDecoupledStepIsBuiltForWindowsOf2To32) {
   EXPECT_FALSE(decoupledStepBuiltFor(33));
 }
 
+TEST(CudaSlidingRun, LengthsUpTo32PickTheKernelBuiltForThemAndOthersTheLoop) {
+  auto picked = [](int64_t length) {
+    int run = -1, calls = 0;
+    withSlidingRun(length, [&](auto built) {
+      run = decltype(built)::value;
+      ++calls;
+    });
+    EXPECT_EQ(calls, 1) << "length " << length;
+    return run;
+  };
+  EXPECT_EQ(picked(1), 1);
+  EXPECT_EQ(picked(3), 3);
+  EXPECT_EQ(picked(17), 17);
+  EXPECT_EQ(picked(32), 32);
+  // The kernel that loops over the run's steps: longer runs, and none (a sum over an empty range).
+  EXPECT_EQ(picked(33), 0);
+  EXPECT_EQ(picked(int64_t(1) << 40), 0);
+  EXPECT_EQ(picked(0), 0);
+  EXPECT_EQ(picked(-4), 0);
+}
+
 TEST(CudaFlexibleShape, EveryShapesBlockWithItsCoordinatorFitsItsBlocksAnSm) {
   // An H100 SM: 2048 threads, 65536 registers; a block: 1024 threads. The window sums of the 256-thread
   // strips took up to 113 registers and the 512-thread one 76 without spilling.

@@ -86,6 +86,7 @@ struct RowsKernel {
   std::string iterator; // of the loop on the grid's y axis
   std::string count;    // the values that loop takes from its iterator on
   CudaRowsPlan plan;
+  std::string runLength;     // host expression: the steps of a run of the sum's sliding variable
   std::string fits;          // host condition: the indices fit in int
   bool argsMismatch = false; // set by the kernel printer: the call's arguments are not the loops' iterators
 };
@@ -188,8 +189,8 @@ private:
     for (const std::string &arg : call.args)
       args.push_back("int(" + arg + ")");
     args.push_back("int(polyc_min(int64_t(" + std::to_string(RowsPerThread) + "), " + rows_->count + "))");
-    w_.line(program_.program + "." + name + "Rows<" + std::to_string(RowsPerThread) + ">(" +
-            llvm::join(args, ", ") + ");");
+    w_.line(program_.program + "." + name + "Rows<" + std::to_string(RowsPerThread) + ", " +
+            CudaExprPrinter::RowsRun + ">(" + llvm::join(args, ", ") + ");");
   }
 
   CudaProgram &program_;
@@ -229,6 +230,7 @@ private:
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
+  std::string slidingRunLength(const ast::Reduction &sum, const ast::IndexVar *slide) const;
   std::string fitInIntCall(const std::string &paramSlack, const std::vector<std::string> &arrays) const;
   std::optional<std::string> interiorRunCondition(const model::Statement &statement, unsigned rowsDim,
                                                   const CudaRowsPlan &plan);
@@ -404,7 +406,20 @@ std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
                     loop.iterator,
                     *count,
                     plan,
+                    slidingRunLength(*sum, window->variable),
                     fitInIntCall(std::to_string(RowsPerThread), arrays)};
+}
+
+// The steps of a run of `slide`, one of `sum`'s variables, as a host expression: its range's bounds
+// mention params alone (slidingWindow's condition).
+std::string CudaHostPrinter::slidingRunLength(const ast::Reduction &sum, const ast::IndexVar *slide) const {
+  for (const ast::RangeBinding &binding : sum.bindings)
+    for (const auto &var : binding.vars)
+      if (var.get() == slide)
+        return "(" + program_.exprs.paramIndex(*binding.hi) + ") - (" + program_.exprs.paramIndex(*binding.lo) +
+               ")";
+  assert(false && "the sliding variable is one of the sum's");
+  return "0";
 }
 
 // The condition under which all polyc_R instances of a thread's run (from polyc_first along dimension
@@ -516,6 +531,8 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   bool templated = group != "1";
   if (templated)
     kw.line("template <unsigned G>");
+  if (rows)
+    kw.line("template <int " + std::string(CudaExprPrinter::RowsRun) + ">");
   std::string kernelGroup = templated ? "G" : "1";
   std::string threads = kernelGroup == "1" ? std::to_string(ThreadsPerBlock)
                                            : "polyc::rt::cuda::GroupLayout<G>::Threads";
@@ -589,8 +606,18 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
   w_.openBlock("");
   w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
           extentFor("y") + ", " + extentFor("z") + ");");
-  w_.line(kernel + "<<<grid, " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
-  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+  auto launch = [&](const std::string &kernel) {
+    w_.line(kernel + "<<<grid, " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+    w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+  };
+  if (rows) {
+    w_.comment("The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.");
+    w_.openBlock("polyc::rt::cuda::withSlidingRun(" + rows->runLength + ", [&](auto polyc_run)");
+    launch(kernel + "<decltype(polyc_run)::value>");
+    w_.closeBlock(");");
+  } else {
+    launch(kernel);
+  }
   w_.closeBlock();
 }
 
@@ -1374,7 +1401,8 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
       items.push_back((typed ? "int " : "") + args[k]);
     return llvm::join(items, ", ");
   };
-  const std::string templateLine = "template <int " + std::string(CudaExprPrinter::RowsParam) + ">";
+  const std::string templateLine = "template <int " + std::string(CudaExprPrinter::RowsParam) + ", int " +
+                                   CudaExprPrinter::RowsRun + ">";
   auto printVariant = [&](const std::string &name, bool interior) {
     w.line(templateLine);
     w.openBlock("__device__ void " + name + "(" + list(!interior, true) + ") const");
@@ -1392,7 +1420,8 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
     printVariant(statement.name + "Rows", false);
     return;
   }
-  const std::string instantiate = "<" + std::string(CudaExprPrinter::RowsParam) + ">";
+  const std::string instantiate =
+      "<" + std::string(CudaExprPrinter::RowsParam) + ", " + CudaExprPrinter::RowsRun + ">";
   w.comment(what + ": without bounds tests when all of them, and every cell they read, are in their arrays (" +
             statement.name + "RowsInterior), else with them (" + statement.name + "RowsEdge).");
   w.line(templateLine);
@@ -1403,7 +1432,9 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
   w.dedent();
   w.line("else");
   w.indent();
-  w.line(statement.name + "RowsEdge" + instantiate + "(" + list(true, false) + ");");
+  // The edge runs are few: one build of them, for any run length, keeps the instantiations small.
+  w.line(statement.name + "RowsEdge<" + std::string(CudaExprPrinter::RowsParam) + ", 0>(" + list(true, false) +
+         ");");
   w.dedent();
   w.closeBlock();
   printVariant(statement.name + "RowsInterior", true);

@@ -228,8 +228,8 @@ std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWr
   else
     w.line("return polyc_q < " + std::string(RowsCount) + " ? " + cell(w) + " : " + zero + ";");
   w.closeBlock(");");
-  w.openBlock(acc + ".slide(int(polyc_max(0, (" + s.hi + ") - (" + s.lo + "))), [&](int polyc_step, " + type +
-              " &polyc_coefficient, " + type + " &polyc_cell)");
+  w.openBlock(acc + ".template slide<" + RowsRun + ">(int(polyc_max(0, (" + s.hi + ") - (" + s.lo +
+              "))), [&](int polyc_step, " + type + " &polyc_coefficient, " + type + " &polyc_cell)");
   w.line("[[maybe_unused]] const int " + rows.dim + " = " + RowsFirst + ";");
   w.line("[[maybe_unused]] const int " + s.var + " = " + s.lo + " + polyc_step;");
   rowsCoefficient_ = true;

@@ -109,14 +109,14 @@ struct Iir2dDevice {
   // the polyc_rows instances from i = polyc_first on (at most polyc_R), whose sum slides along i: without
   // bounds tests when all of them, and every cell they read, are in their arrays (S1RowsInterior), else with
   // them (S1RowsEdge).
-  template <int polyc_R>
+  template <int polyc_R, int polyc_Run>
   __device__ void S1Rows(int polyc_first, int j, int polyc_rows) const {
     if (H >= polyc_R + polyc_first && polyc_first + 1 >= M && j + 1 >= M)
-      S1RowsInterior<polyc_R>(polyc_first, j);
+      S1RowsInterior<polyc_R, polyc_Run>(polyc_first, j);
     else
-      S1RowsEdge<polyc_R>(polyc_first, j, polyc_rows);
+      S1RowsEdge<polyc_R, 0>(polyc_first, j, polyc_rows);
   }
-  template <int polyc_R>
+  template <int polyc_R, int polyc_Run>
   __device__ void S1RowsInterior(int polyc_first, int j) const {
     // The thread's polyc_R instances along i at once: a step of r1 reads one cell for all of them
     // (polyc::rt::cuda::SlidingSum).
@@ -127,7 +127,7 @@ struct Iir2dDevice {
         [[maybe_unused]] const int r1 = 0;
         return __ldg(&x[(i - r1) * int(W) + (j - r2)]);
       });
-      sum0.slide(int(polyc_max(0, (int(M)) - (0))),
+      sum0.template slide<polyc_Run>(int(polyc_max(0, (int(M)) - (0))),
           [&](int polyc_step, float &polyc_coefficient, float &polyc_cell) {
         [[maybe_unused]] const int i = polyc_first;
         [[maybe_unused]] const int r1 = 0 + polyc_step;
@@ -141,7 +141,7 @@ struct Iir2dDevice {
       y_in[i * int(W) + j] = sum0.sum[polyc_row];
     }
   }
-  template <int polyc_R>
+  template <int polyc_R, int polyc_Run>
   __device__ void S1RowsEdge(int polyc_first, int j, int polyc_rows) const {
     // The thread's polyc_R instances along i at once: a step of r1 reads one cell for all of them
     // (polyc::rt::cuda::SlidingSum).
@@ -153,7 +153,7 @@ struct Iir2dDevice {
         return polyc_q < polyc_rows
             ? (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * int(W) + (j - r2)]) : 0.0f) : 0.0f;
       });
-      sum0.slide(int(polyc_max(0, (int(M)) - (0))),
+      sum0.template slide<polyc_Run>(int(polyc_max(0, (int(M)) - (0))),
           [&](int polyc_step, float &polyc_coefficient, float &polyc_cell) {
         [[maybe_unused]] const int i = polyc_first;
         [[maybe_unused]] const int r1 = 0 + polyc_step;
@@ -206,6 +206,7 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   }
 }
 // Band 0 (S1), data-parallel: 16 points a thread along i.
+template <int polyc_Run>
 __global__ void __launch_bounds__(256) band0Rows(const Iir2dDevice program) {
   [[maybe_unused]] const int64_t H = program.H;
   [[maybe_unused]] const int64_t W = program.W;
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(256) band0Rows(const Iir2dDevice program) {
   for (int64_t i = 0 + firstY; i < H; i += strideY) {
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < W; j += strideX) {
-      program.S1Rows<16>(int(i), int(j), int(polyc_min(int64_t(16), (H) - i)));
+      program.S1Rows<16, polyc_Run>(int(i), int(j), int(polyc_min(int64_t(16), (H) - i)));
     }
   }
 }
@@ -301,8 +302,11 @@ protected:
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, (std::max<int64_t>(1, (H) - (0)) + 15)
               / 16, 1);
-          band0Rows<<<grid, 256, 0, stream>>>(program);
-          POLYC_CUDA_CHECK_LAUNCH("band0Rows");
+          // The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.
+          polyc::rt::cuda::withSlidingRun((M) - (0), [&](auto polyc_run) {
+            band0Rows<decltype(polyc_run)::value><<<grid, 256, 0, stream>>>(program);
+            POLYC_CUDA_CHECK_LAUNCH("band0Rows");
+          });
         }
       } else {
         // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)

@@ -307,6 +307,22 @@ template <typename Body> auto withTermTableShape(int64_t capacity, int64_t colum
       termTableShapeIndex(capacity, lanesOverride(), columns, deviceProperties().multiProcessorCount), body);
 }
 
+// The longest run of a sliding sum (SlidingSum.cuh) that a data-parallel kernel is instantiated for; a
+// longer run, or one whose length only the device knows, takes the kernel that loops over its steps.
+inline constexpr int SlidingRunMax = 32;
+
+// Host: calls body(std::integral_constant<int, length>()) for a length in [1, SlidingRunMax], else
+// body(std::integral_constant<int, 0>()), the kernel for any length.
+template <typename Body, int... Lengths>
+void withSlidingRun(int64_t length, Body &&body, std::integer_sequence<int, Lengths...>) {
+  const bool built = ((length == Lengths + 1 && (body(std::integral_constant<int, Lengths + 1>()), true)) || ...);
+  if (!built)
+    body(std::integral_constant<int, 0>());
+}
+template <typename Body> void withSlidingRun(int64_t length, Body &&body) {
+  withSlidingRun(length, body, std::make_integer_sequence<int, SlidingRunMax>());
+}
+
 // The window extents the decoupled step (DecoupledWindow.cuh) is built for. Its halo (M - 1 columns) is
 // loaded by one warp and lies in the left strip; larger windows use the term tables.
 inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;

@@ -9,6 +9,9 @@
 // point needs a load per FMA (docs/performance.md, CUDA, "The FIR sum"). The code generator prints the
 // loops over the sum's other variables around a run of s (start, then slide), and the point's store
 // once per row (polyc::codegen, CudaStatementMode::Rows).
+//
+// The run's length is a template parameter of the kernel where it has at most SlidingRunMax steps
+// (Device.h, withSlidingRun): then every step of a run is unrolled and none is tested.
 #pragma once
 
 namespace polyc::rt::cuda {
@@ -33,9 +36,15 @@ template <typename T, int R> struct SlidingSum {
   }
 
   // A run of `count` steps: term(step, coefficient, cell) sets the step's coefficient and the cell it
-  // reads for point 0. Steps go R at a time, unrolled, so that a slot of the ring is a register; the
-  // last R - 1 or fewer steps are guarded.
-  template <typename Term> __device__ void slide(int count, Term term) {
+  // reads for point 0. With Run > 0 the run has Run steps (count is Run), all unrolled. Else steps go R
+  // at a time, unrolled, so that a slot of the ring is a register; the last R - 1 or fewer are guarded.
+  template <int Run, typename Term> __device__ void slide(int count, Term term) {
+    if constexpr (Run > 0) {
+#pragma unroll
+      for (int s = 0; s < Run; ++s)
+        step(s % R, s, term);
+      return;
+    }
     int base = 0;
     for (; base + R <= count; base += R) {
 #pragma unroll
