@@ -167,13 +167,13 @@ struct Iir2dDevice {
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
   // the polyc_rows instances from i = polyc_first on (at most polyc_R), whose sum slides along i: without
   // bounds tests when all of them, and every cell they read, are in their arrays (S1RowsInterior), else with
-  // them (S1RowsEdge).
+  // them (S1RowsEdge); the warp's active lanes take one of the two together.
   template <int polyc_R, int polyc_Run>
   __device__ void S1Rows(int polyc_first, int j, int polyc_rows) const {
-    if (H >= polyc_R + polyc_first && polyc_first + 1 >= M && j + 1 >= M)
+    if (__all_sync(__activemask(), H >= polyc_R + polyc_first && polyc_first + 1 >= M && j + 1 >= M))
       S1RowsInterior<polyc_R, polyc_Run>(polyc_first, j);
     else
-      S1RowsEdge<polyc_R, 0>(polyc_first, j, polyc_rows);
+      S1RowsEdge<polyc_R, polyc_Run>(polyc_first, j, polyc_rows);
   }
   template <int polyc_R, int polyc_Run>
   __device__ void S1RowsInterior(int polyc_first, int j) const {

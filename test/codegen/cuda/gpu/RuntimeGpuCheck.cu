@@ -614,8 +614,8 @@ static void floors(int64_t H, int64_t W) {
 
 // out[p] = sum(s in 0..count) coefficients[s] * cells[p - s] (0 before the first cell), for p < n: a
 // thread's R points from p0 = R * thread, rows = min(R, n - p0), as the code generator's Rows kernels call
-// it.
-template <int R>
+// it: Run is the run's length built in (count), or 0 for a run of any length.
+template <int R, int Run>
 __global__ void slidingKernel(const float *coefficients, int count, const float *cells, int n, float *out) {
   const int first = R * int(blockIdx.x * blockDim.x + threadIdx.x);
   if (first >= n)
@@ -624,7 +624,7 @@ __global__ void slidingKernel(const float *coefficients, int count, const float 
   SlidingSum<float, R> sum;
   auto cell = [&](int p) { return p >= 0 && p < n ? cells[p] : 0.0f; };
   sum.start([&](int q) { return q < rows ? cell(first + q) : 0.0f; });
-  sum.slide(count, [&](int s, float &coefficient, float &value) {
+  sum.template slide<Run>(count, [&](int s, float &coefficient, float &value) {
     coefficient = coefficients[s];
     value = cell(first - s);
   });
@@ -648,21 +648,27 @@ template <int R> static void checkSlidingSum(std::mt19937 &rng) {
       cellBuffer.upload(cells.data(), n * sizeof(float), nullptr);
       coefficientBuffer.upload(coefficients.data(), coefficients.size() * sizeof(float), nullptr);
       const int threads = (n + R - 1) / R;
-      slidingKernel<R><<<(threads + 63) / 64, 64>>>(coefficientBuffer.as<float>(), count,
-                                                    cellBuffer.as<float>(), n, out.as<float>());
-      POLYC_CUDA_CHECK_LAUNCH("slidingKernel");
-      std::vector<float> result(n);
-      out.download(result.data(), n * sizeof(float), nullptr);
-      POLYC_CUDA_CHECK(cudaDeviceSynchronize());
-      for (int p = 0; p < n; ++p) {
-        double expected = 0;
-        for (int s = 0; s < count && s <= p; ++s)
-          expected += double(coefficients[s]) * cells[p - s];
-        expect(std::fabs(result[p] - expected) <= 1e-5 * (1 + std::fabs(expected)),
-               "SlidingSum<" + std::to_string(R) + "> n=" + std::to_string(n) +
-                   " count=" + std::to_string(count) + " p=" + std::to_string(p) + ": " +
-                   std::to_string(result[p]) + " vs " + std::to_string(expected));
-      }
+      // The run's length as a value (Run = 0), then as the kernel that withSlidingRun picks for it.
+      auto check = [&](auto run) {
+        constexpr int Run = decltype(run)::value;
+        slidingKernel<R, Run><<<(threads + 63) / 64, 64>>>(coefficientBuffer.as<float>(), count,
+                                                           cellBuffer.as<float>(), n, out.as<float>());
+        POLYC_CUDA_CHECK_LAUNCH("slidingKernel");
+        std::vector<float> result(n);
+        out.download(result.data(), n * sizeof(float), nullptr);
+        POLYC_CUDA_CHECK(cudaDeviceSynchronize());
+        for (int p = 0; p < n; ++p) {
+          double expected = 0;
+          for (int s = 0; s < count && s <= p; ++s)
+            expected += double(coefficients[s]) * cells[p - s];
+          expect(std::fabs(result[p] - expected) <= 1e-5 * (1 + std::fabs(expected)),
+                 "SlidingSum<" + std::to_string(R) + "> run " + std::to_string(Run) + " n=" + std::to_string(n) +
+                     " count=" + std::to_string(count) + " p=" + std::to_string(p) + ": " +
+                     std::to_string(result[p]) + " vs " + std::to_string(expected));
+        }
+      };
+      check(std::integral_constant<int, 0>());
+      withSlidingRun(count, check);
     }
 }
 
