@@ -416,8 +416,8 @@ std::string CudaHostPrinter::slidingRunLength(const ast::Reduction &sum, const a
   for (const ast::RangeBinding &binding : sum.bindings)
     for (const auto &var : binding.vars)
       if (var.get() == slide)
-        return "(" + program_.exprs.paramIndex(*binding.hi) + ") - (" + program_.exprs.paramIndex(*binding.lo) +
-               ")";
+        return "(" + program_.exprs.paramIndex(*binding.hi) + ") - (" +
+               program_.exprs.paramIndex(*binding.lo) + ")";
   assert(false && "the sliding variable is one of the sum's");
   return "0";
 }
@@ -611,7 +611,8 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
     w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
   };
   if (rows) {
-    w_.comment("The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.");
+    w_.comment(
+        "The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.");
     w_.openBlock("polyc::rt::cuda::withSlidingRun(" + rows->runLength + ", [&](auto polyc_run)");
     launch(kernel + "<decltype(polyc_run)::value>");
     w_.closeBlock(");");
@@ -1386,7 +1387,8 @@ static void printTermsFunction(CudaProgram &cp, const FlexibleVariant &variant, 
 
 // A Rows statement's functions (exprs in Rows mode, its plan set): <name>Rows, which computes the polyc_rows
 // instances from polyc_first on. With an interior condition, <name>Rows calls <name>RowsInterior, which
-// tests no bounds, when the runs of all the warp's active lanes meet it, and <name>RowsEdge otherwise. `dims`: the statement's dimensions.
+// tests no bounds, when the runs of all the warp's active lanes meet it, and <name>RowsEdge otherwise.
+// `dims`: the statement's dimensions.
 static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &statement, const std::string &header,
                                const std::vector<std::string> &dims, CodeWriter &w) {
   const std::string &rowsDim = exprs.rows.dim;
@@ -1401,8 +1403,8 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
       items.push_back((typed ? "int " : "") + args[k]);
     return llvm::join(items, ", ");
   };
-  const std::string templateLine = "template <int " + std::string(CudaExprPrinter::RowsParam) + ", int " +
-                                   CudaExprPrinter::RowsRun + ">";
+  const std::string templateLine =
+      "template <int " + std::string(CudaExprPrinter::RowsParam) + ", int " + CudaExprPrinter::RowsRun + ">";
   auto printVariant = [&](const std::string &name, bool interior) {
     w.line(templateLine);
     w.openBlock("__device__ void " + name + "(" + list(!interior, true) + ") const");
@@ -1422,7 +1424,8 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
   }
   const std::string instantiate =
       "<" + std::string(CudaExprPrinter::RowsParam) + ", " + CudaExprPrinter::RowsRun + ">";
-  w.comment(what + ": without bounds tests when all of them, and every cell they read, are in their arrays (" +
+  w.comment(what +
+            ": without bounds tests when all of them, and every cell they read, are in their arrays (" +
             statement.name + "RowsInterior), else with them (" + statement.name +
             "RowsEdge); the warp's active lanes take one of the two together.");
   w.line(templateLine);

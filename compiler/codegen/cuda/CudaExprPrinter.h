@@ -71,7 +71,8 @@ public:
   static constexpr const char *RowsParam = "polyc_R";
   static constexpr const char *RowsFirst = "polyc_first";
   static constexpr const char *RowsCount = "polyc_rows";
-  // The sliding run's length when the kernel is instantiated for it, else 0 (polyc::rt::cuda::withSlidingRun).
+  // The sliding run's length when the kernel is instantiated for it, else 0
+  // (polyc::rt::cuda::withSlidingRun).
   static constexpr const char *RowsRun = "polyc_Run";
   // Rows: prints the statement for the thread's instances (the sliding sum, then a loop storing each).
   void printRowsStatement(const model::Statement &statement, CodeWriter &w);

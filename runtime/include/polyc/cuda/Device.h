@@ -315,7 +315,8 @@ inline constexpr int SlidingRunMax = 32;
 // body(std::integral_constant<int, 0>()), the kernel for any length.
 template <typename Body, int... Lengths>
 void withSlidingRun(int64_t length, Body &&body, std::integer_sequence<int, Lengths...>) {
-  const bool built = ((length == Lengths + 1 && (body(std::integral_constant<int, Lengths + 1>()), true)) || ...);
+  const bool built =
+      ((length == Lengths + 1 && (body(std::integral_constant<int, Lengths + 1>()), true)) || ...);
   if (!built)
     body(std::integral_constant<int, 0>());
 }

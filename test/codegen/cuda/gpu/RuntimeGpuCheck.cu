@@ -662,9 +662,9 @@ template <int R> static void checkSlidingSum(std::mt19937 &rng) {
           for (int s = 0; s < count && s <= p; ++s)
             expected += double(coefficients[s]) * cells[p - s];
           expect(std::fabs(result[p] - expected) <= 1e-5 * (1 + std::fabs(expected)),
-                 "SlidingSum<" + std::to_string(R) + "> run " + std::to_string(Run) + " n=" + std::to_string(n) +
-                     " count=" + std::to_string(count) + " p=" + std::to_string(p) + ": " +
-                     std::to_string(result[p]) + " vs " + std::to_string(expected));
+                 "SlidingSum<" + std::to_string(R) + "> run " + std::to_string(Run) + " n=" +
+                     std::to_string(n) + " count=" + std::to_string(count) + " p=" + std::to_string(p) +
+                     ": " + std::to_string(result[p]) + " vs " + std::to_string(expected));
         }
       };
       check(std::integral_constant<int, 0>());
