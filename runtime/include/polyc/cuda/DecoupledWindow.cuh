@@ -312,18 +312,8 @@ __global__ void __launch_bounds__(Shape::BlockThreads, 1)
 
 // Host: calls body(std::integral_constant<int, M>()) for `extent` in [DecoupledMinExtent,
 // DecoupledMaxExtent]; returns false without calling it otherwise.
-template <typename Body, int... Offsets>
-bool withDecoupledExtent(int extent, Body &&body, std::integer_sequence<int, Offsets...>) {
-  return ((extent == DecoupledMinExtent + Offsets &&
-           (body(std::integral_constant<int, DecoupledMinExtent + Offsets>()), true)) ||
-          ...);
-}
-template <typename Body>
-bool withDecoupledExtent(int64_t extent, Body &&body) {
-  if (!decoupledStepBuiltFor(extent))
-    return false;
-  return withDecoupledExtent(
-      int(extent), body, std::make_integer_sequence<int, DecoupledMaxExtent - DecoupledMinExtent + 1>());
+template <typename Body> bool withDecoupledExtent(int64_t extent, Body &&body) {
+  return withConstantIn<DecoupledMinExtent, DecoupledMaxExtent>(extent, body);
 }
 
 // Host: runs the recurrence `st` over the domain [0, rows) x [0, cols) with window extent `extent` by the

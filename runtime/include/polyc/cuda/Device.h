@@ -311,17 +311,25 @@ template <typename Body> auto withTermTableShape(int64_t capacity, int64_t colum
 // longer run, or one whose length only the device knows, takes the kernel that loops over its steps.
 inline constexpr int SlidingRunMax = 32;
 
+namespace detail {
+template <int Lo, typename Body, int... Offsets>
+bool withConstantIn(int64_t value, Body &body, std::integer_sequence<int, Offsets...>) {
+  return ((value == Lo + Offsets && (body(std::integral_constant<int, Lo + Offsets>()), true)) || ...);
+}
+} // namespace detail
+
+// Host: calls body(std::integral_constant<int, value>()) and returns true for a value in [Lo, Hi]; returns
+// false without calling it otherwise. How a kernel built for each of a few values is picked at run time.
+template <int Lo, int Hi, typename Body> bool withConstantIn(int64_t value, Body &&body) {
+  static_assert(Lo <= Hi, "an empty range");
+  return detail::withConstantIn<Lo>(value, body, std::make_integer_sequence<int, Hi - Lo + 1>());
+}
+
 // Host: calls body(std::integral_constant<int, length>()) for a length in [1, SlidingRunMax], else
 // body(std::integral_constant<int, 0>()), the kernel for any length.
-template <typename Body, int... Lengths>
-void withSlidingRun(int64_t length, Body &&body, std::integer_sequence<int, Lengths...>) {
-  const bool built =
-      ((length == Lengths + 1 && (body(std::integral_constant<int, Lengths + 1>()), true)) || ...);
-  if (!built)
-    body(std::integral_constant<int, 0>());
-}
 template <typename Body> void withSlidingRun(int64_t length, Body &&body) {
-  withSlidingRun(length, body, std::make_integer_sequence<int, SlidingRunMax>());
+  if (!withConstantIn<1, SlidingRunMax>(length, body))
+    body(std::integral_constant<int, 0>());
 }
 
 // The window extents the decoupled step (DecoupledWindow.cuh) is built for. Its halo (M - 1 columns) is
