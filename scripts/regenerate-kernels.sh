@@ -39,12 +39,19 @@ emit optical-flow/cpu examples/optical-flow/lkflow.poly --target=cpu
 # else fixed) and with the fixed one only.
 emit iir2d/cuda/auto examples/iir2d/iir2d.poly --target=cuda
 emit iir2d/cuda/fixed examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
+# The other examples: their time and repeat loops are host loops (or persistent kernels) around kernels.
+emit rate-network/cuda examples/rate-network/ratenet.poly --target=cuda
+emit mlp/cuda examples/mlp/mlp.poly --target=cuda
+emit optical-flow/cuda examples/optical-flow/lkflow.poly --target=cuda
 
 # OpenCL (compiler/codegen/opencl): the 2D IIR filter with the default allocation (both kernels, flexible
 # if M > 1), and each allocation forced.
 emit iir2d/opencl/auto examples/iir2d/iir2d.poly --target=opencl
 emit iir2d/opencl/fixed examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 emit iir2d/opencl/flexible examples/iir2d/iir2d.poly --target=opencl --allocation=flexible
+emit rate-network/opencl examples/rate-network/ratenet.poly --target=opencl
+emit mlp/opencl examples/mlp/mlp.poly --target=opencl
+emit optical-flow/opencl examples/optical-flow/lkflow.poly --target=opencl
 
 if ((check)); then
   status=0

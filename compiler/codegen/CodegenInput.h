@@ -2,7 +2,7 @@
 // came from; and what it returns: named source files. Shared by all targets.
 #pragma once
 
-#include "compiler/allocate/Allocation.h"
+#include "compiler/map/Mapping.h"
 
 #include <string>
 #include <vector>
@@ -27,6 +27,7 @@ struct CodegenInput {
   std::string sourcePath;  // as the user gave it, for the banner comment
   std::string commandLine; // the polyc command that produced the code, without its -o (see EmitCommand)
   const llvm::SourceMgr *sourceMgr = nullptr; // optional: gives line numbers in comments
+  const map::Mapping *mapping = nullptr;      // the GPU targets' mapping (required by them)
 };
 
 // The program's C identifier: the source file's stem with characters outside [A-Za-z0-9_] replaced by

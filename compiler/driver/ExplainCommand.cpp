@@ -56,7 +56,8 @@ int polyc::driver::runExplain() {
   if (!compiled)
     return 1;
 
-  ExplainInput in{explainInput, compiled->model, compiled->deps, compiled->schedule, compiled->allocation};
+  ExplainInput in{explainInput, compiled->model, compiled->deps, compiled->schedule, compiled->allocation,
+                  compiled->mapping};
   try {
     switch (explainFormat) {
     case ExplainFormat::Text:

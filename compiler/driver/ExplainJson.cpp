@@ -158,6 +158,30 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     allocation.push_back(std::move(o));
   }
   root["allocation"] = std::move(allocation);
+  Array mapping;
+  for (const map::BandMapping &b : in.mapping.bands) {
+    Object o{{"band", b.band}, {"parent", b.parent}, {"placement", map::spelling(b.placement)}};
+    if (!b.gridMembers.empty()) {
+      Array grid;
+      for (unsigned m : b.gridMembers)
+        grid.push_back(schedule.bands[b.band].dimNames[m]);
+      o["grid"] = std::move(grid);
+    }
+    if (!b.iterations.empty())
+      o["iterations"] = b.iterations;
+    if (b.persistent) {
+      Object p{{"pointsPerStep", b.persistent->pointsPerStep},
+               {"pointsLimit", b.persistent->pointsLimit},
+               {"barriersPerStep", b.persistent->barriersPerStep},
+               {"threadsPerPoint", b.persistent->threadsPerPoint}};
+      if (b.persistent->chosen)
+        p["chosen"] = *b.persistent->chosen;
+      o["persistent"] = std::move(p);
+    }
+    o["reason"] = b.reason;
+    mapping.push_back(std::move(o));
+  }
+  root["mapping"] = std::move(mapping);
   root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
   return root;
 }

@@ -2,7 +2,7 @@
 // Graphviz dot, and an SVG picture of a 2D iteration space. Each lives in its own Explain*.cpp.
 #pragma once
 
-#include "compiler/allocate/Allocation.h"
+#include "compiler/map/Mapping.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -19,6 +19,7 @@ struct ExplainInput {
   const analysis::DependenceGraph &deps;
   const schedule::Schedule &schedule;
   const allocate::Allocation &allocation;
+  const map::Mapping &mapping;
 };
 
 // The equation of a statement as written (whitespace collapsed), and its line in the source.

@@ -147,7 +147,10 @@ llvm::Error printExplainSvg(const ExplainInput &in, llvm::raw_ostream &os) {
     pi[band->dimNames[0] == stmt.dimNames[0] ? 0 : 1] = 1;
     os << "; lines: t = " << xmlEscape(band->dimNames[0]);
   }
-  os << "; allocation: " << (alloc ? allocate::spelling(alloc->kind) : "none") << "</text>\n";
+  os << "; allocation: " << (alloc ? allocate::spelling(alloc->kind) : "none");
+  if (bandIndex >= 0 && unsigned(bandIndex) < in.mapping.bands.size())
+    os << "; gpu: " << map::spelling(in.mapping.bands[bandIndex].placement);
+  os << "</text>\n";
 
   os << "  <g class=\"columns\" stroke=\"#2980b9\" stroke-width=\"1\" stroke-dasharray=\"4,3\">\n";
   std::set<int64_t> columns;

@@ -1,6 +1,6 @@
 // polyc explain's text view: params and context, each statement's domain and accesses in isl
 // notation, the dependences with their distances, the schedule (isl's tree and in words), fusion,
-// folded storage, and the allocation of each band with the cost model's reasons.
+// folded storage, the allocation of each band with the cost model's reasons, and the GPU mapping.
 #include "ExplainPrinters.h"
 
 #include "compiler/model/IslUtil.h"
@@ -118,6 +118,14 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       os << "    mapping: columns " << stmt.dimNames[a.wavefront->columnDim] << ", rows "
          << stmt.dimNames[a.wavefront->rowDim] << ", window " << a.wavefront->window << "\n";
     }
+  }
+  os << "\ngpu mapping:\n";
+  for (const map::BandMapping &b : in.mapping.bands) {
+    os << "  band " << b.band << ": " << map::spelling(b.placement);
+    if (b.persistent)
+      os << ", persistent kernel " << (!b.persistent->chosen ? "chosen at run time"
+                                                               : *b.persistent->chosen ? "chosen" : "not chosen");
+    os << "\n    why: " << b.reason << "\n";
   }
   os << "\nlegality: verified, every dependence's source runs before its target (" << in.deps.edges.size()
      << (in.deps.edges.size() == 1 ? " dependence)" : " dependences)") << "\n";

@@ -80,6 +80,10 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     if (!allocation)
       return reportError(allocation.takeError(), sm), nullptr;
     compiled->allocation = std::move(*allocation);
+    auto mapping = map::mapScheduleTree(compiled->model, compiled->schedule, compiled->allocation);
+    if (!mapping)
+      return reportError(mapping.takeError(), sm), nullptr;
+    compiled->mapping = std::move(*mapping);
   } catch (const isl::exception &e) {
     reportError(makeError(std::string("internal error in the middle end (isl): ") + e.what()), sm);
     return nullptr;

@@ -1,9 +1,9 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
 // explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> computeDependences -> chooseSchedule ->
-// verifySchedule -> allocate. Errors are printed clang-style through the SourceMgr.
+// verifySchedule -> allocate -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
 #pragma once
 
-#include "compiler/allocate/Allocation.h"
+#include "compiler/map/Mapping.h"
 #include "compiler/support/IslContext.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -33,6 +33,7 @@ struct CompiledProgram {
   analysis::DependenceGraph deps;
   schedule::Schedule schedule;
   allocate::Allocation allocation;
+  map::Mapping mapping;
 };
 
 // Runs the pipeline on `path`. On an error in the program or the options, prints it (at its place in

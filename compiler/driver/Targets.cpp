@@ -37,7 +37,8 @@ bool polyc::driver::generateSources(const EmitSettings &settings, llvm::SourceMg
   if (!compiled)
     return false;
   codegen::CodegenInput input{compiled->model,   compiled->deps,      compiled->schedule,
-                              compiled->allocation, settings.input, settings.commandLine, &sm};
+                              compiled->allocation, settings.input, settings.commandLine, &sm,
+                              &compiled->mapping};
   programName = codegen::programName(input);
   llvm::Expected<std::vector<codegen::GeneratedFile>> generated = [&] {
     try {

@@ -91,6 +91,12 @@ struct RowsKernel {
   bool argsMismatch = false; // set by the kernel printer: the call's arguments are not the loops' iterators
 };
 
+// The host statements that run a band's launches from a member function of the Compute class.
+struct CapturedCall {
+  std::string replay; // replays its CUDA graph (captured first when needed)
+  std::string direct; // launches directly
+};
+
 // What the printers collect for the file around the host code.
 struct CudaProgram {
   CudaProgram(const CodegenInput &input, CudaExprPrinter &exprs) : input(input), exprs(exprs) {}
@@ -103,10 +109,14 @@ struct CudaProgram {
   CodeWriter kernels;   // kernels, strips and their argument structs
   CodeWriter members;   // member functions of the Compute class (graph bodies)
   std::vector<std::string> memberVariables; // of the Compute class
-  std::vector<std::string> prepareLines;    // graph captures for Compute::prepare
+  struct GraphCapture {
+    std::string guard; // when the capture is needed (empty: always)
+    std::string call;
+  };
+  std::vector<GraphCapture> prepareLines; // graph captures for Compute::prepare
   std::set<unsigned> threadVariants, groupVariants;
   std::map<unsigned, CudaRowsPlan> rowsVariants;
-  std::map<unsigned, std::string> fixedFunctions; // band -> the host call that runs its fixed wavefront
+  std::map<std::string, CapturedCall> capturedCalls; // "band what" -> the statements that run its function
   std::vector<FlexibleVariant> flexibleVariants;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
@@ -201,6 +211,103 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------
+// The persistent printer: a host loop's subtree as one cooperative kernel (map::PersistentForm).
+
+class CudaPersistentPrinter : public IslAstPrinter {
+public:
+  CudaPersistentPrinter(const IslAstPrinter &outer, CodeWriter &w, CudaProgram &program, std::string grid)
+      : IslAstPrinter(outer, w), program_(program), grid_(std::move(grid)) {}
+  void printSubtree(const isl::ast_node &node) { printNode(node); }
+
+protected:
+  // A kernel band: its grid members spread over the grid, then a barrier before what follows.
+  void printBand(const BandView &band, const isl::ast_node &body) override {
+    const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
+    if (mapped.placement != map::Placement::Kernel || kernel_)
+      return printNode(body);
+    kernel_ = &mapped;
+    group_ = mapped.persistentGroup;
+    w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "): " +
+               (group_ == 1 ? "a thread" : "a group of " + std::to_string(group_) + " threads") + " per point.");
+    printNode(body);
+    kernel_ = nullptr;
+    w_.line(grid_ + ".sync();");
+  }
+
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
+    if (!kernel_ || !loop.band || loop.band->index != kernel_->band)
+      return IslAstPrinter::printFor(loop, node);
+    const std::vector<unsigned> &grid = kernel_->gridMembers;
+    if (grid.empty() || loop.member > grid.back())
+      return IslAstPrinter::printFor(loop, node); // a thread's own loop
+    if (loop.member < grid.front()) {
+      // A sequential member of the kernel band: every iteration ends at a barrier.
+      w_.comment(loopComment(loop) + "; in order, a grid barrier after each iteration");
+      w_.openBlock(forHeader(loop));
+      printNode(node.body());
+      w_.line(grid_ + ".sync();");
+      w_.closeBlock();
+      return;
+    }
+    auto [first, stride, where] = spread(loop.member);
+    if (first.empty())
+      return IslAstPrinter::printFor(loop, node);
+    std::string scale = loop.inc == "1" ? "" : " * " + loop.inc;
+    w_.comment(loopComment(loop) + "; spread over " + where);
+    w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond +
+                 "; " + loop.iterator + " += " + stride + scale + ")");
+    printNode(node.body());
+    w_.closeBlock();
+  }
+
+  void printStatementCall(const StatementCall &call) override {
+    const std::string &name = input_.model.statements[call.statement].name;
+    if (kernel_ && group_ > 1) {
+      program_.groupVariants.insert(call.statement);
+      std::vector<std::string> args = call.args;
+      args.push_back("polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">::lane()");
+      w_.line(program_.program + "." + name + "Group<" + std::to_string(group_) + ">(" + llvm::join(args, ", ") +
+              ");");
+      return;
+    }
+    program_.threadVariants.insert(call.statement);
+    std::string line = program_.program + "." + name + "(" + llvm::join(call.args, ", ") + ");";
+    if (kernel_)
+      return w_.line(line);
+    // An instance between the kernel bands: one thread computes it, the others wait at the barrier.
+    w_.line("if (" + grid_ + ".thread_rank() == 0)");
+    w_.indent();
+    w_.line(line);
+    w_.dedent();
+    w_.line(grid_ + ".sync();");
+  }
+
+private:
+  // Where grid member `member` runs: with one grid member, over every point slot of the grid; with
+  // more, the innermost over the point slots of a block and the next over the blocks, any further out
+  // as every thread's loop (empty `first`).
+  std::tuple<std::string, std::string, std::string> spread(unsigned member) const {
+    const std::vector<unsigned> &grid = kernel_->gridMembers;
+    size_t position = std::find(grid.begin(), grid.end(), member) - grid.begin();
+    std::string layout = "polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">";
+    if (grid.size() == 1)
+      return {layout + "::point()", layout + "::points()", "the grid"};
+    if (position + 1 == grid.size())
+      return {group_ == 1 ? "int64_t(threadIdx.x)" : "int64_t(threadIdx.x / " + std::to_string(group_) + ")",
+              "int64_t(" + layout + "::PointsPerBlock)",
+              "the threads of a block"};
+    if (position + 2 == grid.size())
+      return {"int64_t(blockIdx.x)", "int64_t(gridDim.x)", "the blocks"};
+    return {"", "", ""};
+  }
+
+  CudaProgram &program_;
+  std::string grid_;
+  const map::BandMapping *kernel_ = nullptr; // the kernel band being printed
+  unsigned group_ = 1;
+};
+
+// ---------------------------------------------------------------------------------------------
 // The host printer: the schedule's loops on the host, kernel launches for the bands.
 
 class CudaHostPrinter : public IslAstPrinter {
@@ -222,6 +329,12 @@ private:
     AllocationKind kind;
   };
 
+  const map::BandMapping &mappingOf(const BandView &band) const { return input_.mapping->bands.at(band.index); }
+  void printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping);
+  void printHostLaunches(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping);
+  void printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form);
+  CapturedCall capturedCall(const BandView &band, const std::string &what, const std::string &prepareGuard,
+                            const std::function<void(CudaHostPrinter &)> &print);
   void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group, AllocationKind kind);
   void printFixed(const BandView &band, const isl::ast_node &body);
@@ -260,6 +373,7 @@ private:
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
   std::optional<GpuBand> gpu_;         // the band whose parallel loops become kernels
   bool printingRowsNames_ = false;
+  std::string persistentGuard_; // while printing a host loop's launches: the condition that chose them
 };
 
 std::string CudaHostPrinter::paramsExpr(const isl::pw_aff &aff) const {
@@ -309,16 +423,17 @@ std::string CudaHostPrinter::kernelPrologue(CodeWriter &kw, const std::string &g
   return group == "1" ? std::to_string(ThreadsPerBlock) : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
 }
 
-// The grid axes of a band's loop: the leading run of parallel members from this loop on, the innermost
-// on x, then y, then z; any further out stay loops inside the kernel.
-static std::map<unsigned, std::string> gridAxes(const LoopView &loop, const BandView &band) {
-  std::vector<unsigned> parallel;
-  for (unsigned m = loop.member; m < band.band->coincident.size() && band.band->coincident[m]; ++m)
-    parallel.push_back(m);
+// The grid axes of a band's loop: the mapping's grid members from this loop on, the innermost on x,
+// then y, then z (map::BandMapping::gridMembers).
+static std::map<unsigned, std::string> gridAxes(const LoopView &loop, const map::BandMapping &mapping) {
+  std::vector<unsigned> members;
+  for (unsigned m : mapping.gridMembers)
+    if (m >= loop.member)
+      members.push_back(m);
   std::map<unsigned, std::string> axes;
   const char *axisNames[] = {"x", "y", "z"};
-  for (unsigned k = 0; k < 3 && k < parallel.size(); ++k)
-    axes[parallel[parallel.size() - 1 - k]] = axisNames[k];
+  for (unsigned k = 0; k < 3 && k < members.size(); ++k)
+    axes[members[members.size() - 1 - k]] = axisNames[k];
   return axes;
 }
 
@@ -489,7 +604,7 @@ std::optional<std::string> CudaHostPrinter::interiorRunCondition(const model::St
 }
 
 void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
-  std::map<unsigned, std::string> axes = gridAxes(loop, *gpu_->band);
+  std::map<unsigned, std::string> axes = gridAxes(loop, mappingOf(*gpu_->band));
   if (std::optional<RowsKernel> rows = planRows(loop, axes)) {
     CodeWriter kernel;
     std::string name = printKernel(loop, node, axes, &*rows, kernel);
@@ -669,14 +784,11 @@ void CudaHostPrinter::printStatementCall(const StatementCall &call) {
 
 void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   const allocate::BandAllocation *a = band.allocation;
-  if (band.band && band.band->isSequentialRepeat) {
-    // The repeat loop runs on the host; the bands inside it launch kernels.
-    std::optional<GpuBand> saved = gpu_;
-    gpu_.reset();
-    printNode(body);
-    gpu_ = saved;
-    return;
-  }
+  const map::BandMapping &mapped = mappingOf(band);
+  if (mapped.placement == map::Placement::HostLoop)
+    return printHostLoop(band, body, mapped);
+  if (mapped.placement == map::Placement::SingleThread)
+    return printVariant(AllocationKind::Sequential, band, body);
   if (!a) {
     bool anyParallel = band.band && llvm::is_contained(band.band->coincident, true);
     return printVariant(anyParallel ? AllocationKind::DataParallel : AllocationKind::Sequential, band, body);
@@ -822,44 +934,130 @@ void CudaHostPrinter::planTermTables(FlexibleVariant &variant, const model::Stat
     variant.termsFunction = statement.name + "Terms";
 }
 
+// Prints what `print` prints, through a printer of its own, into a member function of the Compute class,
+// and returns the statements that run it: its launches replayed from a CUDA graph captured once (in
+// Compute::prepare, under `prepareGuard` when it is not empty; directly when POLYC_CUDA_GRAPH=0), or
+// launched directly. One function a band and `what`, however often the band is printed.
+CapturedCall CudaHostPrinter::capturedCall(const BandView &band, const std::string &what,
+                                                            const std::string &prepareGuard,
+                                                            const std::function<void(CudaHostPrinter &)> &print) {
+  std::string key = std::to_string(band.index) + " " + what;
+  auto known = program_.capturedCalls.find(key);
+  if (known != program_.capturedCalls.end())
+    return known->second;
+  std::string function = program_.globalNames.fresh("enqueueBand" + std::to_string(band.index));
+  std::string graph = program_.globalNames.fresh("band" + std::to_string(band.index) + "Graph_");
+  CodeWriter fw;
+  CudaHostPrinter nested(*this, fw);
+  print(nested);
+  CodeWriter &mw = program_.members;
+  mw.blank();
+  mw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
+             what + ".");
+  mw.openBlock("void " + function + "(const " + program_.device + " &" + program_.program + ", cudaStream_t " +
+               program_.stream + ")");
+  for (auto &param : input_.model.program->params)
+    mw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
+            cIdentifier(param->name) + ";");
+  mw.line("[[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = "
+          "polyc::rt::cuda::wavefrontOverride();");
+  mw.verbatim(fw.str());
+  mw.closeBlock();
+  program_.memberVariables.push_back("polyc::rt::cuda::CapturedGraph " + graph + ";");
+  auto call = [&](const char *prepareOnly) {
+    return "polyc::rt::cuda::enqueueOrReplay(" + graph + ", graphKey(" + program_.program + "), " +
+           program_.stream + ", " + prepareOnly + ", [&](cudaStream_t replayed) { " + function + "(" +
+           program_.program + ", replayed); });";
+  };
+  program_.prepareLines.push_back({prepareGuard, call("true")});
+  CapturedCall result{call("false"), function + "(" + program_.program + ", " + program_.stream + ");"};
+  program_.capturedCalls.emplace(key, result);
+  return result;
+}
+
 // The fixed wavefront: the hyperplane loop on the host, one launch per hyperplane. At the top level
 // the launches go into a function that a CUDA graph captures once and replays (POLYC_CUDA_GRAPH).
 void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body) {
   std::string group = wavefrontGroup(band);
   if (!hostLoops_.empty() || !band.band)
     return printMapped(band, body, group, AllocationKind::FixedWavefront);
-  auto known = program_.fixedFunctions.find(band.index);
-  if (known != program_.fixedFunctions.end()) {
-    w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
-    w_.line(known->second);
-    return;
-  }
-  std::string function = program_.globalNames.fresh("enqueueBand" + std::to_string(band.index));
-  std::string graph = program_.globalNames.fresh("band" + std::to_string(band.index) + "Graph_");
-  CodeWriter fw;
-  CudaHostPrinter nested(*this, fw);
-  nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
-  nested.printNode(body);
-  CodeWriter &mw = program_.members;
-  mw.blank();
-  mw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
-             "), fixed wavefront: one launch per hyperplane.");
-  mw.openBlock("void " + function + "(const " + program_.device + " &" + program_.program + ", cudaStream_t " +
-               program_.stream + ")");
-  for (auto &param : input_.model.program->params)
-    mw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
-            cIdentifier(param->name) + ";");
-  mw.verbatim(fw.str());
-  mw.closeBlock();
-  program_.memberVariables.push_back("polyc::rt::cuda::CapturedGraph " + graph + ";");
-  std::string call = "polyc::rt::cuda::enqueueOrReplay(" + graph + ", graphKey(" + program_.program + "), " +
-                     program_.stream + ", PREPARE, [&](cudaStream_t replayed) { " + function + "(" +
-                     program_.program + ", replayed); });";
-  program_.prepareLines.push_back(llvm::StringRef(call).str().replace(call.find("PREPARE"), 7, "true"));
-  std::string runCall = llvm::StringRef(call).str().replace(call.find("PREPARE"), 7, "false");
-  program_.fixedFunctions[band.index] = runCall;
+  CapturedCall call = capturedCall(band, "fixed wavefront: one launch per hyperplane", "", [&](CudaHostPrinter &nested) {
+    nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
+    nested.printNode(body);
+  });
   w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
-  w_.line(runCall);
+  w_.line(call.replay);
+}
+
+// A host loop (map::Placement::HostLoop): the band's loops on the host, the kernels of the bands inside
+// launched on each iteration; or, where the mapping gives it a persistent form, that kernel when the cost
+// model prefers it (POLYC_CUDA_PERSISTENT overrides).
+void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping) {
+  if (!mapping.persistent)
+    return printHostLaunches(band, body, mapping);
+  const map::PersistentForm &form = *mapping.persistent;
+  std::string preferred = form.chosen ? (*form.chosen ? "true" : "false")
+                                      : "(" + form.pointsPerStep + ") < " + std::to_string(form.pointsLimit);
+  w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
+             "): one persistent kernel when the largest launch inside an iteration has fewer than " +
+             std::to_string(form.pointsLimit) + " points, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
+  std::string choice = "polyc::rt::cuda::persistentChoice(" + preferred + ")";
+  w_.openBlock("if (" + choice + ")");
+  printPersistent(band, body, form);
+  w_.elseBlock();
+  persistentGuard_ = "!" + choice;
+  printHostLaunches(band, body, mapping);
+  persistentGuard_.clear();
+  w_.closeBlock();
+}
+
+void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_node &body,
+                                        const map::BandMapping &mapping) {
+  w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + std::to_string(band.index) +
+              " (" + statementList(input_.model, band.statements) + "): host loop\\n\");");
+  auto launches = [&](CudaHostPrinter &printer) {
+    std::optional<GpuBand> saved = printer.gpu_;
+    printer.gpu_.reset();
+    printer.printNode(body);
+    printer.gpu_ = saved;
+  };
+  if (!hostLoops_.empty() || mapping.iterations.empty())
+    return launches(*this);
+  std::string fits = "(" + mapping.iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
+  std::string guard = persistentGuard_.empty() ? fits : persistentGuard_ + " && " + fits;
+  CapturedCall call = capturedCall(band, "host loop", guard, launches);
+  w_.comment("The loop's launches replayed from a captured CUDA graph when it has at most "
+             "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
+  w_.openBlock("if (" + fits + ")");
+  w_.line(call.replay);
+  w_.elseBlock();
+  w_.line(call.direct);
+  w_.closeBlock();
+}
+
+// The persistent form of a host loop: the loop and every band under it in one cooperative kernel
+// (CudaPersistentPrinter), launched with at most the blocks that can be resident at once.
+void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form) {
+  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Persistent");
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
+             "), persistent: the host loop as one cooperative kernel; its threads stride over each kernel band "
+             "inside and meet at a grid barrier after it (" +
+             std::to_string(form.barriersPerStep) + " an iteration).");
+  kw.openBlock("__global__ void __launch_bounds__(" + std::to_string(ThreadsPerBlock) + ") " + name + "(" +
+               kernelParams() + ")");
+  kernelPrologue(kw, "1");
+  std::string grid = "polyc_grid";
+  kw.line("cooperative_groups::grid_group " + grid + " = cooperative_groups::this_grid();");
+  CudaPersistentPrinter persistent(*this, kw, program_, grid);
+  persistent.printSubtree(body);
+  kw.closeBlock();
+  std::string threads = "int64_t(" + form.pointsPerStep + ")" +
+                        (form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "");
+  w_.line("polyc::rt::cuda::launchPersistent(" + name + ", \"" + name + "\", " + threads + ", " +
+          std::to_string(ThreadsPerBlock) + ", " + program_.stream + ", " + kernelArgs() + ");");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
 }
 
 // A reduction band: a group of threads per point, its size from the allocation or, when that depends
@@ -1626,6 +1824,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
                              "polyc/cuda/Device.h", "polyc/cuda/SlidingSum.cuh", "polyc/cuda/Wavefront.cuh"})
     w.line(std::string("#include <") + header + ">");
   w.blank();
+  w.line("#include <cooperative_groups.h>");
   for (const char *header : {"algorithm", "cfloat", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "exception",
                              "vector"})
     w.line(std::string("#include <") + header + ">");
@@ -1671,10 +1870,20 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     w.line("(void)" + cp.program + ";");
     w.line("(void)" + cp.stream + ";");
   } else {
-    w.comment("Capture the fixed wavefronts' launches once, outside the timed region.");
+    for (auto &p : program.params)
+      w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = " + cp.program + "." + cIdentifier(p->name) +
+             ";");
+    w.comment("Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.");
     w.openBlock("if (polyc::rt::cuda::useCudaGraph())");
-    for (const std::string &line : cp.prepareLines)
-      w.line(line);
+    for (const CudaProgram::GraphCapture &capture : cp.prepareLines) {
+      if (capture.guard.empty()) {
+        w.line(capture.call);
+        continue;
+      }
+      w.openBlock("if (" + capture.guard + ")");
+      w.line(capture.call);
+      w.closeBlock();
+    }
     w.closeBlock();
   }
   w.closeBlock();

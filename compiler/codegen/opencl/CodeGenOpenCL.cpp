@@ -247,8 +247,9 @@ std::string OpenCLExprPrinter::printFlatReduction(const ReductionParts &parts, C
     // Mixed-radix digits of the flat index, advanced by the digits of `lanes` (no division per term).
     std::string count;
     for (size_t k = 0; k < n; ++k) {
-      w.line("const int " + acc + "_n" + std::to_string(k) + " = max(" + parts.loops[k].hi + " - (" +
-             parts.loops[k].lo + "), 0);");
+      // In int: a bound that names a long constant would leave max() without one overload to take.
+      w.line("const int " + acc + "_n" + std::to_string(k) + " = max((int)(" + parts.loops[k].hi + " - (" +
+             parts.loops[k].lo + ")), 0);");
       count += (k ? " * " : "") + acc + "_n" + std::to_string(k);
     }
     w.line("int " + acc + "_rest = " + lane + ", " + acc + "_stride = " + lanes + ";");
@@ -753,8 +754,17 @@ std::vector<std::pair<std::string, std::string>> OpenCLPrinter::mappedBounds(con
 
 void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   const allocate::BandAllocation *allocation = band.allocation;
-  if (band.band && band.band->isSequentialRepeat)
-    return printNode(body); // the repeat loop runs on the host
+  const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
+  if (mapped.placement == map::Placement::HostLoop) {
+    // The loop on the host, the bands inside enqueued on each iteration (a persistent kernel would need
+    // grid-wide barriers, which OpenCL does not have).
+    w_.comment("Band " + std::to_string(band.index) + " (" + describeBand(input_, band.index) + "): host loop.");
+    return printNode(body);
+  }
+  if (mapped.placement == map::Placement::SingleThread) {
+    w_.comment("Band " + std::to_string(band.index) + ": no parallel work in or under it, one work-item.");
+    return printSingleKernel(band, body);
+  }
   if (!allocation) {
     w_.comment("Band " + std::to_string(band.index) + ": no allocation, one work-item.");
     return printSingleKernel(band, body);
@@ -1154,10 +1164,12 @@ void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::stri
   w.closeBlock();
 }
 
-// A statement instance outside every band: one work-item.
+// A statement instance outside every band: one work-group when it reduces (its work-items share the
+// reductions, as a triangular solve's sum(j in 0..i) in a sequential loop over i), else one work-item.
 void OpenCLPrinter::printStatementCall(const StatementCall &call) {
   const model::Statement &statement = input_.model.statements[call.statement];
-  std::string base = statement.name + "_single";
+  const bool grouped = !statement.reductions.empty();
+  std::string base = statement.name + (grouped ? "_group" : "_single");
   std::string name = base;
   for (unsigned k = 2; kernelNames_.count(name); ++k)
     name = base + std::to_string(k);
@@ -1171,14 +1183,29 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
     argNames.push_back(arg);
   }
   CodeWriter w;
-  exprs_.mode = PointMode::Item;
+  exprs_.mode = grouped ? PointMode::Group : PointMode::Item;
+  exprs_.lane = "polyc_lid";
+  exprs_.lanes = "polyc_group_size";
   exprs_.windows.clear();
+  exprs_.scratchTypes.clear();
+  if (grouped)
+    w.line("const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);");
   printKernelStatement(call.statement, argNames, w);
-  emitKernel(name, statement.name + " at one point, by one work-item.", args, w.str());
+  for (ast::ElemType t : exprs_.scratchTypes)
+    args.push_back({"__local " + exprs_.typeName(t) + " *polyc_scratch_" + suffix(t),
+                    "polyc_group * sizeof(" + std::string(clScalar(t)) + ")", true, false});
+  emitKernel(name, statement.name + " at one point, by " + (grouped ? "one work-group." : "one work-item."), args,
+             w.str());
   kernels.push_back({name, member});
+  w_.openBlock("");
+  w_.line("const size_t polyc_group = " +
+          (grouped ? "polyc::rt::ocl::pointGroupSize(device(), " + member + ", " + reductionLength({call.statement}) + ")"
+                   : std::string("1")) +
+          ";");
   printArgs(member, args, false);
   printArgs(member, args, true);
-  w_.line("timer.enqueue(device(), " + member + ", 1, 1);");
+  w_.line("timer.enqueue(device(), " + member + ", polyc_group, polyc_group);");
+  w_.closeBlock();
 }
 
 // ---- The flexible wavefront

@@ -151,6 +151,11 @@ std::optional<bool> decoupledOverride() {
   return value ? std::optional<bool>(*value == 1) : std::nullopt;
 }
 
+std::optional<bool> persistentOverride() {
+  std::optional<int64_t> value = integerFromEnvironment("POLYC_CUDA_PERSISTENT", 0, 1);
+  return value ? std::optional<bool>(*value == 1) : std::nullopt;
+}
+
 bool verbose() {
   static const bool enabled = integerFromEnvironment("POLYC_CUDA_VERBOSE", 0, 1).value_or(0) == 1;
   return enabled;

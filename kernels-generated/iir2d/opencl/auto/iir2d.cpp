@@ -440,8 +440,8 @@ __kernel void S1_reduce(const int H, const int W, const int M, __global const fl
         float sum0 = 0.0f;
         // This lane's share of the terms (the group adds the lanes' shares below).
         {
-          const int sum0_n0 = max(M - (0), 0);
-          const int sum0_n1 = max(M - (0), 0);
+          const int sum0_n0 = max((int)(M - (0)), 0);
+          const int sum0_n1 = max((int)(M - (0)), 0);
           int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
           int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
           const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
@@ -728,8 +728,8 @@ __kernel void S0_fixed(const int H, const int W, const int M, __global const flo
       float sum0 = 0.0f;
       // This lane's share of the terms, then the lanes combine theirs.
       {
-        const int sum0_n0 = max(M - (0), 0);
-        const int sum0_n1 = max(M - (0), 0);
+        const int sum0_n0 = max((int)(M - (0)), 0);
+        const int sum0_n1 = max((int)(M - (0)), 0);
         int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
         int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
         const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;

@@ -159,6 +159,41 @@ std::optional<int64_t> lanesOverride();
 std::optional<int64_t> publishOverride();
 std::optional<bool> decoupledOverride();
 
+//   POLYC_CUDA_PERSISTENT=0|1     host loops: launches on the host (0) or the persistent grid-synchronised
+//                                 kernel (1) wherever the program has one (default: the cost model's choice)
+std::optional<bool> persistentOverride();
+
+// ---- Host loops (compiler/map, Placement::HostLoop)
+
+// Host: whether a host loop runs as its persistent kernel: the cost model's `preferred` unless
+// POLYC_CUDA_PERSISTENT forces either form.
+inline bool persistentChoice(bool preferred) { return persistentOverride().value_or(preferred); }
+
+// A top-level host loop of at most this many iterations is captured into a CUDA graph and replayed; a
+// longer one launches directly (a graph holds a node per launch, and its capture is not free).
+inline constexpr int64_t GraphIterationsMax = 4096;
+
+// Host: launches the persistent kernel of a host loop, `threads` threads a block: enough blocks for the
+// `work` threads of the largest launch inside, and no more than can be resident at once, since its grid
+// barriers need every block resident (POLYC_CUDA_GRID overrides within that limit). The kernel's
+// parameters are taken as they are declared (the device view and int64_t loop values).
+template <typename... Params>
+void launchPersistent(void (*kernel)(Params...), const char *name, int64_t work, unsigned threads,
+                      cudaStream_t stream, Params... args) {
+  int perProcessor = 0;
+  POLYC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perProcessor, kernel, int(threads), 0));
+  const int64_t resident = int64_t(std::max(perProcessor, 1)) * deviceProperties().multiProcessorCount;
+  int64_t blocks = std::clamp<int64_t>((work + threads - 1) / threads, 1, resident);
+  if (const std::optional<int64_t> forced = gridOverride())
+    blocks = std::min(*forced, resident);
+  if (verbose())
+    std::fprintf(stderr, "polyc: %s: persistent kernel, %lld blocks of %u threads (%lld resident)\n", name,
+                 (long long)blocks, threads, (long long)resident);
+  void *pointers[] = {static_cast<void *>(&args)...};
+  POLYC_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel), dim3(unsigned(blocks)),
+                                               dim3(threads), pointers, 0, stream));
+}
+
 // Enqueues a sequence of launches on `stream`: directly when POLYC_CUDA_GRAPH=0, else by replaying
 // `graph`, captured from `enqueue` the first time and whenever `key` changes. `prepareOnly` captures
 // without launching (for Compute::prepare, outside the timed region).

@@ -1,0 +1,307 @@
+// The GPU mapping of the schedule tree (see Mapping.h): a pre-order walk that places every band from
+// its allocation and from what lies under it, then the persistent alternative of top-level host loops.
+#include "compiler/map/Mapping.h"
+
+#include "compiler/model/IslUtil.h"
+#include "compiler/support/SourceError.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include <numeric>
+
+namespace polyc::map {
+
+using allocate::AllocationKind;
+namespace iu = polyc::islutil;
+
+const char *spelling(Placement placement) {
+  switch (placement) {
+  case Placement::HostLoop:
+    return "host loop";
+  case Placement::Kernel:
+    return "kernel";
+  case Placement::InKernel:
+    return "in kernel";
+  case Placement::SingleThread:
+    return "single thread";
+  }
+  return "?";
+}
+
+// A persistent kernel replaces a host loop whose largest launch covers fewer points than this. Below
+// it, a step's launches are short and their fixed cost (a launch, or a node of a replayed graph, a few
+// microseconds) dominates; a grid barrier costs about a microsecond. Above it the launches pay for
+// themselves and a kernel sized to the work keeps more loads in flight than the resident grid.
+static constexpr int64_t PersistentPointsLimit = int64_t(1) << 18;
+
+// The threads of a point of a kernel band inside a persistent kernel: one for a data-parallel band; for
+// a reduction its group, at most a warp, so that every band fits the kernel's blocks of 256 threads.
+static unsigned persistentGroup(const allocate::BandAllocation &allocation) {
+  if (allocation.kind != AllocationKind::Reduction)
+    return 1;
+  int64_t size = allocation.reductionGroupSize;
+  return size >= 2 && size <= 32 && (size & (size - 1)) == 0 ? unsigned(size) : 32;
+}
+
+namespace {
+
+// What the walk records of a band node.
+struct BandNode {
+  int parent = -1;
+  isl::union_set domain; // the instances that reach the band
+  isl::multi_union_pw_aff partial;
+};
+
+class Mapper {
+public:
+  Mapper(const model::Model &model, const schedule::Schedule &schedule, const allocate::Allocation &allocation)
+      : model_(model), schedule_(schedule), allocation_(allocation) {}
+  Mapping run();
+
+private:
+  void walk(const isl::schedule_node &node, int parent);
+  bool hasParallelWorkUnder(unsigned band) const;
+  bool isUnder(unsigned band, unsigned ancestor) const;
+  std::vector<unsigned> hostStatements(unsigned band, const Mapping &mapping) const;
+  std::vector<unsigned> gridMembers(unsigned band) const;
+  std::string pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const;
+  BandMapping place(unsigned band, const Mapping &mapping) const;
+  std::optional<PersistentForm> persistentForm(unsigned band, const Mapping &mapping, std::string &why) const;
+
+  const model::Model &model_;
+  const schedule::Schedule &schedule_;
+  const allocate::Allocation &allocation_;
+  std::vector<BandNode> nodes_; // by band, pre-order
+};
+
+} // namespace
+
+void Mapper::walk(const isl::schedule_node &node, int parent) {
+  int inner = parent;
+  if (node.isa<isl::schedule_node_band>()) {
+    BandNode band;
+    band.parent = parent;
+    band.domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    band.partial = node.as<isl::schedule_node_band>().partial_schedule();
+    inner = static_cast<int>(nodes_.size());
+    nodes_.push_back(band);
+  }
+  for (unsigned c = 0; c < unsigned(node.n_children()); ++c)
+    walk(node.child(static_cast<int>(c)), inner);
+}
+
+bool Mapper::isUnder(unsigned band, unsigned ancestor) const {
+  for (int b = nodes_[band].parent; b >= 0; b = nodes_[b].parent)
+    if (unsigned(b) == ancestor)
+      return true;
+  return false;
+}
+
+// Whether a band, or a band or statement under it, offers parallel work: a parallel member, or a
+// reduction (a group of threads can share it).
+bool Mapper::hasParallelWorkUnder(unsigned band) const {
+  for (unsigned b = band; b < nodes_.size(); ++b)
+    if ((b == band || isUnder(b, band)) && allocation_.bands[b].kind != AllocationKind::Sequential)
+      return true;
+  return llvm::any_of(schedule_.bands[band].statements,
+                      [&](unsigned s) { return !model_.statements[s].reductions.empty(); });
+}
+
+// The statements under `band` whose innermost band is a host loop: instances met on the host. A
+// statement's innermost band is the last band containing it in pre-order (sibling subtrees of a
+// sequence hold different statements).
+std::vector<unsigned> Mapper::hostStatements(unsigned band, const Mapping &mapping) const {
+  std::vector<unsigned> result;
+  for (unsigned s : schedule_.bands[band].statements) {
+    unsigned innermost = band;
+    for (unsigned b = band + 1; b < nodes_.size(); ++b)
+      if (isUnder(b, band) && llvm::is_contained(schedule_.bands[b].statements, s))
+        innermost = b;
+    if (mapping.bands[innermost].placement == Placement::HostLoop)
+      result.push_back(s);
+  }
+  return result;
+}
+
+// The innermost run of up to three parallel members from the band's first parallel member on.
+std::vector<unsigned> Mapper::gridMembers(unsigned band) const {
+  const std::vector<bool> &coincident = schedule_.bands[band].coincident;
+  unsigned first = 0;
+  while (first < coincident.size() && !coincident[first])
+    ++first;
+  unsigned end = first;
+  while (end < coincident.size() && coincident[end])
+    ++end;
+  std::vector<unsigned> members;
+  for (unsigned m = end > first + 3 ? end - 3 : first; m < end; ++m)
+    members.push_back(m);
+  return members;
+}
+
+// The points one launch of a kernel band covers (or the iterations of a host loop): the product of the
+// extents of the band's `members` over all values of the loops around, as a C expression of the
+// params; empty when an extent is not one affine expression.
+std::string Mapper::pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const {
+  isl::union_set range = nodes_[band].domain.apply(isl::union_map::from(nodes_[band].partial));
+  isl::set points = isl::manage(isl_set_from_union_set(range.release())).intersect_params(model_.context);
+  std::vector<std::string> factors;
+  bool constant = true;
+  int64_t product = 1;
+  for (unsigned m : members) {
+    isl::pw_aff extent = iu::dimMax(points, m).sub(iu::dimMin(points, m)).add_constant(1).gist_params(model_.context);
+    if (std::optional<int64_t> value = iu::constantValue(extent)) {
+      factors.push_back(std::to_string(*value));
+      product *= *value;
+      continue;
+    }
+    constant = false;
+    if (extent.n_piece() != 1)
+      return "";
+    factors.push_back(iu::pwAffToString(extent, model_.context));
+  }
+  if (constant)
+    return std::to_string(product);
+  if (factors.size() > 1)
+    for (std::string &factor : factors)
+      if (factor.find(' ') != std::string::npos)
+        factor = "(" + factor + ")";
+  return llvm::join(factors, " * ");
+}
+
+BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
+  BandMapping result;
+  result.band = band;
+  result.parent = nodes_[band].parent;
+  const allocate::BandAllocation &allocation = allocation_.bands[band];
+  if (result.parent >= 0 && mapping.bands[result.parent].placement != Placement::HostLoop) {
+    result.placement = Placement::InKernel;
+    result.reason = "inside band " + std::to_string(result.parent) + "'s " +
+                    spelling(mapping.bands[result.parent].placement) + ": loops of its threads";
+    return result;
+  }
+  if (allocation.kind != AllocationKind::Sequential) {
+    result.placement = Placement::Kernel;
+    result.gridMembers = gridMembers(band);
+    result.persistentGroup = persistentGroup(allocation);
+    std::vector<std::string> names;
+    for (unsigned m : result.gridMembers)
+      names.push_back(schedule_.bands[band].dimNames[m]);
+    result.reason = std::string(allocate::spelling(allocation.kind)) + ": grid over " + llvm::join(names, ", ");
+    std::string points = pointsOfLaunch(band, result.gridMembers);
+    if (!points.empty())
+      result.reason += " (" + points + " points a launch)";
+    return result;
+  }
+  const std::string what = schedule_.bands[band].isSequentialRepeat ? "repeat loop" : "sequential band";
+  if (hasParallelWorkUnder(band)) {
+    result.placement = Placement::HostLoop;
+    std::vector<unsigned> members(schedule_.bands[band].dimNames.size());
+    std::iota(members.begin(), members.end(), 0u);
+    result.iterations = pointsOfLaunch(band, members);
+    result.reason = what + " with parallel work inside: its loop on the host, the work inside launched on each "
+                           "iteration, the arrays on the device throughout";
+    return result;
+  }
+  result.placement = Placement::SingleThread;
+  result.reason = what + " with no parallel dimension or reduction in or under it: one thread runs it in order";
+  return result;
+}
+
+// The persistent form of a top-level host loop, or none with the reason in `why`.
+std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mapping &mapping, std::string &why) const {
+  PersistentForm form;
+  bool constant = true;
+  int64_t largest = 0;
+  std::vector<std::string> launches;
+  for (unsigned b = band + 1; b < nodes_.size(); ++b) {
+    if (!isUnder(b, band) || mapping.bands[b].placement != Placement::Kernel)
+      continue;
+    const allocate::BandAllocation &a = allocation_.bands[b];
+    if (a.kind != AllocationKind::DataParallel && a.kind != AllocationKind::Reduction) {
+      why = "band " + std::to_string(b) + " is a " + allocate::spelling(a.kind) +
+            ", which a persistent kernel does not take";
+      return std::nullopt;
+    }
+    std::string points = pointsOfLaunch(b, mapping.bands[b].gridMembers);
+    form.threadsPerPoint = std::max(form.threadsPerPoint, mapping.bands[b].persistentGroup);
+    if (points.empty()) {
+      why = "the points of band " + std::to_string(b) + "'s launches are not an affine expression of the params";
+      return std::nullopt;
+    }
+    int64_t value = 0;
+    constant = constant && llvm::to_integer(points, value);
+    largest = std::max(largest, value);
+    if (!llvm::is_contained(launches, points))
+      launches.push_back(points);
+    ++form.barriersPerStep;
+  }
+  for (unsigned s : hostStatements(band, mapping)) {
+    if (!model_.statements[s].reductions.empty()) {
+      why = model_.statements[s].name + " reduces on the host (a block reduction per instance)";
+      return std::nullopt;
+    }
+    ++form.barriersPerStep;
+  }
+  if (launches.empty()) {
+    why = "no launch inside";
+    return std::nullopt;
+  }
+  form.pointsLimit = PersistentPointsLimit;
+  if (constant) {
+    form.pointsPerStep = std::to_string(largest);
+    form.chosen = largest < form.pointsLimit;
+  } else {
+    form.pointsPerStep = launches.size() == 1 ? launches.front()
+                                              : "std::max<int64_t>({" + llvm::join(launches, ", ") + "})";
+  }
+  return form;
+}
+
+Mapping Mapper::run() {
+  walk(schedule_.tree.root(), -1);
+  Mapping mapping;
+  if (nodes_.size() != schedule_.bands.size() || allocation_.bands.size() != schedule_.bands.size())
+    return mapping;
+  for (unsigned b = 0; b < nodes_.size(); ++b)
+    mapping.bands.push_back(place(b, mapping));
+  for (BandMapping &band : mapping.bands) {
+    if (band.placement != Placement::HostLoop || band.parent >= 0)
+      continue;
+    std::string why;
+    band.persistent = persistentForm(band.band, mapping, why);
+    if (!band.persistent) {
+      band.reason += "; no persistent form: " + why;
+      continue;
+    }
+    const PersistentForm &form = *band.persistent;
+    std::string rule = "a persistent grid-synchronised kernel (" + std::to_string(form.barriersPerStep) +
+                       " grid barriers an iteration) when the largest launch inside has fewer than " +
+                       std::to_string(form.pointsLimit) + " points";
+    if (form.chosen)
+      band.reason += "; " + rule + ": " + form.pointsPerStep + " points -> " +
+                     (*form.chosen ? "persistent kernel" : "host loop");
+    else
+      band.reason += "; " + rule + ": chosen at run time from " + form.pointsPerStep;
+  }
+  return mapping;
+}
+
+llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,
+                                        const allocate::Allocation &allocation) {
+  try {
+    Mapper mapper(model, schedule, allocation);
+    Mapping mapping = mapper.run();
+    if (mapping.bands.size() != schedule.bands.size())
+      return makeError("internal error in the GPU mapping: the schedule tree's bands do not match the schedule's");
+    return mapping;
+  } catch (const isl::exception &e) {
+    return makeError(std::string("internal error in the GPU mapping (isl): ") + e.what());
+  }
+}
+
+} // namespace polyc::map

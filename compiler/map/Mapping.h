@@ -1,0 +1,64 @@
+// The target-neutral GPU mapping of the whole schedule tree: for every band, whether its loops run on
+// the host around the kernels of the bands inside it, are a kernel's grid, run in a kernel's threads,
+// or run in one thread; and for a host loop whose launches may be too small to pay for themselves, the
+// persistent grid-synchronised kernel that can replace it. Built by mapScheduleTree; the CUDA and OpenCL
+// printers print it, polyc explain shows it.
+#pragma once
+
+#include "compiler/allocate/Allocation.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace polyc::map {
+
+enum class Placement {
+  HostLoop,     // a sequential band with parallel work inside: its loops on the host, launches inside
+  Kernel,       // the band's parallel members are a kernel's grid, as its allocation says
+  InKernel,     // under a Kernel or SingleThread band: loops of the threads that run it
+  SingleThread, // no parallel dimension in or under it: one thread runs it in order
+};
+const char *spelling(Placement placement);
+
+// A host loop as one cooperative kernel: its threads stride over each kernel band inside (a thread per
+// point, or a warp per point for a reduction) and meet at a grid-wide barrier after each, so an
+// iteration costs barriers, not launches.
+struct PersistentForm {
+  // The points of the largest launch inside one iteration, as a C expression of the params ("H * W");
+  // empty when isl cannot bound them (the host loop is kept then).
+  std::string pointsPerStep;
+  int64_t pointsLimit = 0;         // the persistent kernel is chosen when pointsPerStep < pointsLimit
+  std::optional<bool> chosen;      // the choice when the params fix pointsPerStep; else made at run time
+  unsigned barriersPerStep = 0;    // grid barriers per iteration of the loop
+  unsigned threadsPerPoint = 1;    // the most threads a point of a band inside takes (its block's size)
+};
+
+struct BandMapping {
+  unsigned band = 0;
+  int parent = -1; // the enclosing band in the schedule tree (index into Schedule::bands), -1 at the top
+  Placement placement = Placement::SingleThread;
+  // Kernel: the band members spread over the grid, outermost first: the innermost run of up to three
+  // parallel members (the last on the grid's x dimension); the members outside them are host loops
+  // (before) or loops of each thread (after).
+  std::vector<unsigned> gridMembers;
+  // Kernel, inside a persistent kernel: the threads of a point, one for a data-parallel band, up to a
+  // warp for a reduction (the persistent kernel's blocks are of one size for all its bands).
+  unsigned persistentGroup = 1;
+  // HostLoop: the iterations of the band's loops, as a C expression of the params; empty when isl gives
+  // no single affine expression for them.
+  std::string iterations;
+  std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
+                                            // is data-parallel or a reduction, none reducing on the host
+  std::string reason;                       // the decision in words, for polyc explain
+};
+
+struct Mapping {
+  std::vector<BandMapping> bands; // one per schedule band, same order
+};
+
+// The mapping of every band of `schedule`'s tree (pre-order, as Schedule::bands).
+llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,
+                                        const allocate::Allocation &allocation);
+
+} // namespace polyc::map
