@@ -256,7 +256,10 @@ void IslAstPrinter::printFor(const isl::ast_node_for &node) {
     loop.band = currentBand_;
     loop.member = scheduleDim - currentBand_->firstScheduleDim;
     if (currentBand_->band && loop.member < currentBand_->band->dimNames.size()) {
-      base = currentBand_->band->dimNames[loop.member];
+      // A skewed member reads as its expression ("t + i"): its loop keeps the generic name.
+      const std::string &name = currentBand_->band->dimNames[loop.member];
+      if (isIdentifier(name))
+        base = name;
       loop.coincident = loop.member < currentBand_->band->coincident.size() &&
                         currentBand_->band->coincident[loop.member];
     }

@@ -1,6 +1,9 @@
 // C identifiers for emitted code (see Names.h).
 #include "compiler/codegen/Names.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include "llvm/ADT/StringSet.h"
 
 #include <cctype>
@@ -37,6 +40,11 @@ std::string polyc::codegen::cIdentifier(llvm::StringRef name) {
   if (reservedNames().contains(name) || name.starts_with("polyc_") || name.starts_with("__"))
     return name.str() + "_";
   return name.str();
+}
+
+bool polyc::codegen::isIdentifier(llvm::StringRef name) {
+  return !name.empty() && (llvm::isAlpha(name.front()) || name.front() == '_') &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 std::string NameScope::fresh(const std::string &base) {

@@ -13,6 +13,10 @@ namespace polyc::codegen {
 // trailing '_' when it is a keyword of any C-family target or starts with the reserved prefix "polyc_".
 std::string cIdentifier(llvm::StringRef name);
 
+// Whether `name` is an identifier ([A-Za-z_][A-Za-z0-9_]*); a skewed band dimension's name is an
+// expression ("t + i") and cannot name a loop.
+bool isIdentifier(llvm::StringRef name);
+
 // The name of the struct that emitted host code declares for the program `program`: its words
 // (separated by '_') capitalised and joined, "iir_2d" -> "Iir2d", with a leading "P" when that would
 // be empty or start with a digit.

@@ -195,6 +195,11 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
     std::string points = pointsOfLaunch(band, result.gridMembers);
     if (!points.empty())
       result.reason += " (" + points + " points a launch)";
+    std::vector<std::string> outer;
+    for (unsigned m = 0; !result.gridMembers.empty() && m < result.gridMembers.front(); ++m)
+      outer.push_back(schedule_.bands[band].dimNames[m]);
+    if (!outer.empty() && allocation.kind != AllocationKind::FixedWavefront)
+      result.reason += "; in order on the host over " + llvm::join(outer, ", ") + ", a launch each";
     return result;
   }
   const std::string what = schedule_.bands[band].isSequentialRepeat ? "repeat loop" : "sequential band";

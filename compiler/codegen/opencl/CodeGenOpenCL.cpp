@@ -560,7 +560,9 @@ private:
     std::vector<std::pair<std::string, std::string>> bounds; // host expressions: lowest, highest
   };
   MappedKernel buildMappedKernel(const BandView &band, const isl::ast_node &body, unsigned firstMapped,
-                                 PointMode mode, const std::string &kindName);
+                                 PointMode mode, const std::string &kindName, unsigned endMapped = ~0u);
+  void printHostLoopsAroundKernel(const BandView &band, const isl::ast_node &node, unsigned member,
+                                  PointMode mode, const std::string &kindName);
   void printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements);
   void printKernelLaunch(const MappedKernel &kernel);
   void printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
@@ -828,16 +830,17 @@ void OpenCLPrinter::printSingleKernel(const BandView &band, const isl::ast_node 
   w_.line("timer.enqueue(device(), " + member + ", 1, 1);");
 }
 
-// Emits the kernel of a band whose members from `firstMapped` on are mapped to work-items (Item) or
-// work-groups (Group); the members before it are host loops around the launch.
+// Emits the kernel of a band whose members from `firstMapped` up to `endMapped` (excluded) are mapped to
+// work-items (Item) or work-groups (Group); the members before it are host loops around the launch, the
+// members after it loops of each work-item.
 OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &band, const isl::ast_node &body,
                                                              unsigned firstMapped, PointMode mode,
-                                                             const std::string &kindName) {
+                                                             const std::string &kindName, unsigned endMapped) {
   MappedKernel kernel;
   kernel.name = kernelName(band, kindName);
   kernel.member = kernel.name + "_";
   kernel.group = mode == PointMode::Group;
-  unsigned members = static_cast<unsigned>(band.partialSchedule.size());
+  unsigned members = std::min(endMapped, static_cast<unsigned>(band.partialSchedule.size()));
   kernel.bounds = mappedBounds(band, firstMapped);
   kernel.args = baseArgs(band.statements, true);
   // The kernel's index variables, named after the band's dimensions but apart from statement dims.
@@ -849,7 +852,9 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   mappedMembers_.clear();
   std::vector<std::string> vars;
   for (unsigned m = firstMapped; m < members; ++m) {
-    std::string base = band.band && m < band.band->dimNames.size() ? band.band->dimNames[m] : "c" + std::to_string(m);
+    std::string base = band.band && m < band.band->dimNames.size() && isIdentifier(band.band->dimNames[m])
+                           ? band.band->dimNames[m]
+                           : "c" + std::to_string(m);
     std::string var = scope.fresh(cIdentifier(base));
     mappedMembers_[m] = var;
     vars.push_back(var);
@@ -930,7 +935,8 @@ void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
   std::string points = "1";
   for (size_t k = 0; k < kernel.lows.size(); ++k) {
     out_->line("const int64_t " + kernel.lows[k] + " = " + kernel.bounds[k].first + ";");
-    out_->line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>(" + kernel.bounds[k].second + " - " +
+    // The bound in parentheses: a piecewise one prints as a conditional expression.
+    out_->line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>((" + kernel.bounds[k].second + ") - " +
             kernel.lows[k] + " + 1, 0);");
     points += " * " + kernel.counts[k];
   }
@@ -947,13 +953,69 @@ void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
   out_->closeBlock();
 }
 
+// A kernel band (map::Placement::Kernel): its members before the mapping's grid members are host loops
+// that launch the kernel once per iteration, the grid members are the kernel's work-items (or groups),
+// the members after them loops of each work-item.
 void OpenCLPrinter::printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
                                       const std::string &kindName) {
-  MappedKernel kernel = buildMappedKernel(band, body, 0, mode, kindName);
-  out_->openBlock("");
-  printKernelSetup(kernel, band.statements);
-  printKernelLaunch(kernel);
+  printHostLoopsAroundKernel(band, body, 0, mode, kindName);
+}
+
+// Walks `node`, the subtree of `band` below its first `member` members, down to the grid's first member.
+void OpenCLPrinter::printHostLoopsAroundKernel(const BandView &band, const isl::ast_node &node, unsigned member,
+                                               PointMode mode, const std::string &kindName) {
+  const std::vector<unsigned> &grid = input_.mapping->bands.at(band.index).gridMembers;
+  unsigned firstMapped = grid.empty() ? 0 : grid.front();
+  if (member >= firstMapped) {
+    MappedKernel kernel =
+        buildMappedKernel(band, node, member, mode, kindName, grid.empty() ? ~0u : grid.back() + 1);
+    out_->openBlock("");
+    printKernelSetup(kernel, band.statements);
+    printKernelLaunch(kernel);
+    out_->closeBlock();
+    return;
+  }
+  if (node.isa<isl::ast_node_if>()) {
+    auto i = node.as<isl::ast_node_if>();
+    out_->openBlock("if (" + expr(i.cond()) + ")");
+    printHostLoopsAroundKernel(band, i.then_node(), member, mode, kindName);
+    if (i.has_else_node()) {
+      out_->elseBlock();
+      printHostLoopsAroundKernel(band, i.else_node(), member, mode, kindName);
+    }
+    out_->closeBlock();
+    return;
+  }
+  if (node.isa<isl::ast_node_block>()) {
+    isl::ast_node_list children = node.as<isl::ast_node_block>().children();
+    for (unsigned c = 0; c < children.size(); ++c)
+      printHostLoopsAroundKernel(band, children.at(c), member, mode, kindName);
+    return;
+  }
+  if (!node.isa<isl::ast_node_for>())
+    return fail("band " + std::to_string(band.index) + ": no loop over its dimension " + std::to_string(member));
+  auto loop = node.as<isl::ast_node_for>();
+  std::string islName = loop.iterator().as<isl::ast_expr_id>().id().name();
+  NameScope scope = names();
+  for (const std::string &d : statementDims_)
+    scope.take(d);
+  for (const std::string &it : hostIterators_)
+    scope.take(it);
+  const std::string &dimName = band.band ? band.band->dimNames.at(member) : "";
+  std::string var = scope.fresh(cIdentifier(isIdentifier(dimName) ? dimName : "c" + std::to_string(member)));
+  localNames_[islName] = var;
+  LoopView view;
+  view.iterator = var;
+  view.init = expr(loop.init());
+  view.cond = expr(loop.cond());
+  view.inc = expr(loop.inc());
+  out_->comment(describeDimension(band, member) + ": in order on the host, a launch each");
+  out_->openBlock(forHeader(view));
+  hostIterators_.push_back(var);
+  printHostLoopsAroundKernel(band, loop.body(), member + 1, mode, kindName);
+  hostIterators_.pop_back();
   out_->closeBlock();
+  localNames_.erase(islName);
 }
 
 // The fixed wavefront. At the top level its launches go into a member function that a LaunchSequence
@@ -1109,7 +1171,8 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
     for (auto &[isl, c] : localNames_)
       scope.take(c);
     std::string base = "c" + std::to_string(localNames_.size());
-    if (member && kernelBand_->band && *member < kernelBand_->band->dimNames.size())
+    if (member && kernelBand_->band && *member < kernelBand_->band->dimNames.size() &&
+        isIdentifier(kernelBand_->band->dimNames[*member]))
       base = kernelBand_->band->dimNames[*member];
     std::string var = scope.fresh(cIdentifier(base));
     localNames_[islName] = var;
