@@ -9,6 +9,7 @@
 #include "compiler/schedule/StorageFolding.h"
 #include "compiler/support/SourceError.h"
 
+#include <isl/options.h>
 #include <isl/map.h>
 #include <isl/schedule.h>
 #include <isl/set.h>
@@ -256,6 +257,11 @@ llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsig
     domain = domain.unite(isl::union_set(model_.statements[s].domain));
   isl::union_map validity = deps.intersect_domain(domain).intersect_range(domain);
   isl::union_map proximity = deps_.flow().intersect_domain(domain).intersect_range(domain);
+  // Each band's outermost member coincident where one can be: a time loop carrying the dependences
+  // becomes a band of its own, and the statements inside each step get parallel bands (PPCG's choice
+  // for GPUs; the CPU's OpenMP loops gain it too) instead of one skewed band with no parallel member.
+  isl::ctx ctx = model_.ctx;
+  isl_options_set_schedule_outer_coincidence(ctx.get(), 1);
   isl::schedule result = isl::schedule_constraints::on_domain(domain)
                              .set_context(model_.context)
                              .set_validity(validity)

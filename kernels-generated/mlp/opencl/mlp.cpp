@@ -970,9 +970,9 @@ public:
           S0_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_).localArg(12, polyc_group * sizeof(cl_float));
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_reduce's points", polyc_points * int64_t(polyc_group));
@@ -988,9 +988,9 @@ public:
           S0_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_);
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
@@ -1011,9 +1011,9 @@ public:
           S1_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, y_).localArg(12, polyc_group * sizeof(cl_float));
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_k1 = 0;
-          const int64_t polyc_n_k1 = std::max<int64_t>(K - 1 - polyc_lo_k1 + 1, 0);
+          const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
@@ -1029,9 +1029,9 @@ public:
           S1_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, y_);
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_k1 = 0;
-          const int64_t polyc_n_k1 = std::max<int64_t>(K - 1 - polyc_lo_k1 + 1, 0);
+          const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
@@ -1049,9 +1049,9 @@ public:
         S2_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
             cl_int(E)).arg(5, D_).arg(6, y_).arg(7, d2_);
         const int64_t polyc_lo_p1 = 0;
-        const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+        const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
         const int64_t polyc_lo_k1 = 0;
-        const int64_t polyc_n_k1 = std::max<int64_t>(K - 1 - polyc_lo_k1 + 1, 0);
+        const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);
@@ -1072,9 +1072,9 @@ public:
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_).localArg(13, polyc_group
               * sizeof(cl_float));
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_reduce's points", polyc_points * int64_t(polyc_group));
@@ -1090,9 +1090,9 @@ public:
           S3_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_);
           const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>(P - 1 - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
@@ -1123,9 +1123,9 @@ public:
               cl_int(E)).arg(5, eta_).arg(6, W2_).arg(7, h_).arg(8, d2_).localArg(13, polyc_group
               * sizeof(cl_float));
           const int64_t polyc_lo_k1 = 0;
-          const int64_t polyc_n_k1 = std::max<int64_t>(K - 1 - polyc_lo_k1 + 1, 0);
+          const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S5_reduce's points", polyc_points * int64_t(polyc_group));
@@ -1141,9 +1141,9 @@ public:
           S5_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, eta_).arg(6, W2_).arg(7, h_).arg(8, d2_);
           const int64_t polyc_lo_k1 = 0;
-          const int64_t polyc_n_k1 = std::max<int64_t>(K - 1 - polyc_lo_k1 + 1, 0);
+          const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S5_parallel's points", polyc_points);
@@ -1165,9 +1165,9 @@ public:
               cl_int(E)).arg(5, X_).arg(6, eta_).arg(7, W1_).arg(8, d1_).localArg(13, polyc_group
               * sizeof(cl_float));
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_lo_i1 = 0;
-          const int64_t polyc_n_i1 = std::max<int64_t>(I - 1 - polyc_lo_i1 + 1, 0);
+          const int64_t polyc_n_i1 = std::max<int64_t>((I - 1) - polyc_lo_i1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_j1 * polyc_n_i1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S6_reduce's points", polyc_points * int64_t(polyc_group));
@@ -1183,9 +1183,9 @@ public:
           S6_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, eta_).arg(7, W1_).arg(8, d1_);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(J - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_lo_i1 = 0;
-          const int64_t polyc_n_i1 = std::max<int64_t>(I - 1 - polyc_lo_i1 + 1, 0);
+          const int64_t polyc_n_i1 = std::max<int64_t>((I - 1) - polyc_lo_i1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_j1 * polyc_n_i1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S6_parallel's points", polyc_points);

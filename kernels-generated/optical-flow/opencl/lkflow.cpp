@@ -1103,9 +1103,9 @@ public:
         S0_S1_S2_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, I_).arg(4, Ix_).arg(5,
             Iy_).arg(6, It_);
         const int64_t polyc_lo_y1 = 0;
-        const int64_t polyc_n_y1 = std::max<int64_t>(H - 1 - polyc_lo_y1 + 1, 0);
+        const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
         const int64_t polyc_lo_x1 = 0;
-        const int64_t polyc_n_x1 = std::max<int64_t>(W - 1 - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_S1_S2_parallel's points", polyc_points);
@@ -1134,9 +1134,9 @@ public:
               gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
               Sxy_).arg(12, Sxt_).arg(13, Syt_).localArg(18, polyc_group * sizeof(cl_float));
           const int64_t polyc_lo_y1 = 0;
-          const int64_t polyc_n_y1 = std::max<int64_t>(H - 1 - polyc_lo_y1 + 1, 0);
+          const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
           const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>(W - 1 - polyc_lo_x1 + 1, 0);
+          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_reduce's points", polyc_points * int64_t(polyc_group));
@@ -1153,9 +1153,9 @@ public:
               gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
               Sxy_).arg(12, Sxt_).arg(13, Syt_);
           const int64_t polyc_lo_y1 = 0;
-          const int64_t polyc_n_y1 = std::max<int64_t>(H - 1 - polyc_lo_y1 + 1, 0);
+          const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
           const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>(W - 1 - polyc_lo_x1 + 1, 0);
+          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_parallel's points", polyc_points);
@@ -1173,9 +1173,9 @@ public:
         S8_S9_S10_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, u_).arg(4, v_).arg(5,
             Sxx_).arg(6, Syy_).arg(7, Sxy_).arg(8, Sxt_).arg(9, Syt_).arg(10, det_);
         const int64_t polyc_lo_y1 = 0;
-        const int64_t polyc_n_y1 = std::max<int64_t>(H - 1 - polyc_lo_y1 + 1, 0);
+        const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
         const int64_t polyc_lo_x1 = 0;
-        const int64_t polyc_n_x1 = std::max<int64_t>(W - 1 - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S8_S9_S10_parallel's points", polyc_points);

@@ -598,7 +598,7 @@ public:
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
         S0_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, r0_).arg(4, r_);
         const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>(N - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
@@ -621,7 +621,7 @@ public:
           S1_reduce_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, pre_).arg(4, w_).arg(5,
               baseline_).arg(6, r_).localArg(9, polyc_group * sizeof(cl_float));
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(N - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
@@ -636,7 +636,7 @@ public:
           S1_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, pre_).arg(4, w_).arg(5,
               baseline_).arg(6, r_);
           const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>(N - 1 - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
           const int64_t polyc_points = 1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
@@ -653,7 +653,7 @@ public:
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_parallel_);
       S2_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, rT_).arg(4, r_);
       const int64_t polyc_lo_j1 = 0;
-      const int64_t polyc_n_j1 = std::max<int64_t>(N - 1 - polyc_lo_j1 + 1, 0);
+      const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
       const int64_t polyc_points = 1 * polyc_n_j1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);

@@ -825,9 +825,9 @@ public:
         S1_reduce_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5,
             y_in_).localArg(9, polyc_group * sizeof(cl_float));
         const int64_t polyc_lo_i1 = 0;
-        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_n_i1 = std::max<int64_t>((H - 1) - polyc_lo_i1 + 1, 0);
         const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_n_j1 = std::max<int64_t>((W - 1) - polyc_lo_j1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
@@ -841,9 +841,9 @@ public:
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
         S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, y_in_);
         const int64_t polyc_lo_i1 = 0;
-        const int64_t polyc_n_i1 = std::max<int64_t>(H - 1 - polyc_lo_i1 + 1, 0);
+        const int64_t polyc_n_i1 = std::max<int64_t>((H - 1) - polyc_lo_i1 + 1, 0);
         const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>(W - 1 - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_n_j1 = std::max<int64_t>((W - 1) - polyc_lo_j1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
@@ -939,7 +939,7 @@ private:
       // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
       for (int64_t t = 0; t < H + W - 1; ++t) {
         const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
-        const int64_t polyc_n_j1 = std::max<int64_t>(polyc_min(W - 1, t) - polyc_lo_j1 + 1, 0);
+        const int64_t polyc_n_j1 = std::max<int64_t>((polyc_min(W - 1, t)) - polyc_lo_j1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_j1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
