@@ -628,7 +628,7 @@ llvm::Expected<Schedule> Scheduler::run() {
   result.scheduleMap = flatScheduleMap(result.tree);
   collectBands(result);
   result.fusionGroups = fusion_;
-  result.folded = foldStorage(model_, result.scheduleMap);
+  result.folded = foldStorage(model_, result.tree);
   return result;
 }
 

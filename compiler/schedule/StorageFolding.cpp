@@ -7,6 +7,7 @@
 #include "compiler/model/IslUtil.h"
 
 #include <isl/map.h>
+#include <isl/schedule_node.h>
 #include <isl/set.h>
 
 namespace polyc::schedule {
@@ -41,8 +42,30 @@ static std::optional<int64_t> windowOf(const isl::map &writtenWithLive, unsigned
   return iu::constantValue(iu::dimMax(spans, 0));
 }
 
-std::vector<FoldedStorage> foldStorage(const Model &model, const isl::union_map &scheduleMap) {
+// `node`'s subtree with every parallel (coincident) band member replaced by 0: instances that differ
+// only in parallel members then share one time, so that liveness counts them as running together.
+static isl::schedule_node withoutParallelMembers(isl::schedule_node node) {
+  if (node.isa<isl::schedule_node_band>()) {
+    auto band = node.as<isl::schedule_node_band>();
+    isl::multi_union_pw_aff partial = band.partial_schedule();
+    bool any = false;
+    for (unsigned m = 0; m < unsigned(band.n_member()); ++m)
+      if (band.member_get_coincident(static_cast<int>(m))) {
+        isl::union_pw_aff member = partial.at(static_cast<int>(m));
+        partial = partial.set_at(static_cast<int>(m), member.sub(member)); // 0 on the same domain
+        any = true;
+      }
+    if (any)
+      node = isl::manage(isl_schedule_node_delete(node.release())).insert_partial_schedule(partial);
+  }
+  for (unsigned c = 0; c < unsigned(node.n_children()); ++c)
+    node = withoutParallelMembers(node.child(static_cast<int>(c))).parent();
+  return node;
+}
+
+std::vector<FoldedStorage> foldStorage(const Model &model, const isl::schedule &tree) {
   std::vector<FoldedStorage> result;
+  const isl::union_map scheduleMap = flatScheduleMap(withoutParallelMembers(tree.root()).schedule());
   for (const model::ArrayInfo &array : model.arrays) {
     if (!array.decl || array.decl->kind != ast::ArrayKind::Local || array.decl->rank() == 0)
       continue;
