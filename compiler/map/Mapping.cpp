@@ -195,11 +195,16 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
     std::string points = pointsOfLaunch(band, result.gridMembers);
     if (!points.empty())
       result.reason += " (" + points + " points a launch)";
-    std::vector<std::string> outer;
-    for (unsigned m = 0; !result.gridMembers.empty() && m < result.gridMembers.front(); ++m)
-      outer.push_back(schedule_.bands[band].dimNames[m]);
-    if (!outer.empty() && allocation.kind != AllocationKind::FixedWavefront)
-      result.reason += "; in order on the host over " + llvm::join(outer, ", ") + ", a launch each";
+    std::vector<unsigned> outer(result.gridMembers.empty() ? 0 : result.gridMembers.front());
+    std::iota(outer.begin(), outer.end(), 0u);
+    if (outer.empty())
+      return result;
+    result.iterations = pointsOfLaunch(band, outer);
+    std::vector<std::string> outerNames;
+    for (unsigned m : outer)
+      outerNames.push_back(schedule_.bands[band].dimNames[m]);
+    if (allocation.kind != AllocationKind::FixedWavefront)
+      result.reason += "; in order on the host over " + llvm::join(outerNames, ", ") + ", a launch each";
     return result;
   }
   const std::string what = schedule_.bands[band].isSequentialRepeat ? "repeat loop" : "sequential band";

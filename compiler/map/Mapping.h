@@ -45,8 +45,9 @@ struct BandMapping {
   // Kernel, inside a persistent kernel: the threads of a point, one for a data-parallel band, up to a
   // warp for a reduction (the persistent kernel's blocks are of one size for all its bands).
   unsigned persistentGroup = 1;
-  // HostLoop: the iterations of the band's loops, as a C expression of the params; empty when isl gives
-  // no single affine expression for them.
+  // The iterations of the band's host loops, as a C expression of the params: all its members for a
+  // HostLoop, those before the grid members for a Kernel; empty when there are none or isl gives no
+  // single affine expression for them.
   std::string iterations;
   std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
                                             // is data-parallel or a reduction, none reducing on the host

@@ -373,7 +373,14 @@ private:
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
   std::optional<GpuBand> gpu_;         // the band whose parallel loops become kernels
   bool printingRowsNames_ = false;
-  std::string persistentGuard_; // while printing a host loop's launches: the condition that chose them
+  // The run-time choices around the code being printed (a variant's condition, or its negation): a graph
+  // captured in Compute::prepare is captured only where they hold.
+  std::vector<std::string> choiceGuards_;
+  std::string guardWith(const std::string &condition) const {
+    std::vector<std::string> all = choiceGuards_;
+    all.push_back(condition);
+    return llvm::join(all, " && ");
+  }
 };
 
 std::string CudaHostPrinter::paramsExpr(const isl::pw_aff &aff) const {
@@ -813,9 +820,12 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
       return;
     }
     w_.openBlock("if " + condition);
+    choiceGuards_.push_back(condition);
     printVariant(a->kind, band, body);
+    choiceGuards_.back() = "!" + condition;
     w_.elseBlock();
     printVariant(*a->otherwise, band, body);
+    choiceGuards_.pop_back();
     w_.closeBlock();
     return;
   }
@@ -864,14 +874,31 @@ void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, co
   }
 }
 
+// A kernel band. Its members before the grid members are loops on the host, a launch each: at the top
+// level, captured into a CUDA graph when they have at most GraphIterationsMax iterations.
 void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &body, const std::string &group,
                                   AllocationKind kind) {
   if (!band.band)
     return printSequential(band, body);
-  std::optional<GpuBand> saved = gpu_;
-  gpu_ = GpuBand{&band, group, kind};
-  printNode(body);
-  gpu_ = saved;
+  auto launches = [&](CudaHostPrinter &printer) {
+    std::optional<GpuBand> saved = printer.gpu_;
+    printer.gpu_ = GpuBand{&band, group, kind};
+    printer.printNode(body);
+    printer.gpu_ = saved;
+  };
+  const std::string &iterations = mappingOf(band).iterations;
+  if (!hostLoops_.empty() || iterations.empty() || kind == AllocationKind::FixedWavefront)
+    return launches(*this);
+  std::string fits = "(" + iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
+  CapturedCall call = capturedCall(band, std::string(describeKind(kind)) + " (group " + group + ")", guardWith(fits),
+                                   launches);
+  w_.comment("A launch per iteration of the loops around the grid, replayed from a captured CUDA graph when they "
+             "have at most polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
+  w_.openBlock("if (" + fits + ")");
+  w_.line(call.replay);
+  w_.elseBlock();
+  w_.line(call.direct);
+  w_.closeBlock();
 }
 
 // The group size of a wavefront band: the allocation's when it fits a warp, else a warp.
@@ -1005,9 +1032,9 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   w_.openBlock("if (" + choice + ")");
   printPersistent(band, body, form);
   w_.elseBlock();
-  persistentGuard_ = "!" + choice;
+  choiceGuards_.push_back("!" + choice);
   printHostLaunches(band, body, mapping);
-  persistentGuard_.clear();
+  choiceGuards_.pop_back();
   w_.closeBlock();
 }
 
@@ -1024,8 +1051,7 @@ void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_nod
   if (!hostLoops_.empty() || mapping.iterations.empty())
     return launches(*this);
   std::string fits = "(" + mapping.iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
-  std::string guard = persistentGuard_.empty() ? fits : persistentGuard_ + " && " + fits;
-  CapturedCall call = capturedCall(band, "host loop", guard, launches);
+  CapturedCall call = capturedCall(band, "host loop", guardWith(fits), launches);
   w_.comment("The loop's launches replayed from a captured CUDA graph when it has at most "
              "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
   w_.openBlock("if (" + fits + ")");

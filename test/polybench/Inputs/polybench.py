@@ -40,13 +40,14 @@ from reference import KERNELS, STENCIL_STATE  # noqa: E402
 
 # Sizes per kernel. small: seconds in a sequential Python reference; medium: a larger run for the GPU
 # machine, still checkable by the reference; bench: PolyBench's LARGE dataset, MEDIUM for the
-# time-stepped stencils (their arrays carry a time dimension).
+# time-stepped stencils (their arrays carry a time dimension); large: PolyBench's LARGE for every kernel
+# (the stencils need 5 to 8 GB: the GPU machine).
 PRESETS = {
-    "jacobi-1d": {"small": "N=37,T=5", "medium": "N=400,T=20", "bench": "N=400,T=100"},
-    "jacobi-2d": {"small": "N=37,T=5", "medium": "N=250,T=20", "bench": "N=250,T=100"},
-    "heat-3d": {"small": "N=13,T=4", "medium": "N=40,T=20", "bench": "N=40,T=100"},
-    "fdtd-2d": {"small": "NX=23,NY=31,T=5", "medium": "NX=200,NY=240,T=20", "bench": "NX=200,NY=240,T=100"},
-    "seidel-2d": {"small": "N=29,T=4", "medium": "N=150,T=10", "bench": "N=400,T=100"},
+    "jacobi-1d": {"small": "N=37,T=5", "medium": "N=400,T=20", "bench": "N=400,T=100", "large": "N=2000,T=500"},
+    "jacobi-2d": {"small": "N=37,T=5", "medium": "N=250,T=20", "bench": "N=250,T=100", "large": "N=1300,T=500"},
+    "heat-3d": {"small": "N=13,T=4", "medium": "N=40,T=20", "bench": "N=40,T=100", "large": "N=120,T=500"},
+    "fdtd-2d": {"small": "NX=23,NY=31,T=5", "medium": "NX=200,NY=240,T=20", "bench": "NX=200,NY=240,T=100", "large": "NX=1000,NY=1200,T=500"},
+    "seidel-2d": {"small": "N=29,T=4", "medium": "N=150,T=10", "bench": "N=400,T=100", "large": "N=2000,T=500"},
     "gemm": {"small": "NI=37,NJ=41,NK=43", "medium": "NI=500,NJ=550,NK=600",
              "bench": "NI=1000,NJ=1100,NK=1200"},
     "2mm": {"small": "NI=33,NJ=37,NK=41,NL=29", "medium": "NI=400,NJ=450,NK=550,NL=600",
@@ -62,6 +63,9 @@ PRESETS = {
     "durbin": {"small": "N=37", "medium": "N=1000", "bench": "N=2000"},
     "floyd-warshall": {"small": "N=31", "medium": "N=300", "bench": "N=2800"},
 }
+
+for sizes in PRESETS.values():
+    sizes.setdefault("large", sizes["bench"])
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
 
@@ -288,7 +292,7 @@ def main():
         sub.add_argument("--exe", required=True)
         group = sub.add_mutually_exclusive_group(required=True)
         group.add_argument("--sizes")
-        group.add_argument("--preset", choices=("small", "medium", "bench"))
+        group.add_argument("--preset", choices=("small", "medium", "bench", "large"))
         sub.add_argument("--work", required=True)
         sub.add_argument("--seed", type=int, default=4221)
         if name == "check":
@@ -301,7 +305,7 @@ def main():
     sub = commands.add_parser("bench")
     sub.add_argument("dir")
     sub.add_argument("label")
-    sub.add_argument("--preset", choices=("small", "medium", "bench"), default="bench")
+    sub.add_argument("--preset", choices=("small", "medium", "bench", "large"), default="bench")
     sub.add_argument("--repeat", type=int, default=5)
     sub.add_argument("--bandwidth", type=float, help="copy bandwidth in GB/s (read + write)")
     sub.add_argument("--kernels", help="comma-separated kernels (default: all)")
@@ -310,7 +314,7 @@ def main():
     sub.add_argument("--seed", type=int, default=4221)
     sub = commands.add_parser("sizes")
     sub.add_argument("kernel")
-    sub.add_argument("preset", choices=("small", "medium", "bench"))
+    sub.add_argument("preset", choices=("small", "medium", "bench", "large"))
     commands.add_parser("kernels")
     args = parser.parse_args()
     if args.command == "kernels":
