@@ -171,7 +171,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
       o["iterations"] = b.iterations;
     if (b.persistent) {
       Object p{{"pointsPerStep", b.persistent->pointsPerStep},
-               {"pointsLimit", b.persistent->pointsLimit},
+               {"threadsMin", b.persistent->threadsMin},
+               {"condition", b.persistent->condition},
                {"barriersPerStep", b.persistent->barriersPerStep},
                {"threadsPerPoint", b.persistent->threadsPerPoint}};
       if (b.persistent->chosen)

@@ -33,11 +33,12 @@ const char *spelling(Placement placement) {
   return "?";
 }
 
-// A persistent kernel replaces a host loop whose largest launch covers fewer points than this. Below
-// it, a step's launches are short and their fixed cost (a launch, or a node of a replayed graph, a few
-// microseconds) dominates; a grid barrier costs about a microsecond. Above it the launches pay for
-// themselves and a kernel sized to the work keeps more loads in flight than the resident grid.
-static constexpr int64_t PersistentPointsLimit = int64_t(1) << 18;
+// A persistent kernel replaces a host loop when the largest launch inside one iteration takes at least
+// this many threads. Measured on the H100 (docs/performance.md, "The GPU mapping"): a replayed graph node
+// costs 1.8 us and a grid barrier 2.3 us, so small steps run faster as launches (jacobi-2d at N <= 250);
+// from about 2^18 threads the persistent kernel ran faster (jacobi-2d N = 1000 and 1300: 1.17x and 1.26x;
+// the rate network, 40000 neurons x 1000 synapses, a warp a neuron: 1.86x).
+static constexpr int64_t PersistentThreadsMin = int64_t(1) << 18;
 
 // The threads of a point of a kernel band inside a persistent kernel: one for a data-parallel band; for
 // a reduction its group, at most a warp, so that every band fits the kernel's blocks of 256 threads.
@@ -261,13 +262,16 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     why = "no launch inside";
     return std::nullopt;
   }
-  form.pointsLimit = PersistentPointsLimit;
+  form.threadsMin = PersistentThreadsMin;
+  const std::string perPoint = form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "";
   if (constant) {
     form.pointsPerStep = std::to_string(largest);
-    form.chosen = largest < form.pointsLimit;
+    form.chosen = largest * int64_t(form.threadsPerPoint) >= form.threadsMin;
+    form.condition = *form.chosen ? "true" : "false";
   } else {
     form.pointsPerStep = launches.size() == 1 ? launches.front()
                                               : "std::max<int64_t>({" + llvm::join(launches, ", ") + "})";
+    form.condition = "int64_t(" + form.pointsPerStep + ")" + perPoint + " >= " + std::to_string(form.threadsMin);
   }
   return form;
 }
@@ -290,13 +294,15 @@ Mapping Mapper::run() {
     }
     const PersistentForm &form = *band.persistent;
     std::string rule = "a persistent grid-synchronised kernel (" + std::to_string(form.barriersPerStep) +
-                       " grid barriers an iteration) when the largest launch inside has fewer than " +
-                       std::to_string(form.pointsLimit) + " points";
+                       (form.barriersPerStep == 1 ? " grid barrier" : " grid barriers") + " an iteration, " +
+                       std::to_string(form.threadsPerPoint) +
+                       (form.threadsPerPoint == 1 ? " thread" : " threads") + " a point) when the largest launch "
+                       "inside takes at least " + std::to_string(form.threadsMin) + " threads";
     if (form.chosen)
       band.reason += "; " + rule + ": " + form.pointsPerStep + " points -> " +
                      (*form.chosen ? "persistent kernel" : "host loop");
     else
-      band.reason += "; " + rule + ": chosen at run time from " + form.pointsPerStep;
+      band.reason += "; " + rule + ": chosen at run time, " + form.condition;
   }
   return mapping;
 }

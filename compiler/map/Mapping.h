@@ -25,13 +25,13 @@ const char *spelling(Placement placement);
 // point, or a warp per point for a reduction) and meet at a grid-wide barrier after each, so an
 // iteration costs barriers, not launches.
 struct PersistentForm {
-  // The points of the largest launch inside one iteration, as a C expression of the params ("H * W");
-  // empty when isl cannot bound them (the host loop is kept then).
+  // The points of the largest launch inside one iteration, as a C expression of the params ("H * W").
   std::string pointsPerStep;
-  int64_t pointsLimit = 0;         // the persistent kernel is chosen when pointsPerStep < pointsLimit
-  std::optional<bool> chosen;      // the choice when the params fix pointsPerStep; else made at run time
-  unsigned barriersPerStep = 0;    // grid barriers per iteration of the loop
-  unsigned threadsPerPoint = 1;    // the most threads a point of a band inside takes (its block's size)
+  unsigned threadsPerPoint = 1; // the most threads a point of a band inside takes
+  int64_t threadsMin = 0;       // the persistent kernel is chosen from pointsPerStep x threadsPerPoint threads
+  std::string condition;        // that choice as a C expression of the params ("true"/"false" when fixed)
+  std::optional<bool> chosen;   // the choice when the params fix pointsPerStep; else made at run time
+  unsigned barriersPerStep = 0; // grid barriers per iteration of the loop
 };
 
 struct BandMapping {

@@ -1023,12 +1023,10 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   if (!mapping.persistent)
     return printHostLaunches(band, body, mapping);
   const map::PersistentForm &form = *mapping.persistent;
-  std::string preferred = form.chosen ? (*form.chosen ? "true" : "false")
-                                      : "(" + form.pointsPerStep + ") < " + std::to_string(form.pointsLimit);
   w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
-             "): one persistent kernel when the largest launch inside an iteration has fewer than " +
-             std::to_string(form.pointsLimit) + " points, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
-  std::string choice = "polyc::rt::cuda::persistentChoice(" + preferred + ")";
+             "): one persistent kernel when the largest launch inside an iteration takes at least " +
+             std::to_string(form.threadsMin) + " threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
+  std::string choice = "polyc::rt::cuda::persistentChoice(" + form.condition + ")";
   w_.openBlock("if (" + choice + ")");
   printPersistent(band, body, form);
   w_.elseBlock();

@@ -209,7 +209,7 @@ protected:
     [[maybe_unused]] const int64_t T = program.T;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice((N) < 262144) && (T - 1)
+      if (!polyc::rt::cuda::persistentChoice(int64_t(N) * 32 >= 262144) && (T - 1)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
@@ -234,9 +234,9 @@ protected:
         POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
       }
     }
-    // Band 1 (S1): one persistent kernel when the largest launch inside an iteration has fewer than 262144
-    // points, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice((N) < 262144)) {
+    // Band 1 (S1): one persistent kernel when the largest launch inside an iteration takes at least 262144
+    // threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice(int64_t(N) * 32 >= 262144)) {
       polyc::rt::cuda::launchPersistent(band1Persistent, "band1Persistent", int64_t(N) * 32, 256, stream,
           program);
       POLYC_CUDA_CHECK_LAUNCH("band1Persistent");
