@@ -1,7 +1,8 @@
-// Unit tests of the middle end (dependences, schedule, legality check, fusion, folding, allocation) on
-// polytope models written directly as isl strings, so they do not depend on the front end.
+// Unit tests of the middle end (dependences, schedule, legality check, fusion, folding, allocation, GPU
+// mapping) on polytope models written directly as isl strings, so they do not depend on the front end.
 #include "compiler/allocate/Allocation.h"
 #include "compiler/allocate/CostModel.h"
+#include "compiler/map/Mapping.h"
 #include "compiler/model/IslUtil.h"
 #include "compiler/support/IslContext.h"
 #include "compiler/support/SourceError.h"
@@ -323,6 +324,85 @@ TEST(Allocation, WavefrontByWindow) {
   EXPECT_EQ(iirAllocation("M = 9 and H >= 0 and W >= 0", AllocationChoice::Fixed).kind, AllocationKind::FixedWavefront);
   EXPECT_EQ(iirAllocation("M = 2 and H >= 0 and W >= 0", AllocationChoice::Flexible).kind,
             AllocationKind::FlexibleWavefront);
+}
+
+// The rate network's shape: r[t, j] from r[t - 1, j] with a reduction over c, over T steps.
+static map::Mapping timeLoopMapping(const std::string &context, bool reduce) {
+  ModelBuilder b("[N, T]", context);
+  b.array("r0", "r0[a] : 0 <= a < N", ast::ArrayKind::Input);
+  b.array("r", "r[a, c] : 0 <= a < T and 0 <= c < N", ast::ArrayKind::Local);
+  b.array("rT", "rT[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"j"}, "S0[j] : 0 <= j < N", "S0[j] -> r[0, j]", {"S0[j] -> r0[j]"});
+  model::Statement &step =
+      b.statement({"t", "j"}, "S1[t, j] : 1 <= t < T and 0 <= j < N", "S1[t, j] -> r[t, j]",
+                  {reduce ? "S1[t, j] -> r[t - 1, a] : 0 <= a < N" : "S1[t, j] -> r[t - 1, j]"});
+  if (reduce)
+    step.reductions.push_back({nullptr, b.relation("S1[t, j] -> R[c] : 0 <= c < N")});
+  b.statement({"j"}, "S2[j] : 0 <= j < N", "S2[j] -> rT[j]", {"S2[j] -> r[T - 1, j]"});
+  auto deps = analysis::computeDependences(b.model);
+  EXPECT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  EXPECT_TRUE(static_cast<bool>(schedule));
+  auto allocation = allocate::allocate(b.model, *deps, *schedule, {});
+  EXPECT_TRUE(static_cast<bool>(allocation));
+  auto mapping = map::mapScheduleTree(b.model, *schedule, *allocation);
+  EXPECT_TRUE(static_cast<bool>(mapping)) << errorText(mapping.takeError());
+  return *mapping;
+}
+
+TEST(Mapping, TimeLoopIsAHostLoopAroundKernels) {
+  // With the reduction over all of r[t - 1], the time loop is a band of its own around S1's band.
+  map::Mapping mapping = timeLoopMapping("N >= 0 and T >= 1", true);
+  ASSERT_EQ(mapping.bands.size(), 4u);
+  EXPECT_EQ(mapping.bands[0].placement, map::Placement::Kernel);
+  const map::BandMapping &time = mapping.bands[1];
+  EXPECT_EQ(time.placement, map::Placement::HostLoop);
+  EXPECT_EQ(time.parent, -1);
+  EXPECT_EQ(time.iterations, "T - 1");
+  EXPECT_EQ(mapping.bands[2].placement, map::Placement::Kernel);
+  EXPECT_EQ(mapping.bands[2].parent, 1);
+  EXPECT_EQ(mapping.bands[2].gridMembers, (std::vector<unsigned>{0}));
+  ASSERT_TRUE(time.persistent.has_value());
+  EXPECT_EQ(time.persistent->pointsPerStep, "N");
+  EXPECT_EQ(time.persistent->threadsPerPoint, 32u); // a warp a point for the reduction
+  EXPECT_EQ(time.persistent->condition, "int64_t(N) * 32 >= 262144");
+  EXPECT_FALSE(time.persistent->chosen.has_value());
+  EXPECT_EQ(time.persistent->barriersPerStep, 1u);
+}
+
+TEST(Mapping, SequentialOuterMemberOfAKernelBandIsAHostLoop) {
+  // r[t, j] from r[t - 1, j] alone: one band (t, j), parallel over j, in order over t.
+  map::Mapping mapping = timeLoopMapping("N >= 0 and T >= 1", false);
+  ASSERT_EQ(mapping.bands.size(), 3u);
+  const map::BandMapping &step = mapping.bands[1];
+  EXPECT_EQ(step.placement, map::Placement::Kernel);
+  EXPECT_EQ(step.gridMembers, (std::vector<unsigned>{1}));
+  EXPECT_EQ(step.iterations, "T - 1");
+  EXPECT_FALSE(step.persistent.has_value());
+}
+
+TEST(Mapping, PersistentChoiceIsFixedWhenTheParamsAre) {
+  EXPECT_EQ(timeLoopMapping("N = 1000 and T >= 1", true).bands[1].persistent->chosen, false); // 32000 threads
+  EXPECT_EQ(timeLoopMapping("N = 10000 and T >= 1", true).bands[1].persistent->chosen, true); // 320000
+}
+
+TEST(Mapping, SequentialBandWithoutParallelWorkRunsInOneThread) {
+  // y[i] = y[i - 1] + x[i]: no parallel member and no reduction anywhere under the band.
+  ModelBuilder b("[N]", "N >= 0");
+  b.array("x", "x[a] : 0 <= a < N", ast::ArrayKind::Input);
+  b.array("y", "y[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"i"}, "S0[i] : 0 <= i < N", "S0[i] -> y[i]", {"S0[i] -> x[i]", "S0[i] -> y[i - 1] : i >= 1"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  auto allocation = allocate::allocate(b.model, *deps, *schedule, {});
+  ASSERT_TRUE(static_cast<bool>(allocation));
+  auto mapping = map::mapScheduleTree(b.model, *schedule, *allocation);
+  ASSERT_TRUE(static_cast<bool>(mapping));
+  ASSERT_EQ(mapping->bands.size(), 1u);
+  EXPECT_EQ(mapping->bands[0].placement, map::Placement::SingleThread);
+  EXPECT_FALSE(mapping->bands[0].persistent.has_value());
 }
 
 TEST(IslUtil, AffinePrinting) {
