@@ -3,7 +3,7 @@
 //   Y[i, j] = E(i, j) + sum((k1, k2) in [0, M)^2 minus (0, 0)) C[k1, k2] * Y[i - k1, j - k2]   (Y = 0 outside),
 //
 // with point-invariant coefficients C, computed in strips of S columns (docs/scheduling.md, "The decoupled
-// step"; docs/prototypes/diagonal-chain/README.md has the design's measurements).
+// step"; docs/prototypes/diagonal-chain at commit 44e1289 has the design's measurements).
 //
 // The strip. Column g of a strip computes row u - g at step u, so cell (r, c0 + g) is made at step r + g:
 // its anti-diagonal. The shared ring holds the cells by step, two slots deep. The (k1, k2) term of the
