@@ -1,4 +1,4 @@
-// The polyc tool: parses the command line and dispatches to a subcommand (check, explain, emit, build).
+// The polyc tool: parses the command line and dispatches to a subcommand (check, explain, emit, build, run).
 #include "Commands.h"
 
 #include "llvm/Support/InitLLVM.h"
@@ -11,6 +11,8 @@ cl::SubCommand CheckCommand("check", "Run the front end only: report diagnostics
 cl::SubCommand ExplainCommand("explain", "Show domains, dependences, schedule and allocation, and why");
 cl::SubCommand EmitCommand("emit", "Write the generated sources for a target");
 cl::SubCommand BuildCommand("build", "Emit, then compile and link an executable");
+cl::SubCommand RunCommand("run", "Interpret the equations directly (the reference for every target), with the "
+                                  "executables' command line");
 } // namespace polyc::driver
 
 static void printVersion(raw_ostream &os) { os << "polyc version " POLYC_VERSION "\n"; }
@@ -30,6 +32,8 @@ int main(int argc, char **argv) {
     return runEmit();
   if (BuildCommand)
     return runBuild();
+  if (RunCommand)
+    return runRun();
   errs() << "polyc: error: no subcommand given; see 'polyc --help'\n";
   return 1;
 }

@@ -335,6 +335,8 @@ private:
   void printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form);
   CapturedCall capturedCall(const BandView &band, const std::string &what, const std::string &prepareGuard,
                             const std::function<void(CudaHostPrinter &)> &print);
+  void printReplayed(const BandView &band, const std::string &what, const std::string &iterations,
+                     const std::function<void(CudaHostPrinter &)> &launches);
   void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group, AllocationKind kind);
   void printFixed(const BandView &band, const isl::ast_node &body);
@@ -886,14 +888,22 @@ void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &bod
     printer.printNode(body);
     printer.gpu_ = saved;
   };
-  const std::string &iterations = mappingOf(band).iterations;
-  if (!hostLoops_.empty() || iterations.empty() || kind == AllocationKind::FixedWavefront)
+  if (kind == AllocationKind::FixedWavefront) // printFixed captures it
+    return launches(*this);
+  printReplayed(band, std::string(describeKind(kind)) + " (group " + group + ")", mappingOf(band).iterations,
+                launches);
+}
+
+// Prints the launches of `launches`; at the top level, from a member function replayed as a CUDA graph
+// when its host loops have at most GraphIterationsMax `iterations` (empty: unknown, launched directly).
+void CudaHostPrinter::printReplayed(const BandView &band, const std::string &what, const std::string &iterations,
+                                    const std::function<void(CudaHostPrinter &)> &launches) {
+  if (!hostLoops_.empty() || iterations.empty())
     return launches(*this);
   std::string fits = "(" + iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
-  CapturedCall call = capturedCall(band, std::string(describeKind(kind)) + " (group " + group + ")", guardWith(fits),
-                                   launches);
-  w_.comment("A launch per iteration of the loops around the grid, replayed from a captured CUDA graph when they "
-             "have at most polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
+  CapturedCall call = capturedCall(band, what, guardWith(fits), launches);
+  w_.comment("The launches of the loops on the host replayed from a captured CUDA graph when they have at most "
+             "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
   w_.openBlock("if (" + fits + ")");
   w_.line(call.replay);
   w_.elseBlock();
@@ -1046,17 +1056,7 @@ void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_nod
     printer.printNode(body);
     printer.gpu_ = saved;
   };
-  if (!hostLoops_.empty() || mapping.iterations.empty())
-    return launches(*this);
-  std::string fits = "(" + mapping.iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
-  CapturedCall call = capturedCall(band, "host loop", guardWith(fits), launches);
-  w_.comment("The loop's launches replayed from a captured CUDA graph when it has at most "
-             "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
-  w_.openBlock("if (" + fits + ")");
-  w_.line(call.replay);
-  w_.elseBlock();
-  w_.line(call.direct);
-  w_.closeBlock();
+  printReplayed(band, "host loop", mapping.iterations, launches);
 }
 
 // The persistent form of a host loop: the loop and every band under it in one cooperative kernel

@@ -563,6 +563,7 @@ private:
                                  PointMode mode, const std::string &kindName, unsigned endMapped = ~0u);
   void printHostLoopsAroundKernel(const BandView &band, const isl::ast_node &node, unsigned member,
                                   PointMode mode, const std::string &kindName);
+  LoopView hostLoop(const isl::ast_node_for &loop, const std::string &base);
   void printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements);
   void printKernelLaunch(const MappedKernel &kernel);
   void printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
@@ -995,27 +996,32 @@ void OpenCLPrinter::printHostLoopsAroundKernel(const BandView &band, const isl::
   if (!node.isa<isl::ast_node_for>())
     return fail("band " + std::to_string(band.index) + ": no loop over its dimension " + std::to_string(member));
   auto loop = node.as<isl::ast_node_for>();
-  std::string islName = loop.iterator().as<isl::ast_expr_id>().id().name();
+  const std::string &dimName = band.band ? band.band->dimNames.at(member) : "";
+  LoopView view = hostLoop(loop, isIdentifier(dimName) ? dimName : "c" + std::to_string(member));
+  out_->comment(describeDimension(band, member) + ": in order on the host, a launch each");
+  out_->openBlock(forHeader(view));
+  hostIterators_.push_back(view.iterator);
+  printHostLoopsAroundKernel(band, loop.body(), member + 1, mode, kindName);
+  hostIterators_.pop_back();
+  out_->closeBlock();
+  localNames_.erase(loop.iterator().as<isl::ast_expr_id>().id().name());
+}
+
+// A loop printed on the host: its iterator named after `base`, apart from the statements' dimensions
+// and the host loops around, and known by that name (localNames_) until the caller erases it.
+LoopView OpenCLPrinter::hostLoop(const isl::ast_node_for &loop, const std::string &base) {
   NameScope scope = names();
   for (const std::string &d : statementDims_)
     scope.take(d);
   for (const std::string &it : hostIterators_)
     scope.take(it);
-  const std::string &dimName = band.band ? band.band->dimNames.at(member) : "";
-  std::string var = scope.fresh(cIdentifier(isIdentifier(dimName) ? dimName : "c" + std::to_string(member)));
-  localNames_[islName] = var;
   LoopView view;
-  view.iterator = var;
+  view.iterator = scope.fresh(cIdentifier(base));
+  localNames_[loop.iterator().as<isl::ast_expr_id>().id().name()] = view.iterator;
   view.init = expr(loop.init());
   view.cond = expr(loop.cond());
   view.inc = expr(loop.inc());
-  out_->comment(describeDimension(band, member) + ": in order on the host, a launch each");
-  out_->openBlock(forHeader(view));
-  hostIterators_.push_back(var);
-  printHostLoopsAroundKernel(band, loop.body(), member + 1, mode, kindName);
-  hostIterators_.pop_back();
-  out_->closeBlock();
-  localNames_.erase(islName);
+  return view;
 }
 
 // The fixed wavefront. At the top level its launches go into a member function that a LaunchSequence
@@ -1094,17 +1100,8 @@ void OpenCLPrinter::printFixedLoop(const BandView &band, const isl::ast_node &bo
       auto loop = node.as<isl::ast_node_for>();
       std::string islName = loop.iterator().as<isl::ast_expr_id>().id().name();
       std::string base = band.band && !band.band->dimNames.empty() ? band.band->dimNames[0] : "t";
-      NameScope scope = names();
-      for (const std::string &d : statementDims_)
-        scope.take(d);
-      std::string var = scope.fresh(cIdentifier(base));
-      localNames_[islName] = var;
-      LoopView view;
-      view.iterator = var;
-      view.init = expr(loop.init());
-      view.cond = expr(loop.cond());
-      view.inc = expr(loop.inc());
-      hostIterators_.push_back(var);
+      LoopView view = hostLoop(loop, base);
+      hostIterators_.push_back(view.iterator);
       MappedKernel kernel =
           buildMappedKernel(band, loop.body(), 1, group ? PointMode::Group : PointMode::Item, "fixed");
       out_->openBlock("");

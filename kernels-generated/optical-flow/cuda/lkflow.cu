@@ -562,7 +562,7 @@ protected:
     } else {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): host loop\n");
-      // The loop's launches replayed from a captured CUDA graph when it has at most
+      // The launches of the loops on the host replayed from a captured CUDA graph when they have at most
       // polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.
       if ((T) <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, false,

@@ -243,7 +243,7 @@ protected:
     } else {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 1 (S1): host loop\n");
-      // The loop's launches replayed from a captured CUDA graph when it has at most
+      // The launches of the loops on the host replayed from a captured CUDA graph when they have at most
       // polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.
       if ((T - 1) <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, false,
