@@ -51,6 +51,8 @@ private:
   std::optional<Hyperplane> findHyperplane(unsigned s, unsigned fixed, const isl::set &distances);
   bool shouldStream(const std::vector<unsigned> &stmts, unsigned fixed, const isl::union_map &deps,
                     bool hasCycle);
+  std::optional<std::pair<size_t, size_t>> streamedRun(const std::vector<std::vector<unsigned>> &components,
+                                                       unsigned fixed, const isl::union_map &deps);
   isl::multi_union_pw_aff identityPartial(unsigned s, unsigned from, unsigned to) const;
   void collectBands(Schedule &result) const;
 
@@ -291,10 +293,15 @@ bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed,
   const Statement &first = model_.statements[stmts.front()];
   if (first.dimNames.size() <= fixed)
     return false;
+  // The extents are compared where every statement has instances: a boundary piece exists from N >= 1,
+  // the interior from N >= 3, and over the same steps.
+  isl::set together = isl::set::universe(model_.context.space());
+  for (unsigned s : stmts)
+    together = together.intersect(model_.statements[s].domain.params());
   auto extentOf = [&](const Statement &stmt) {
     isl::set d = iu::projectOutDims(stmt.domain, fixed + 1, static_cast<unsigned>(stmt.dimNames.size()) - fixed - 1);
     d = iu::projectOutDims(d, 0, fixed);
-    return isl::manage(isl_set_reset_tuple_id(d.release()));
+    return isl::manage(isl_set_reset_tuple_id(d.release())).intersect_params(together);
   };
   isl::set extent = extentOf(first);
   for (unsigned s : stmts) {
@@ -397,6 +404,31 @@ static std::vector<std::vector<unsigned>> orderedComponents(const std::vector<un
   return order;
 }
 
+// The longest run of consecutive components (in their dependence order) that streams on its own: a
+// time loop's statements between the statements before it (its first step, `u[0, i] = ...`) and after
+// it (the result, `y[i] = u[T - 1, i]`), which have no such dimension. Since every dependence goes from
+// an earlier component to a later one, running the run as one streamed loop between the two keeps
+// them all.
+std::optional<std::pair<size_t, size_t>>
+Scheduler::streamedRun(const std::vector<std::vector<unsigned>> &components, unsigned fixed,
+                       const isl::union_map &deps) {
+  std::optional<std::pair<size_t, size_t>> best;
+  for (size_t first = 0; first < components.size(); ++first)
+    for (size_t end = components.size(); end > first + 1; --end) {
+      if ((first == 0 && end == components.size()) || (best && end - first <= best->second - best->first))
+        continue;
+      std::vector<unsigned> run;
+      bool hasCycle = false;
+      for (size_t c = first; c < end; ++c) {
+        run.insert(run.end(), components[c].begin(), components[c].end());
+        hasCycle |= components[c].size() > 1;
+      }
+      if (shouldStream(run, fixed, deps, hasCycle))
+        best = {first, end};
+    }
+  return best;
+}
+
 llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsigned> &stmts, unsigned fixed,
                                                         const isl::union_map &deps) {
   auto edge = [&](unsigned a, unsigned b) { return !relationBetween(model_, deps, a, b).is_empty(); };
@@ -405,7 +437,30 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
   for (const auto &c : components)
     hasCycle |= c.size() > 1;
 
-  if (shouldStream(stmts, fixed, deps, hasCycle)) {
+  bool streams = shouldStream(stmts, fixed, deps, hasCycle);
+  if (!streams) {
+    if (std::optional<std::pair<size_t, size_t>> run = streamedRun(components, fixed, deps)) {
+      // Before the run, the run streamed, after it: each a region of its own, in sequence.
+      std::vector<isl::schedule> parts;
+      for (auto [from, to] : {std::pair<size_t, size_t>{0, run->first}, *run, {run->second, components.size()}}) {
+        std::vector<unsigned> part;
+        for (size_t c = from; c < to; ++c)
+          part.insert(part.end(), components[c].begin(), components[c].end());
+        if (part.empty())
+          continue;
+        auto scheduled = scheduleRegion(part, fixed, deps);
+        if (!scheduled)
+          return scheduled.takeError();
+        parts.push_back(*scheduled);
+      }
+      isl::schedule result = parts.front();
+      for (size_t i = 1; i < parts.size(); ++i)
+        result = iu::sequence(result, parts[i]);
+      return result;
+    }
+  }
+
+  if (streams) {
     auto inner = scheduleRegion(stmts, fixed + 1, sameLeading(deps, fixed + 1));
     if (!inner)
       return inner.takeError();
