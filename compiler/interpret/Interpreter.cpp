@@ -32,9 +32,9 @@
 
 using namespace polyc;
 using namespace polyc::ast;
-using polyc::interpret::InterpretOptions;
 using llvm::cast;
 using llvm::dyn_cast;
+using polyc::interpret::InterpretOptions;
 
 namespace {
 
@@ -63,9 +63,7 @@ struct Plan {
 
 void forEachChild(const Expr &e, llvm::function_ref<void(const Expr &)> visit) {
   switch (e.kind()) {
-  case Expr::Kind::Unary:
-    visit(*cast<Unary>(e).operand);
-    break;
+  case Expr::Kind::Unary: visit(*cast<Unary>(e).operand); break;
   case Expr::Kind::Binary:
     visit(*cast<Binary>(e).lhs);
     visit(*cast<Binary>(e).rhs);
@@ -93,8 +91,7 @@ void forEachChild(const Expr &e, llvm::function_ref<void(const Expr &)> visit) {
     for (const ExprPtr &element : cast<Tuple>(e).elements)
       visit(*element);
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -203,7 +200,8 @@ std::string describeItem(const Item &item) {
   return "the equation of '" + item.equation->target + "'";
 }
 
-llvm::Error cycleError(const std::vector<Item> &items, const std::vector<unsigned> &members, unsigned culprit) {
+llvm::Error cycleError(const std::vector<Item> &items, const std::vector<unsigned> &members,
+                       unsigned culprit) {
   std::string others;
   for (unsigned m : members)
     if (m != culprit)
@@ -333,7 +331,8 @@ llvm::Expected<rt::ProgramInfo> programInfo(const Program &program, const std::s
     for (const ExprPtr &extent : array->shape) {
       std::optional<dsl::AffineExpr> form = dsl::toAffine(*extent, "a shape extent");
       if (!form || !form->vars.empty())
-        return makeSourceError(extent->range, "the extent of array '" + array->name + "' is not affine in the params");
+        return makeSourceError(extent->range,
+                               "the extent of array '" + array->name + "' is not affine in the params");
       rt::AffineExtent affine;
       affine.constant = form->constant;
       for (const auto &[param, coefficient] : form->params)
@@ -434,8 +433,7 @@ template <typename U> bool holds(BinaryOp op, U a, U b) {
 // generators do (compiler/codegen/ExprPrinter.cpp), whatever the equation's type.
 bool isIntegerExpr(const Expr &e) {
   switch (e.kind()) {
-  case Expr::Kind::IntLit:
-    return true;
+  case Expr::Kind::IntLit: return true;
   case Expr::Kind::VarRef: {
     const Binding &b = cast<VarRef>(e).binding;
     if (std::holds_alternative<const ParamDecl *>(b) || std::holds_alternative<IndexVarRef>(b))
@@ -444,19 +442,17 @@ bool isIntegerExpr(const Expr &e) {
       return std::holds_alternative<int64_t>((*c)->value);
     return false;
   }
-  case Expr::Kind::ArrayRead:
-    return cast<ArrayRead>(e).array->elemType == ElemType::I32;
+  case Expr::Kind::ArrayRead: return cast<ArrayRead>(e).array->elemType == ElemType::I32;
   case Expr::Kind::Unary: {
     const auto &u = cast<Unary>(e);
     return u.op == UnaryOp::Neg && isIntegerExpr(*u.operand);
   }
   case Expr::Kind::Binary: {
     const auto &b = cast<Binary>(e);
-    return (b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul) && isIntegerExpr(*b.lhs) &&
-           isIntegerExpr(*b.rhs);
+    return (b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul) &&
+           isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs);
   }
-  default:
-    return false;
+  default: return false;
   }
 }
 
@@ -475,13 +471,15 @@ std::string numberText(double v) {
 // writes the outputs and inouts back in their declared types.
 class Machine : public rt::Compute {
 public:
-  Machine(const Program &program, const Plan &plan, const rt::ProgramInfo &info, const InterpretOptions &options);
+  Machine(const Program &program, const Plan &plan, const rt::ProgramInfo &info,
+          const InterpretOptions &options);
   void upload(rt::RunContext &context) override;
   double compute(rt::RunContext &context) override;
   void download(rt::RunContext &context) override;
 
 private:
   // Set-up
+  void addSlot(const IndexVar *var);
   void assignSlots(const Expr &e);
   unsigned slotOf(const IndexVar *var) const { return slots_.at(var); }
   unsigned storeOf(const ArrayDecl *decl) const { return storeIndex_.at(decl); }
@@ -524,7 +522,7 @@ private:
   template <typename T> T binary(const Binary &b);
   template <typename T> T arithmetic(BinaryOp op, T l, T r);
   template <typename T> T call(const Call &c);
-  template <typename T> T builtin(Builtin fn, llvm::ArrayRef<T> args);
+  template <typename T> T builtin(Builtin fn, T x, T y);
   template <typename T> T reduction(const Reduction &red);
   template <typename T> void reduceOver(const Reduction &red, size_t binding, size_t var, T &acc);
   template <typename T> bool condition(const Expr &e);
@@ -579,13 +577,14 @@ Machine::Machine(const Program &program, const Plan &plan, const rt::ProgramInfo
     for (unsigned s = 0; s < info.arrays.size(); ++s)
       if (info.arrays[s].name == array->name)
         store.spec = int(s);
-    storeIndex_[array.get()] = unsigned(stores_.size());
+    unsigned index = stores_.size();
+    storeIndex_[array.get()] = index;
     stores_.push_back(std::move(store));
   }
   auto addEquation = [&](const Equation &eq) {
     for (const auto &var : eq.indexVars)
       if (var)
-        slots_[var.get()] = unsigned(slots_.size());
+        addSlot(var.get());
     assignSlots(*eq.rhs);
     if (eq.op == AssignOp::Assign)
       stores_[storeOf(eq.array)].definitions.push_back(&eq);
@@ -596,18 +595,24 @@ Machine::Machine(const Program &program, const Plan &plan, const rt::ProgramInfo
       continue;
     }
     const RepeatBlock &block = *std::get<RepeatBlock *>(statement);
-    slots_[block.var.get()] = unsigned(slots_.size());
+    addSlot(block.var.get());
     for (const auto &eq : block.body)
       addEquation(*eq);
   }
   env_.assign(slots_.size(), 0);
 }
 
+// Every index variable gets a slot in env_, which holds its value while an expression is evaluated.
+void Machine::addSlot(const IndexVar *var) {
+  unsigned slot = slots_.size();
+  slots_[var] = slot;
+}
+
 void Machine::assignSlots(const Expr &e) {
   if (const auto *red = dyn_cast<Reduction>(&e))
     for (const RangeBinding &binding : red->bindings)
       for (const auto &var : binding.vars)
-        slots_[var.get()] = unsigned(slots_.size());
+        addSlot(var.get());
   forEachChild(e, [&](const Expr &child) { assignSlots(child); });
 }
 
@@ -688,8 +693,9 @@ void Machine::allocateStores(const rt::RunContext &context) {
     for (unsigned d = 0; d < decl.rank(); ++d) {
       int64_t extent = evaluate(linear(*decl.shape[d]));
       if (extent < 0)
-        throw std::runtime_error("array '" + decl.name + "' has a negative extent (" + std::to_string(extent) +
-                                 ") in dimension " + std::to_string(d) + " for these params");
+        throw std::runtime_error("array '" + decl.name + "' has a negative extent (" +
+                                 std::to_string(extent) + ") in dimension " + std::to_string(d) +
+                                 " for these params");
       store.extents[d] = extent;
     }
     for (unsigned d = decl.rank(); d-- > 0;) {
@@ -716,9 +722,7 @@ void Machine::loadArray(Store &store, const rt::HostArray &host) {
       store.reals[size_t(i)] = v;
       break;
     }
-    case ElemType::F64:
-      std::memcpy(&store.reals[size_t(i)], bytes + 8 * i, 8);
-      break;
+    case ElemType::F64: std::memcpy(&store.reals[size_t(i)], bytes + 8 * i, 8); break;
     case ElemType::I32: {
       int32_t v;
       std::memcpy(&v, bytes + 4 * i, 4);
@@ -807,7 +811,7 @@ llvm::Error Machine::runBlock(const RepeatBlock &block) {
       if (eq->op != AssignOp::Assign)
         continue;
       Store &store = stores_[storeOf(eq->array)];
-      llvm::Error err = forEachPoint(*eq, v, [&](llvm::ArrayRef<int64_t>, int64_t offset) {
+      llvm::Error err = forEachPoint(*eq, v, [&](llvm::ArrayRef<int64_t>, int64_t offset) -> llvm::Error {
         store.state[size_t(offset)] = kUnknown;
         return llvm::Error::success();
       });
@@ -839,17 +843,18 @@ llvm::Error Machine::defineAll(const Equation &eq, int64_t repeatValue) {
 // A simultaneous update: every point's right-hand side is computed from the old values, then applied.
 llvm::Error Machine::applyUpdate(const Equation &eq, int64_t repeatValue) {
   std::vector<std::pair<int64_t, Number>> results;
-  llvm::Error err = forEachPoint(eq, repeatValue, [&](llvm::ArrayRef<int64_t> point, int64_t offset) {
-    Task task;
-    task.equation = &eq;
-    task.repeatValue = repeatValue;
-    task.point.assign(point.begin(), point.end());
-    Number n;
-    if (llvm::Error err = run(std::move(task), &n))
-      return err;
-    results.push_back({offset, n});
-    return llvm::Error::success();
-  });
+  llvm::Error err =
+      forEachPoint(eq, repeatValue, [&](llvm::ArrayRef<int64_t> point, int64_t offset) -> llvm::Error {
+        Task task;
+        task.equation = &eq;
+        task.repeatValue = repeatValue;
+        task.point.assign(point.begin(), point.end());
+        Number n;
+        if (llvm::Error err = run(std::move(task), &n))
+          return err;
+        results.push_back({offset, n});
+        return llvm::Error::success();
+      });
   if (err)
     return err;
   Store &target = stores_[storeOf(eq.array)];
@@ -996,7 +1001,8 @@ llvm::Error Machine::run(Task root, Number *result) {
 
 // The repeat variable's value for which `eq`'s fixed left-hand positions hit `coords`, if a fixed
 // position uses it (`loss[e]`); `usesVar` says whether one does.
-std::optional<int64_t> Machine::solveRepeatValue(const Equation &eq, llvm::ArrayRef<int64_t> coords, bool &usesVar) {
+std::optional<int64_t> Machine::solveRepeatValue(const Equation &eq, llvm::ArrayRef<int64_t> coords,
+                                                 bool &usesVar) {
   usesVar = false;
   unsigned slot = slotOf(eq.enclosingRepeat->var.get());
   for (unsigned p = 0; p < eq.lhsIndices.size(); ++p) {
@@ -1158,14 +1164,10 @@ template <typename T> std::vector<T> &Machine::argStack() {
 
 template <typename T> T Machine::value(const Expr &e) {
   switch (e.kind()) {
-  case Expr::Kind::IntLit:
-    return fromInteger<T>(cast<IntLit>(e).value);
-  case Expr::Kind::FloatLit:
-    return fromReal<T>(cast<FloatLit>(e).value);
-  case Expr::Kind::VarRef:
-    return varValue<T>(cast<VarRef>(e));
-  case Expr::Kind::ArrayRead:
-    return readValue<T>(cast<ArrayRead>(e));
+  case Expr::Kind::IntLit: return fromInteger<T>(cast<IntLit>(e).value);
+  case Expr::Kind::FloatLit: return fromReal<T>(cast<FloatLit>(e).value);
+  case Expr::Kind::VarRef: return varValue<T>(cast<VarRef>(e));
+  case Expr::Kind::ArrayRead: return readValue<T>(cast<ArrayRead>(e));
   case Expr::Kind::Unary: {
     const auto &u = cast<Unary>(e);
     if (u.op == UnaryOp::Not)
@@ -1176,14 +1178,10 @@ template <typename T> T Machine::value(const Expr &e) {
     else
       return round(wrapSub(0, operand));
   }
-  case Expr::Kind::Binary:
-    return binary<T>(cast<Binary>(e));
-  case Expr::Kind::Call:
-    return call<T>(cast<Call>(e));
-  case Expr::Kind::Reduction:
-    return reduction<T>(cast<Reduction>(e));
-  case Expr::Kind::Tuple:
-    break;
+  case Expr::Kind::Binary: return binary<T>(cast<Binary>(e));
+  case Expr::Kind::Call: return call<T>(cast<Call>(e));
+  case Expr::Kind::Reduction: return reduction<T>(cast<Reduction>(e));
+  case Expr::Kind::Tuple: break;
   }
   fail("internal error: a tuple outside a comparison");
   return T(0);
@@ -1268,13 +1266,9 @@ Landing Machine::locate(const ArrayRead &read, ElementRef &element) {
 bool Machine::readInteger(const ArrayRead &read, int64_t &value) {
   ElementRef element{0, 0};
   switch (locate(read, element)) {
-  case Landing::Zero:
-    value = 0;
-    return true;
-  case Landing::Unknown:
-    return false;
-  case Landing::Element:
-    break;
+  case Landing::Zero: value = 0; return true;
+  case Landing::Unknown: return false;
+  case Landing::Element: break;
   }
   if (!available(element))
     return false;
@@ -1339,10 +1333,9 @@ template <typename T> T Machine::call(const Call &c) {
   }
   if (*c.builtin == Builtin::Select)
     return condition<T>(*c.args[0]) ? value<T>(*c.args[1]) : value<T>(*c.args[2]);
-  llvm::SmallVector<T, 2> args;
-  for (const ExprPtr &arg : c.args)
-    args.push_back(value<T>(*arg));
-  return builtin<T>(*c.builtin, args);
+  T x = value<T>(*c.args[0]);
+  T y = c.args.size() > 1 ? value<T>(*c.args[1]) : T(0);
+  return builtin<T>(*c.builtin, x, y);
 }
 
 // The C library's functions; with --exact-types an f32 equation calls their float versions (expf, ...).
@@ -1364,8 +1357,7 @@ double Machine::math(Builtin fn, double x, double y) const {
 }
 
 // Integer equations keep abs, min and max integral and compute the others in double, converting back.
-template <typename T> T Machine::builtin(Builtin fn, llvm::ArrayRef<T> args) {
-  T x = args[0], y = args.size() > 1 ? args[1] : T(0);
+template <typename T> T Machine::builtin(Builtin fn, T x, T y) {
   if constexpr (std::is_same_v<T, double>) {
     return round(math(fn, x, y));
   } else {
@@ -1463,8 +1455,7 @@ template <typename T> bool Machine::compare(BinaryOp op, const Expr &lhs, const 
 // The value of an integer expression (isIntegerExpr) in int64, whatever the equation's type.
 int64_t Machine::integerValue(const Expr &e) {
   switch (e.kind()) {
-  case Expr::Kind::IntLit:
-    return cast<IntLit>(e).value;
+  case Expr::Kind::IntLit: return cast<IntLit>(e).value;
   case Expr::Kind::VarRef: {
     const Binding &b = cast<VarRef>(e).binding;
     if (auto *param = std::get_if<const ParamDecl *>(&b))
@@ -1479,15 +1470,13 @@ int64_t Machine::integerValue(const Expr &e) {
     int64_t v = 0;
     return readInteger(cast<ArrayRead>(e), v) ? v : 0;
   }
-  case Expr::Kind::Unary:
-    return wrapSub(0, integerValue(*cast<Unary>(e).operand));
+  case Expr::Kind::Unary: return wrapSub(0, integerValue(*cast<Unary>(e).operand));
   case Expr::Kind::Binary: {
     const auto &b = cast<Binary>(e);
     int64_t l = integerValue(*b.lhs), r = integerValue(*b.rhs);
     return b.op == BinaryOp::Add ? wrapAdd(l, r) : b.op == BinaryOp::Sub ? wrapSub(l, r) : wrapMul(l, r);
   }
-  default:
-    break;
+  default: break;
   }
   fail("internal error: not an integer expression");
   return 0;
