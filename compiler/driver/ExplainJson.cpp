@@ -167,8 +167,10 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
         grid.push_back(schedule.bands[b.band].dimNames[m]);
       o["grid"] = std::move(grid);
     }
-    if (!b.iterations.empty())
+    if (!b.iterations.empty()) {
       o["iterations"] = b.iterations;
+      o["replayable"] = b.replayable;
+    }
     if (b.persistent) {
       Object p{{"pointsPerStep", b.persistent->pointsPerStep},
                {"threadsMin", b.persistent->threadsMin},

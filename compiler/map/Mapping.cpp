@@ -284,6 +284,16 @@ Mapping Mapper::run() {
   for (unsigned b = 0; b < nodes_.size(); ++b)
     mapping.bands.push_back(place(b, mapping));
   for (BandMapping &band : mapping.bands) {
+    if (band.parent >= 0 || band.iterations.empty())
+      continue;
+    // A graph of a loop with loops on the host inside would hold their product of launches (seidel-2d's
+    // wavefront in its time loop: 500 x 4000): those launch directly.
+    band.replayable = true;
+    for (const BandMapping &inner : mapping.bands)
+      if (isUnder(inner.band, band.band) && !inner.iterations.empty())
+        band.replayable = false;
+  }
+  for (BandMapping &band : mapping.bands) {
     if (band.placement != Placement::HostLoop || band.parent >= 0)
       continue;
     std::string why;

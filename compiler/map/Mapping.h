@@ -49,6 +49,9 @@ struct BandMapping {
   // HostLoop, those before the grid members for a Kernel; empty when there are none or isl gives no
   // single affine expression for them.
   std::string iterations;
+  // At the top of the tree: the band's launches, a known number per iteration (no loop on the host
+  // inside it), may be captured into a CUDA graph and replayed when `iterations` is small enough.
+  bool replayable = false;
   std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
                                             // is data-parallel or a reduction, none reducing on the host
   std::string reason;                       // the decision in words, for polyc explain

@@ -359,6 +359,7 @@ TEST(Mapping, TimeLoopIsAHostLoopAroundKernels) {
   EXPECT_EQ(time.placement, map::Placement::HostLoop);
   EXPECT_EQ(time.parent, -1);
   EXPECT_EQ(time.iterations, "T - 1");
+  EXPECT_TRUE(time.replayable); // no loop on the host inside it
   EXPECT_EQ(mapping.bands[2].placement, map::Placement::Kernel);
   EXPECT_EQ(mapping.bands[2].parent, 1);
   EXPECT_EQ(mapping.bands[2].gridMembers, (std::vector<unsigned>{0}));

@@ -283,15 +283,25 @@ protected:
   }
 
 private:
-  // Where grid member `member` runs: with one grid member, over every point slot of the grid; with
-  // more, the innermost over the point slots of a block and the next over the blocks, any further out
-  // as every thread's loop (empty `first`).
+  // Where grid member `member` runs: with one grid member, over every point slot of the grid; with three
+  // and a thread a point, over blocks, warps and lanes; otherwise the innermost over the point slots of
+  // a block and the next over the blocks, any further out as every thread's loop (empty `first`).
   std::tuple<std::string, std::string, std::string> spread(unsigned member) const {
     const std::vector<unsigned> &grid = kernel_->gridMembers;
     size_t position = std::find(grid.begin(), grid.end(), member) - grid.begin();
     std::string layout = "polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">";
     if (grid.size() == 1)
       return {layout + "::point()", layout + "::points()", "the grid"};
+    if (grid.size() == 3 && group_ == 1) {
+      // Three members: blocks, then a block's warps, then a warp's lanes, so that every thread has work
+      // in a step of a cube (heat-3d: the innermost over a block's threads left 14k of them working).
+      const std::string warps = "int64_t(" + std::to_string(ThreadsPerBlock) + " / 32)";
+      const std::pair<std::string, std::string> byPosition[] = {
+          {"int64_t(blockIdx.x)", "int64_t(gridDim.x)"}, {"int64_t(threadIdx.x / 32)", warps},
+          {"int64_t(threadIdx.x % 32)", "int64_t(32)"}};
+      const char *where[] = {"the blocks", "the warps of a block", "the lanes of a warp"};
+      return {byPosition[position].first, byPosition[position].second, where[position]};
+    }
     if (position + 1 == grid.size())
       return {group_ == 1 ? "int64_t(threadIdx.x)" : "int64_t(threadIdx.x / " + std::to_string(group_) + ")",
               "int64_t(" + layout + "::PointsPerBlock)",
@@ -335,7 +345,7 @@ private:
   void printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form);
   CapturedCall capturedCall(const BandView &band, const std::string &what, const std::string &prepareGuard,
                             const std::function<void(CudaHostPrinter &)> &print);
-  void printReplayed(const BandView &band, const std::string &what, const std::string &iterations,
+  void printReplayed(const BandView &band, const std::string &what,
                      const std::function<void(CudaHostPrinter &)> &launches);
   void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group, AllocationKind kind);
@@ -890,17 +900,17 @@ void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &bod
   };
   if (kind == AllocationKind::FixedWavefront) // printFixed captures it
     return launches(*this);
-  printReplayed(band, std::string(describeKind(kind)) + " (group " + group + ")", mappingOf(band).iterations,
-                launches);
+  printReplayed(band, std::string(describeKind(kind)) + " (group " + group + ")", launches);
 }
 
-// Prints the launches of `launches`; at the top level, from a member function replayed as a CUDA graph
-// when its host loops have at most GraphIterationsMax `iterations` (empty: unknown, launched directly).
-void CudaHostPrinter::printReplayed(const BandView &band, const std::string &what, const std::string &iterations,
+// Prints the launches of `launches`; for a band the mapping calls replayable, from a member function
+// replayed as a CUDA graph when its host loops have at most GraphIterationsMax iterations.
+void CudaHostPrinter::printReplayed(const BandView &band, const std::string &what,
                                     const std::function<void(CudaHostPrinter &)> &launches) {
-  if (!hostLoops_.empty() || iterations.empty())
+  const map::BandMapping &mapping = mappingOf(band);
+  if (!hostLoops_.empty() || !mapping.replayable)
     return launches(*this);
-  std::string fits = "(" + iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
+  std::string fits = "(" + mapping.iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
   CapturedCall call = capturedCall(band, what, guardWith(fits), launches);
   w_.comment("The launches of the loops on the host replayed from a captured CUDA graph when they have at most "
              "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
@@ -1056,7 +1066,7 @@ void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_nod
     printer.printNode(body);
     printer.gpu_ = saved;
   };
-  printReplayed(band, "host loop", mapping.iterations, launches);
+  printReplayed(band, "host loop", launches);
 }
 
 // The persistent form of a host loop: the loop and every band under it in one cooperative kernel
