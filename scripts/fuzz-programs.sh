@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Differential testing on random programs (issue 28): generates N valid .poly programs from SEED on,
+# builds each for every target in TARGETS (default "cpu opencl"; cuda runs only where a GPU is present,
+# elsewhere it is only built), runs them on random inputs and compares every output with the oracle
+# (`polyc run` where it exists, else the cpu target). PoCL's cache goes to a temporary folder. Mismatches
+# are shrunk and saved under fuzz-out/programs/ (its README lists them with the command that reproduces
+# each). Ends with "fuzz-programs: N programs, M mismatches" and exits 1 when M > 0.
+# More options (passed through): scripts/fuzz/fuzz.py --help; docs/testing.md.
+#
+#   scripts/fuzz-programs.sh 200            # 200 programs from seed 1
+#   TARGETS="cpu opencl cuda" scripts/fuzz-programs.sh 50 1000
+set -uo pipefail
+count=${1:-20}
+seed=${2:-1}
+shift $(($# < 2 ? $# : 2))
+root=$(cd "$(dirname "$0")/.." && pwd)
+/usr/bin/python3 "$root/scripts/fuzz/fuzz.py" --count "$count" --seed "$seed" \
+  --targets "${TARGETS:-cpu opencl}" --out "$root/fuzz-out" "$@"
