@@ -61,17 +61,29 @@ FILE_NAMES = ["prog.poly", "prog.poly", "prog.poly", "value.poly", "program.poly
 # reproducer under test/fuzz-programs/regressions (XFAIL until fixed). Remove an entry when it is fixed.
 KNOWN_BUGS = {
     "reduction-in-nonconvex-piece": "regressions/piecewise-count-printed-as-isl.poly",
-    "index-name-hang": "regressions/index-reserved-name-hang.poly",
+    "piecewise-count": "regressions/piecewise-count-printed-as-isl.poly (reduction where conditions)",
+    "reserved-name-hang": "regressions/index-reserved-name-hang.poly, gather-reserved-name-hang.poly",
     "scalar-read-in-repeat": "regressions/scalar-read-in-repeat.poly",
+    "update-reads-own-array": "regressions/update-reads-own-array.poly, update-spurious-cycle.poly",
+    "empty-update": "regressions/empty-update.poly",
+    "update-nonconvex-opencl": "regressions/update-nonconvex-twice-opencl.poly",
     "name-collisions": "regressions/name-collision-*.poly (KNOWN_BAD_NAMES)",
 }
-# Names that break the generated code of some target today (scripts/fuzz/names.py lists them by role).
+# Names that break the generated code of some target today, in any role, and those that break it as a
+# param only (the param is renamed in part of the host code and not in the rest); from
+# scripts/fuzz/names.py and the batches. Reproducers: regressions/name-collision-*.poly.
 KNOWN_BAD_NAMES = set("""
-auto bool break case char class compl const continue default delete do double else enum extern false float for
-friend goto if inline int long namespace new not operator or private public register restrict return short signed
-sizeof static struct switch template this true typename union unsigned using virtual void volatile while xor and
-bitand nullptr NULL errno NAN INFINITY EOF FLT_MAX DBL_MAX INT32_MIN INT32_MAX INT_MAX CLK_LOCAL_MEM_FENCE
-int32_t int64_t size_t run context
+CLK_LOCAL_MEM_FENCE EOF INFINITY INT_MAX M_PI NAN Prog ProgCompute ProgDevice ProgOpenCL S0 S1 S2
+__syncthreads __x barrier bitand compl context device errno floor get_global_id p polyc_arg0 polyc_clamp
+printf prog_params prog_run program run sin
+""".split())
+KNOWN_BAD_PARAM_NAMES = set("""
+DBL_MAX FLT_MAX abs and auto blockDim blockIdx bool break case char class const constant continue default
+delete do double else enum exp extern fabs false float fmax fminf for friend global goto gridDim half if
+inline int int32_t int64_t kernel local log long main namespace new not nullptr operator or polyc_div_i32
+polyc_group polyc_lo_j1 polyc_min polyc_mirror polyc_mod polyc_n_j1 polyc_point polyc_scratch_f32
+polyc_wf_state pow private public register restrict return short signed size_t sizeof sqrt static struct
+switch template this timer true typename union unsigned using virtual void volatile while xor
 """.split())
 
 TYPES = ["f32", "f64", "i32"]
@@ -206,12 +218,13 @@ class Gen:
         self.collide_rate = self.rng.choice([0.0, 0.2, 0.4, 0.7])
 
     # ---------------------------------------------------------------- names
-    def fresh_global(self, pool):
+    def fresh_global(self, pool, param=False):
         r = self.rng
         for _ in range(200):
             if r.random() < self.collide_rate:
                 name = r.choice(COLLIDE)
-                if not self.known_bugs and name in KNOWN_BAD_NAMES:
+                if not self.known_bugs and (name in KNOWN_BAD_NAMES or bad_index_name(name)
+                                            or (param and name in KNOWN_BAD_PARAM_NAMES)):
                     continue
             elif r.random() < 0.02:
                 name = "v" + "x" * r.randint(20, 255)
@@ -359,7 +372,7 @@ class Gen:
         n = r.randint(1, 4)
         edge = r.random() < 0.15
         for _ in range(n):
-            name = self.fresh_global(PLAIN_PARAMS)
+            name = self.fresh_global(PLAIN_PARAMS, param=True)
             if self.huge:
                 v = r.choice([0, 1, 3, 1 << 20, (1 << 31) - 1, 1 << 31, 1 << 40, (1 << 62), (1 << 63) - 1])
             elif edge and r.random() < 0.6:
@@ -977,8 +990,19 @@ class Gen:
         if r.random() < 0.35:
             if len(newvars) >= 2 and r.random() < 0.5:
                 where = Bin("!=", Tup([Var(v.name) for v in newvars[:2]]), Tup([Lit("0"), Lit("0")]))
-            else:
+            elif self.known_bugs:
                 where = self.cond_affine(sub, newvars + [v for v in ctx.ivars if v.kind == "lhs"], 1)
+            else:
+                # KNOWN_BUGS: piecewise-count (a condition that makes the number of terms piecewise in
+                # the params, `k < 2` in 0..N, is printed as isl text): only != conditions.
+                pool = newvars + [v for v in ctx.ivars if v.kind == "lhs"]
+                v = r.choice(newvars)
+                w = r.choice(pool)
+                other = Var(w.name) if w is not v else Lit(str(r.randint(0, 2)))
+                where = Bin("!=", Var(v.name), other)
+                if r.random() < 0.3:
+                    where = Bin(r.choice(["&&", "||"]), where, Bin("!=", Var(r.choice(newvars).name),
+                                                                   Lit(str(r.randint(0, 3)))))
         if body_fn is not None:
             body, bb = body_fn(sub, newvars)
         else:
@@ -1444,14 +1468,24 @@ class Gen:
             vs = [v for i, v in enumerate(vs) if i != d]
         elif w.rank and k < 0.4:
             where = self.cond_affine(None, vs, 1)
-        ctx = self.ctx_for(w, vs, exclude_self=False)
+            if not self.known_bugs and not is_convex(where):
+                # KNOWN_BUGS: update-nonconvex-opencl
+                where = Bin(r.choice(["<", ">="]), Var(r.choice(vs).name), Lit(str(r.randint(1, 2))))
+            if not self.known_bugs and not self.nonempty(w, lhs, where):
+                where = None  # KNOWN_BUGS: empty-update
+        # The update may read w itself anywhere: every read sees the old values. (Known bugs: only at a
+        # constant shift of the point it writes, unless --known-bugs.)
+        ctx = self.ctx_for(w, vs, exclude_self=not self.known_bugs)
         ctx.exact_only = False
         if where is not None and not is_convex(where) and not self.known_bugs:
             ctx.no_red = True  # KNOWN_BUGS: reduction-in-nonconvex-piece
-        # The update may read w itself anywhere: every read sees the old values.
         k = r.random()
-        if k < 0.3 and w.rank:
-            own = Read(w.name, [self.index_for(ctx, w, d) for d in range(w.rank)])
+        all_vars = all(isinstance(x, Var) for x in lhs)
+        if k < 0.3 and w.rank and (self.known_bugs or all_vars):
+            if self.known_bugs:
+                own = Read(w.name, [self.index_for(ctx, w, d) for d in range(w.rank)])
+            else:
+                own = Read(w.name, [add_off(copy.deepcopy(x), r.choice([0, -1, 1, 2])) for x in lhs])
             cur = Read(w.name, [copy.deepcopy(x) for x in lhs])
             e = Bin("*", Lit(fmt(scale)), Bin("-", own, cur))
         else:
@@ -1459,6 +1493,24 @@ class Gen:
             e = Bin("*", Lit(fmt(scale)), Call("tanh", [e]))
         self.emit(Equation(w.name, lhs, r.choice(["+=", "-="]), e, where))
         w.bound += scale * 2
+
+    def nonempty(self, w, lhs, where):
+        """Whether an update's where condition holds somewhere in w at the generator's param values."""
+        import itertools
+        env = dict(self.param_vals)
+        env.update(self.int_consts)
+        ranges = [range(n) if isinstance(x, Var) else [None] for x, n in zip(lhs, w.shape_vals)]
+        for point in itertools.islice(itertools.product(*ranges), 20000):
+            e = dict(env)
+            for x, v in zip(lhs, point):
+                if isinstance(x, Var):
+                    e[x.name] = v
+            try:
+                if eval_cond(where, e):
+                    return True
+            except (KeyError, ValueError, ZeroDivisionError):
+                return True
+        return False
 
     def def_update(self):
         r = self.rng
@@ -1489,7 +1541,7 @@ class Gen:
             nonempty = True
         if hi_v - lo_v > 6:
             # Keep the iteration count small: a new param for it.
-            pn = self.fresh_global(["E", "epochs", "steps", "iters"])
+            pn = self.fresh_global(["E", "epochs", "steps", "iters"], param=True)
             self.param_vals[pn] = r.randint(0, 4) if r.random() < 0.2 else r.randint(1, 4)
             lo, hi = Lit("0"), Var(pn)
             lo_v, hi_v = 0, self.param_vals[pn]
@@ -1571,7 +1623,8 @@ def fmt(x):
 
 
 def bad_index_name(name):
-    # KNOWN_BUGS: index-name-hang (regressions/index-reserved-name-hang.poly).
+    # KNOWN_BUGS: reserved-name-hang (regressions/index-reserved-name-hang.poly,
+    # gather-reserved-name-hang.poly); avoided for every name, not only index variables.
     return name.startswith("__") or name == "polyc" or name.startswith("polyc_")
 
 
@@ -1582,6 +1635,24 @@ def is_convex(c):
     if isinstance(c, Bin) and c.op in ("<", "<=", ">", ">=", "=="):
         return True
     return False
+
+
+def eval_cond(c, env):
+    """The truth of an affine condition (&&, ||, !, comparisons, tuples) under integer values."""
+    if isinstance(c, Bin) and c.op == "&&":
+        return eval_cond(c.a, env) and eval_cond(c.b, env)
+    if isinstance(c, Bin) and c.op == "||":
+        return eval_cond(c.a, env) or eval_cond(c.b, env)
+    if isinstance(c, Un) and c.op == "!":
+        return not eval_cond(c.a, env)
+    if isinstance(c, Bin) and c.op in ("<", "<=", ">", ">=", "==", "!="):
+        if isinstance(c.a, Tup):
+            a = [eval_int(x, env) for x in c.a.elems]
+            b = [eval_int(x, env) for x in c.b.elems]
+        else:
+            a, b = eval_int(c.a, env), eval_int(c.b, env)
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[c.op]
+    raise ValueError(c)
 
 
 def eval_int(e, env):

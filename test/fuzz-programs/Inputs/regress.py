@@ -41,7 +41,8 @@ def main():
         ins[name] = "inputs/%s.npy" % name
     outs = args.out
     if not outs:
-        outs = [line.split()[1].split("=")[0] for line in help_lines(args.polyc, args.poly) if line.startswith("--out")]
+        outs = [line.split()[1].split("=")[0] for line in help_lines(args.polyc, args.poly)
+                if line.startswith("--out") or line.startswith("--in/--out")]
     params = {}
     for p in args.param:
         k, v = p.split("=")
