@@ -58,8 +58,6 @@ def allowed(name, role):
         return False
     if role == "file" and not all(c.isalnum() or c == "_" for c in name):
         return False
-    if role == "index" and (name.startswith("__") or name.startswith("polyc")):
-        return False  # hangs: test/fuzz-programs/regressions/index-reserved-name-hang.poly
     return True
 
 

@@ -115,7 +115,7 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     w_.comment("Band " + std::to_string(band.index) + ": the allocation is chosen at run time, " +
                describeKind(a->kind) + " if " + a->runtimeCondition + ", else " + describeKind(*a->otherwise) +
                ".");
-    w_.openBlock("if (" + a->runtimeCondition + ")");
+    w_.openBlock("if (" + spellParams(a->runtimeCondition) + ")");
     printVariant(a->kind, band, body);
     w_.elseBlock();
     printVariant(*a->otherwise, band, body);
@@ -331,7 +331,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (printer.error)
     return llvm::createStringError(*printer.error);
 
-  std::string type = programStructName(prog);
+  std::string type = programTypeName(program, prog, "");
   CodeWriter w;
   printBanner(input, prog + ".cpp", "C++17 + OpenMP code for the CPU", w);
   w.blank();
@@ -457,7 +457,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
         stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
     std::string head = "\"" + prog + ": band " + std::to_string(a.band) + " (" + stmts + "): ";
     if (!a.runtimeCondition.empty() && a.otherwise)
-      describe.line("text += std::string(" + head + "\") + (" + a.runtimeCondition + " ? \"" +
+      describe.line("text += std::string(" + head + "\") + (" + spellParams(a.runtimeCondition) + " ? \"" +
                     describeKind(a.kind) + " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) +
                     " (not " + a.runtimeCondition + ")\") + \"\\n\";");
     else

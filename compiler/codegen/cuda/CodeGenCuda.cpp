@@ -818,7 +818,7 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     w_.comment("Band " + std::to_string(band.index) + ": " + describeKind(a->kind) + " if " + a->runtimeCondition +
                ", else " + describeKind(*a->otherwise) +
                (wavefronts ? " (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides the choice)." : "."));
-    std::string condition = "(" + a->runtimeCondition + ")";
+    std::string condition = "(" + spellParams(a->runtimeCondition) + ")";
     if (wavefronts) {
       std::string flexibleWhen = a->kind == AllocationKind::FlexibleWavefront ? condition : "!" + condition;
       condition = "wavefront == polyc::rt::cuda::WavefrontOverride::Flexible || (wavefront == "
@@ -1101,7 +1101,7 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
   int64_t size = a ? a->reductionGroupSize : 0;
   if (size >= 1 && size <= 1024 && (size & (size - 1)) == 0)
     return printMapped(band, body, std::to_string(size), AllocationKind::Reduction);
-  std::string length = a && !a->reductionLength.empty() ? a->reductionLength : "1024";
+  std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength) : "1024";
   w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
   w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
                "), [&](auto groupSize)");
@@ -1827,7 +1827,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
   CudaProgram cp(input, exprs);
-  cp.type = programStructName(prog);
+  cp.type = programTypeName(program, prog, "");
   cp.device = cp.type + "Device";
 
   CodeWriter host;

@@ -778,10 +778,10 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     auto isWavefront = [](AllocationKind k) {
       return k == AllocationKind::FixedWavefront || k == AllocationKind::FlexibleWavefront;
     };
-    std::string condition = "(" + allocation->runtimeCondition + ")";
+    std::string condition = "(" + spellParams(allocation->runtimeCondition) + ")";
     if (isWavefront(allocation->kind) && isWavefront(*allocation->otherwise) && allocation->kind != *allocation->otherwise)
       // POLYC_OPENCL_WAVEFRONT=fixed|flexible can force either variant (benchmarks, tests).
-      condition = "polyc::rt::ocl::takeConditionVariant(" + allocation->runtimeCondition + ", " +
+      condition = "polyc::rt::ocl::takeConditionVariant(" + spellParams(allocation->runtimeCondition) + ", " +
                   (allocation->kind == AllocationKind::FlexibleWavefront ? "true" : "false") + ")";
     w_.openBlock("if " + (condition.front() == '(' ? condition : "(" + condition + ")"));
     variantGuards_.push_back(condition);
@@ -1784,11 +1784,10 @@ bool usesDouble(const model::Model &model) {
   return false;
 }
 
-std::string className(const std::string &prog) {
-  std::string name = prog;
-  if (!name.empty() && std::islower(static_cast<unsigned char>(name[0])))
-    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  return name + "OpenCL";
+// The class is named after the program (Iir2dOpenCL), with a digit where a name of the program would
+// collide (programTypeName).
+std::string className(const ast::Program &program, const std::string &prog) {
+  return programTypeName(program, prog, "OpenCL");
 }
 
 } // namespace
@@ -1847,7 +1846,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     return llvm::createStringError("OpenCL code generation: " + printer.error);
 
   // ---- the host program
-  const std::string cls = className(prog);
+  const std::string cls = className(program, prog);
   std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
   CodeWriter h;
   printBanner(input, prog + ".cpp", "host program (OpenCL C API through polyc's runtime)", h);
@@ -1899,8 +1898,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     std::string size = hostExprs.storageSize(array);
     h2.line("polyc::rt::ocl::checkIndexable(\"" + array.name + "\", " + size + ");");
     h2.line(name + "_.resize(device(), size_t(" + size + ") * sizeof(" + clScalar(array.decl->elemType) + "));");
+    // Outputs too: the runtime zeroes them before every run (docs/running.md), and an output that the
+    // run does not write everywhere (a repeat block of no iteration) must read as 0, as on every target.
     auto it = std::find(interface.begin(), interface.end(), &array);
-    if (it != interface.end() && array.decl->kind != ast::ArrayKind::Output)
+    if (it != interface.end())
       h2.line("polyc::rt::ocl::uploadArray(device(), " + name + "_, context.arrays[" +
               std::to_string(it - interface.begin()) + "]);");
   }

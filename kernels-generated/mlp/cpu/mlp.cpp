@@ -106,44 +106,44 @@ struct Mlp {
   float *d1 = nullptr; // local [P, J]
 
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20)
-  void S0(int64_t /*e*/, int64_t p, int64_t j) const {
+  void S0(int64_t /*e*/, int64_t p_, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t i = 0; i < I; ++i) {
-      sum0 += W1[j * I + i] * X[p * I + i];
+      sum0 += W1[j * I + i] * X[p_ * I + i];
     }
-    h[p * J + j] = sigmoid(sum0);
+    h[p_ * J + j] = sigmoid(sum0);
   }
 
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21)
-  void S1(int64_t /*e*/, int64_t p, int64_t k) const {
+  void S1(int64_t /*e*/, int64_t p_, int64_t k) const {
     float sum0 = 0.0f;
     for (int64_t j = 0; j < J; ++j) {
-      sum0 += W2[k * J + j] * h[p * J + j];
+      sum0 += W2[k * J + j] * h[p_ * J + j];
     }
-    y[p * K + k] = sigmoid(sum0);
+    y[p_ * K + k] = sigmoid(sum0);
   }
 
   // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);  (mlp.poly:22)
-  void S2(int64_t /*e*/, int64_t p, int64_t k) const {
-    d2[p * K + k] = -(D[p * K + k] - y[p * K + k]) * y[p * K + k] * (1.0f - y[p * K + k]);
+  void S2(int64_t /*e*/, int64_t p_, int64_t k) const {
+    d2[p_ * K + k] = -(D[p_ * K + k] - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23)
-  void S3(int64_t /*e*/, int64_t p, int64_t j) const {
+  void S3(int64_t /*e*/, int64_t p_, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t k = 0; k < K; ++k) {
-      sum0 += W2[k * J + j] * d2[p * K + k];
+      sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
-    d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+    d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
   }
 
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24)
   void S4(int64_t e) const {
     float sum0 = 0.0f;
     #pragma omp parallel for reduction(+ : sum0)
-    for (int64_t p = 0; p < P; ++p) {
+    for (int64_t p_ = 0; p_ < P; ++p_) {
       for (int64_t k = 0; k < K; ++k) {
-        sum0 += (D[p * K + k] - y[p * K + k]) * (D[p * K + k] - y[p * K + k]) / 2.0f;
+        sum0 += (D[p_ * K + k] - y[p_ * K + k]) * (D[p_ * K + k] - y[p_ * K + k]) / 2.0f;
       }
     }
     loss[e] = sum0;
@@ -152,8 +152,8 @@ struct Mlp {
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25)
   void S5(int64_t /*e*/, int64_t k, int64_t j) const {
     float sum0 = 0.0f;
-    for (int64_t p = 0; p < P; ++p) {
-      sum0 += d2[p * K + k] * h[p * J + j];
+    for (int64_t p_ = 0; p_ < P; ++p_) {
+      sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     W2[k * J + j] -= eta[0] * sum0;
   }
@@ -161,8 +161,8 @@ struct Mlp {
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26)
   void S6(int64_t /*e*/, int64_t j, int64_t i) const {
     float sum0 = 0.0f;
-    for (int64_t p = 0; p < P; ++p) {
-      sum0 += d1[p * J + j] * X[p * I + i];
+    for (int64_t p_ = 0; p_ < P; ++p_) {
+      sum0 += d1[p_ * J + j] * X[p_ * I + i];
     }
     W1[j * I + i] -= eta[0] * sum0;
   }
@@ -185,38 +185,38 @@ struct Mlp {
       // on the CPU.
       // S0, band 1 dimension 0: p; carries no dependence
       #pragma omp parallel for
-      for (int64_t p = 0; p < P; ++p) {
+      for (int64_t p_ = 0; p_ < P; ++p_) {
         // S0, band 1 dimension 1: j; carries no dependence
         for (int64_t j = 0; j < J; ++j) {
-          S0(e, p, j);
+          S0(e, p_, j);
         }
       }
       // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel; the same loops
       // on the CPU.
       // S1, band 2 dimension 0: p; carries no dependence
       #pragma omp parallel for
-      for (int64_t p = 0; p < P; ++p) {
+      for (int64_t p_ = 0; p_ < P; ++p_) {
         // S1, band 2 dimension 1: k; carries no dependence
         for (int64_t k = 0; k < K; ++k) {
-          S1(e, p, k);
+          S1(e, p_, k);
         }
       }
       // S2, band 3 dimension 0: p; carries no dependence
       #pragma omp parallel for
-      for (int64_t p = 0; p < P; ++p) {
+      for (int64_t p_ = 0; p_ < P; ++p_) {
         // S2, band 3 dimension 1: k; carries no dependence
         for (int64_t k = 0; k < K; ++k) {
-          S2(e, p, k);
+          S2(e, p_, k);
         }
       }
       // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel; the same loops
       // on the CPU.
       // S3, band 4 dimension 0: p; carries no dependence
       #pragma omp parallel for
-      for (int64_t p = 0; p < P; ++p) {
+      for (int64_t p_ = 0; p_ < P; ++p_) {
         // S3, band 4 dimension 1: j; carries no dependence
         for (int64_t j = 0; j < J; ++j) {
-          S3(e, p, j);
+          S3(e, p_, j);
         }
       }
       S4(e);

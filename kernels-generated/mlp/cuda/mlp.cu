@@ -114,80 +114,80 @@ struct MlpDevice {
 
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); one thread computes an
   // instance.
-  __device__ void S0(int64_t e, int64_t p, int64_t j) const {
+  __device__ void S0(int64_t e, int64_t p_, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t i = 0; i < I; ++i) {
-      sum0 += W1[j * I + i] * __ldg(&X[p * I + i]);
+      sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
     }
-    h[p * J + j] = sigmoid(sum0);
+    h[p_ * J + j] = sigmoid(sum0);
   }
 
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); the G threads of a group
   // compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S0Group(int64_t e, int64_t p, int64_t j, unsigned lane) const {
+  __device__ void S0Group(int64_t e, int64_t p_, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
     for (int64_t i = 0 + lane; i < I; i += G) {
-      sum0 += W1[j * I + i] * __ldg(&X[p * I + i]);
+      sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
-      h[p * J + j] = sigmoid(sum0);
+      h[p_ * J + j] = sigmoid(sum0);
   }
 
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); one thread computes an
   // instance.
-  __device__ void S1(int64_t e, int64_t p, int64_t k) const {
+  __device__ void S1(int64_t e, int64_t p_, int64_t k) const {
     float sum0 = 0.0f;
     for (int64_t j = 0; j < J; ++j) {
-      sum0 += W2[k * J + j] * h[p * J + j];
+      sum0 += W2[k * J + j] * h[p_ * J + j];
     }
-    y[p * K + k] = sigmoid(sum0);
+    y[p_ * K + k] = sigmoid(sum0);
   }
 
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); the G threads of a group
   // compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S1Group(int64_t e, int64_t p, int64_t k, unsigned lane) const {
+  __device__ void S1Group(int64_t e, int64_t p_, int64_t k, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
     for (int64_t j = 0 + lane; j < J; j += G) {
-      sum0 += W2[k * J + j] * h[p * J + j];
+      sum0 += W2[k * J + j] * h[p_ * J + j];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
-      y[p * K + k] = sigmoid(sum0);
+      y[p_ * K + k] = sigmoid(sum0);
   }
 
   // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);  (mlp.poly:22); one thread computes an
   // instance.
-  __device__ void S2(int64_t e, int64_t p, int64_t k) const {
-    d2[p * K + k] = -(__ldg(&D[p * K + k]) - y[p * K + k]) * y[p * K + k] * (1.0f - y[p * K + k]);
+  __device__ void S2(int64_t e, int64_t p_, int64_t k) const {
+    d2[p_ * K + k] = -(__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); one thread
   // computes an instance.
-  __device__ void S3(int64_t e, int64_t p, int64_t j) const {
+  __device__ void S3(int64_t e, int64_t p_, int64_t j) const {
     float sum0 = 0.0f;
     for (int64_t k = 0; k < K; ++k) {
-      sum0 += W2[k * J + j] * d2[p * K + k];
+      sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
-    d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+    d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S3Group(int64_t e, int64_t p, int64_t j, unsigned lane) const {
+  __device__ void S3Group(int64_t e, int64_t p_, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
     for (int64_t k = 0 + lane; k < K; k += G) {
-      sum0 += W2[k * J + j] * d2[p * K + k];
+      sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
-      d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+      d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
   }
 
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24);
@@ -198,8 +198,8 @@ struct MlpDevice {
     // The G lanes of the group take consecutive values of k; each runs the other variables in order.
     for (int64_t k = 0 + lane; k < K; k += G) {
       #pragma unroll 4
-      for (int64_t p = 0; p < P; ++p) {
-        sum0 += (__ldg(&D[p * K + k]) - y[p * K + k]) * (__ldg(&D[p * K + k]) - y[p * K + k]) / 2.0f;
+      for (int64_t p_ = 0; p_ < P; ++p_) {
+        sum0 += (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) / 2.0f;
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -210,8 +210,8 @@ struct MlpDevice {
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); one thread computes an instance.
   __device__ void S5(int64_t e, int64_t k, int64_t j) const {
     float sum0 = 0.0f;
-    for (int64_t p = 0; p < P; ++p) {
-      sum0 += d2[p * K + k] * h[p * J + j];
+    for (int64_t p_ = 0; p_ < P; ++p_) {
+      sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     W2[k * J + j] -= eta[0] * sum0;
   }
@@ -222,8 +222,8 @@ struct MlpDevice {
   __device__ void S5Group(int64_t e, int64_t k, int64_t j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t p = 0 + lane; p < P; p += G) {
-      sum0 += d2[p * K + k] * h[p * J + j];
+    for (int64_t p_ = 0 + lane; p_ < P; p_ += G) {
+      sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
@@ -233,8 +233,8 @@ struct MlpDevice {
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); one thread computes an instance.
   __device__ void S6(int64_t e, int64_t j, int64_t i) const {
     float sum0 = 0.0f;
-    for (int64_t p = 0; p < P; ++p) {
-      sum0 += d1[p * J + j] * __ldg(&X[p * I + i]);
+    for (int64_t p_ = 0; p_ < P; ++p_) {
+      sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
     }
     W1[j * I + i] -= eta[0] * sum0;
   }
@@ -245,8 +245,8 @@ struct MlpDevice {
   __device__ void S6Group(int64_t e, int64_t j, int64_t i, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t p = 0 + lane; p < P; p += G) {
-      sum0 += d1[p * J + j] * __ldg(&X[p * I + i]);
+    for (int64_t p_ = 0 + lane; p_ < P; p_ += G) {
+      sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)
@@ -267,10 +267,10 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < J; j += strideX) {
-      program.S0Group<G>(e, p, j, lane);
+      program.S0Group<G>(e, p_, j, lane);
     }
   }
 }
@@ -286,10 +286,10 @@ __global__ void __launch_bounds__(256) band1Kernel1(const MlpDevice program, con
   const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
       * blockDim.x;
   // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < J; j += strideX) {
-      program.S0(e, p, j);
+      program.S0(e, p_, j);
     }
   }
 }
@@ -308,10 +308,10 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
     for (int64_t k = 0 + firstX; k < K; k += strideX) {
-      program.S1Group<G>(e, p, k, lane);
+      program.S1Group<G>(e, p_, k, lane);
     }
   }
 }
@@ -327,10 +327,10 @@ __global__ void __launch_bounds__(256) band2Kernel1(const MlpDevice program, con
   const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
       * blockDim.x;
   // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
     for (int64_t k = 0 + firstX; k < K; k += strideX) {
-      program.S1(e, p, k);
+      program.S1(e, p_, k);
     }
   }
 }
@@ -346,10 +346,10 @@ __global__ void __launch_bounds__(256) band3Kernel(const MlpDevice program, cons
   const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
       * blockDim.x;
   // S2, band 3 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S2, band 3 dimension 1: k; carries no dependence; spread over the grid's x dimension
     for (int64_t k = 0 + firstX; k < K; k += strideX) {
-      program.S2(e, p, k);
+      program.S2(e, p_, k);
     }
   }
 }
@@ -368,10 +368,10 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
   const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < J; j += strideX) {
-      program.S3Group<G>(e, p, j, lane);
+      program.S3Group<G>(e, p_, j, lane);
     }
   }
 }
@@ -387,10 +387,10 @@ __global__ void __launch_bounds__(256) band4Kernel1(const MlpDevice program, con
   const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
       * blockDim.x;
   // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p = 0 + firstY; p < P; p += strideY) {
+  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (int64_t j = 0 + firstX; j < J; j += strideX) {
-      program.S3(e, p, j);
+      program.S3(e, p_, j);
     }
   }
 }

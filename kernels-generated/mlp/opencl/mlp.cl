@@ -416,34 +416,34 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 1, one work-group per point over p, j.
 __kernel void S0_reduce(const int P, const int I, const int J, const int K, const int E,
-    __global const float *X, __global const float *W1, __global float *h, const int e, const int polyc_lo_p1,
-    const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    __global const float *X, __global const float *W1, __global float *h, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
   polyc_rest /= polyc_n_j1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (j1 >= 0 && j1 < J) {
       // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = j1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int j = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int i = 0 + polyc_lid; i < I; i += polyc_group_size) {
-            sum0 += W1[j * I + i] * X[p * I + i];
+            sum0 += W1[j * I + i] * X[p_ * I + i];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          h[p * J + j] = sigmoid(sum0);
+          h[p_ * J + j] = sigmoid(sum0);
         }
       }
     }
@@ -452,29 +452,29 @@ __kernel void S0_reduce(const int P, const int I, const int J, const int K, cons
 
 // Band 1, one work-item per point over p, j.
 __kernel void S0_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *X, __global const float *W1, __global float *h, const int e, const int polyc_lo_p1,
-    const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    __global const float *X, __global const float *W1, __global float *h, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
     polyc_rest /= polyc_n_j1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (j1 >= 0 && j1 < J) {
         // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = j1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
           for (int i = 0; i < I; ++i) {
-            sum0 += W1[j * I + i] * X[p * I + i];
+            sum0 += W1[j * I + i] * X[p_ * I + i];
           }
-          h[p * J + j] = sigmoid(sum0);
+          h[p_ * J + j] = sigmoid(sum0);
         }
       }
     }
@@ -483,34 +483,34 @@ __kernel void S0_parallel(const int P, const int I, const int J, const int K, co
 
 // Band 2, one work-group per point over p, k.
 __kernel void S1_reduce(const int P, const int I, const int J, const int K, const int E,
-    __global const float *W2, __global const float *h, __global float *y, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, __local float *polyc_scratch_f32) {
+    __global const float *W2, __global const float *h, __global float *y, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
   polyc_rest /= polyc_n_k1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (k1 >= 0 && k1 < K) {
       // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = k1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int k = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int j = 0 + polyc_lid; j < J; j += polyc_group_size) {
-            sum0 += W2[k * J + j] * h[p * J + j];
+            sum0 += W2[k * J + j] * h[p_ * J + j];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          y[p * K + k] = sigmoid(sum0);
+          y[p_ * K + k] = sigmoid(sum0);
         }
       }
     }
@@ -519,29 +519,29 @@ __kernel void S1_reduce(const int P, const int I, const int J, const int K, cons
 
 // Band 2, one work-item per point over p, k.
 __kernel void S1_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *W2, __global const float *h, __global float *y, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
+    __global const float *W2, __global const float *h, __global float *y, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
     polyc_rest /= polyc_n_k1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (k1 >= 0 && k1 < K) {
         // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = k1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int k = polyc_arg2;
           float sum0 = 0.0f;
           for (int j = 0; j < J; ++j) {
-            sum0 += W2[k * J + j] * h[p * J + j];
+            sum0 += W2[k * J + j] * h[p_ * J + j];
           }
-          y[p * K + k] = sigmoid(sum0);
+          y[p_ * K + k] = sigmoid(sum0);
         }
       }
     }
@@ -550,25 +550,25 @@ __kernel void S1_parallel(const int P, const int I, const int J, const int K, co
 
 // Band 3, one work-item per point over p, k.
 __kernel void S2_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *D, __global const float *y, __global float *d2, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
+    __global const float *D, __global const float *y, __global float *d2, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
     polyc_rest /= polyc_n_k1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (k1 >= 0 && k1 < K) {
         // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = k1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int k = polyc_arg2;
-          d2[p * K + k] = -(D[p * K + k] - y[p * K + k]) * y[p * K + k] * (1.0f - y[p * K + k]);
+          d2[p_ * K + k] = -(D[p_ * K + k] - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
         }
       }
     }
@@ -578,34 +578,34 @@ __kernel void S2_parallel(const int P, const int I, const int J, const int K, co
 // Band 4, one work-group per point over p, j.
 __kernel void S3_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
   polyc_rest /= polyc_n_j1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (j1 >= 0 && j1 < J) {
       // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = j1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int j = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int k = 0 + polyc_lid; k < K; k += polyc_group_size) {
-            sum0 += W2[k * J + j] * d2[p * K + k];
+            sum0 += W2[k * J + j] * d2[p_ * K + k];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+          d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
         }
       }
     }
@@ -615,28 +615,29 @@ __kernel void S3_reduce(const int P, const int I, const int J, const int K, cons
 // Band 4, one work-item per point over p, j.
 __kernel void S3_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
     polyc_rest /= polyc_n_j1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (j1 >= 0 && j1 < J) {
         // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = j1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
           for (int k = 0; k < K; ++k) {
-            sum0 += W2[k * J + j] * d2[p * K + k];
+            sum0 += W2[k * J + j] * d2[p_ * K + k];
           }
-          d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+          d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
         }
       }
     }
@@ -665,9 +666,9 @@ __kernel void S4_group(const int P, const int I, const int J, const int K, const
       int sum0_d0 = sum0_rest;
       const int sum0_s0 = sum0_stride;
       for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
-        const int p = 0 + sum0_d0;
+        const int p_ = 0 + sum0_d0;
         const int k = 0 + sum0_d1;
-        sum0 += (D[p * K + k] - y[p * K + k]) * (D[p * K + k] - y[p * K + k]) / 2.0f;
+        sum0 += (D[p_ * K + k] - y[p_ * K + k]) * (D[p_ * K + k] - y[p_ * K + k]) / 2.0f;
         sum0_d1 += sum0_s1;
         if (sum0_d1 >= sum0_n1) {
           sum0_d1 -= sum0_n1;
@@ -707,8 +708,8 @@ __kernel void S5_reduce(const int P, const int I, const int J, const int K, cons
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
-          for (int p = 0 + polyc_lid; p < P; p += polyc_group_size) {
-            sum0 += d2[p * K + k] * h[p * J + j];
+          for (int p_ = 0 + polyc_lid; p_ < P; p_ += polyc_group_size) {
+            sum0 += d2[p_ * K + k] * h[p_ * J + j];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
@@ -741,8 +742,8 @@ __kernel void S5_parallel(const int P, const int I, const int J, const int K, co
           const int k = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
-          for (int p = 0; p < P; ++p) {
-            sum0 += d2[p * K + k] * h[p * J + j];
+          for (int p_ = 0; p_ < P; ++p_) {
+            sum0 += d2[p_ * K + k] * h[p_ * J + j];
           }
           W2[k * J + j] -= eta[0] * sum0;
         }
@@ -775,8 +776,8 @@ __kernel void S6_reduce(const int P, const int I, const int J, const int K, cons
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
-          for (int p = 0 + polyc_lid; p < P; p += polyc_group_size) {
-            sum0 += d1[p * J + j] * X[p * I + i];
+          for (int p_ = 0 + polyc_lid; p_ < P; p_ += polyc_group_size) {
+            sum0 += d1[p_ * J + j] * X[p_ * I + i];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
@@ -809,8 +810,8 @@ __kernel void S6_parallel(const int P, const int I, const int J, const int K, co
           const int j = polyc_arg1;
           const int i = polyc_arg2;
           float sum0 = 0.0f;
-          for (int p = 0; p < P; ++p) {
-            sum0 += d1[p * J + j] * X[p * I + i];
+          for (int p_ = 0; p_ < P; ++p_) {
+            sum0 += d1[p_ * J + j] * X[p_ * I + i];
           }
           W1[j * I + i] -= eta[0] * sum0;
         }

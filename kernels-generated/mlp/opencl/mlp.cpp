@@ -478,34 +478,34 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 1, one work-group per point over p, j.
 __kernel void S0_reduce(const int P, const int I, const int J, const int K, const int E,
-    __global const float *X, __global const float *W1, __global float *h, const int e, const int polyc_lo_p1,
-    const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    __global const float *X, __global const float *W1, __global float *h, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
   polyc_rest /= polyc_n_j1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (j1 >= 0 && j1 < J) {
       // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = j1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int j = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int i = 0 + polyc_lid; i < I; i += polyc_group_size) {
-            sum0 += W1[j * I + i] * X[p * I + i];
+            sum0 += W1[j * I + i] * X[p_ * I + i];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          h[p * J + j] = sigmoid(sum0);
+          h[p_ * J + j] = sigmoid(sum0);
         }
       }
     }
@@ -514,29 +514,29 @@ __kernel void S0_reduce(const int P, const int I, const int J, const int K, cons
 
 // Band 1, one work-item per point over p, j.
 __kernel void S0_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *X, __global const float *W1, __global float *h, const int e, const int polyc_lo_p1,
-    const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    __global const float *X, __global const float *W1, __global float *h, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
     polyc_rest /= polyc_n_j1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (j1 >= 0 && j1 < J) {
         // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = j1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
           for (int i = 0; i < I; ++i) {
-            sum0 += W1[j * I + i] * X[p * I + i];
+            sum0 += W1[j * I + i] * X[p_ * I + i];
           }
-          h[p * J + j] = sigmoid(sum0);
+          h[p_ * J + j] = sigmoid(sum0);
         }
       }
     }
@@ -545,34 +545,34 @@ __kernel void S0_parallel(const int P, const int I, const int J, const int K, co
 
 // Band 2, one work-group per point over p, k.
 __kernel void S1_reduce(const int P, const int I, const int J, const int K, const int E,
-    __global const float *W2, __global const float *h, __global float *y, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, __local float *polyc_scratch_f32) {
+    __global const float *W2, __global const float *h, __global float *y, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
   polyc_rest /= polyc_n_k1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (k1 >= 0 && k1 < K) {
       // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = k1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int k = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int j = 0 + polyc_lid; j < J; j += polyc_group_size) {
-            sum0 += W2[k * J + j] * h[p * J + j];
+            sum0 += W2[k * J + j] * h[p_ * J + j];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          y[p * K + k] = sigmoid(sum0);
+          y[p_ * K + k] = sigmoid(sum0);
         }
       }
     }
@@ -581,29 +581,29 @@ __kernel void S1_reduce(const int P, const int I, const int J, const int K, cons
 
 // Band 2, one work-item per point over p, k.
 __kernel void S1_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *W2, __global const float *h, __global float *y, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
+    __global const float *W2, __global const float *h, __global float *y, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
     polyc_rest /= polyc_n_k1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (k1 >= 0 && k1 < K) {
         // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = k1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int k = polyc_arg2;
           float sum0 = 0.0f;
           for (int j = 0; j < J; ++j) {
-            sum0 += W2[k * J + j] * h[p * J + j];
+            sum0 += W2[k * J + j] * h[p_ * J + j];
           }
-          y[p * K + k] = sigmoid(sum0);
+          y[p_ * K + k] = sigmoid(sum0);
         }
       }
     }
@@ -612,25 +612,25 @@ __kernel void S1_parallel(const int P, const int I, const int J, const int K, co
 
 // Band 3, one work-item per point over p, k.
 __kernel void S2_parallel(const int P, const int I, const int J, const int K, const int E,
-    __global const float *D, __global const float *y, __global float *d2, const int e, const int polyc_lo_p1,
-    const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
+    __global const float *D, __global const float *y, __global float *d2, const int e,
+    const int polyc_lo_p_1, const int polyc_lo_k1, const int polyc_n_k1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int k1 = polyc_lo_k1 + polyc_rest % polyc_n_k1;
     polyc_rest /= polyc_n_k1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (k1 >= 0 && k1 < K) {
         // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = k1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int k = polyc_arg2;
-          d2[p * K + k] = -(D[p * K + k] - y[p * K + k]) * y[p * K + k] * (1.0f - y[p * K + k]);
+          d2[p_ * K + k] = -(D[p_ * K + k] - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
         }
       }
     }
@@ -640,34 +640,34 @@ __kernel void S2_parallel(const int P, const int I, const int J, const int K, co
 // Band 4, one work-group per point over p, j.
 __kernel void S3_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
   polyc_rest /= polyc_n_j1;
-  const int p1 = polyc_lo_p1 + polyc_rest;
-  if (p1 >= 0 && p1 < P) {
+  const int p_1 = polyc_lo_p_1 + polyc_rest;
+  if (p_1 >= 0 && p_1 < P) {
     if (j1 >= 0 && j1 < J) {
       // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = p1;
+        const int polyc_arg1 = p_1;
         const int polyc_arg2 = j1;
         const int e = polyc_arg0;
-        const int p = polyc_arg1;
+        const int p_ = polyc_arg1;
         const int j = polyc_arg2;
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
           for (int k = 0 + polyc_lid; k < K; k += polyc_group_size) {
-            sum0 += W2[k * J + j] * d2[p * K + k];
+            sum0 += W2[k * J + j] * d2[p_ * K + k];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
         if (polyc_lid == 0) {
-          d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+          d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
         }
       }
     }
@@ -677,28 +677,29 @@ __kernel void S3_reduce(const int P, const int I, const int J, const int K, cons
 // Band 4, one work-item per point over p, j.
 __kernel void S3_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
     polyc_rest /= polyc_n_j1;
-    const int p1 = polyc_lo_p1 + polyc_rest;
-    if (p1 >= 0 && p1 < P) {
+    const int p_1 = polyc_lo_p_1 + polyc_rest;
+    if (p_1 >= 0 && p_1 < P) {
       if (j1 >= 0 && j1 < J) {
         // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = p1;
+          const int polyc_arg1 = p_1;
           const int polyc_arg2 = j1;
           const int e = polyc_arg0;
-          const int p = polyc_arg1;
+          const int p_ = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
           for (int k = 0; k < K; ++k) {
-            sum0 += W2[k * J + j] * d2[p * K + k];
+            sum0 += W2[k * J + j] * d2[p_ * K + k];
           }
-          d1[p * J + j] = sum0 * h[p * J + j] * (1.0f - h[p * J + j]);
+          d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
         }
       }
     }
@@ -727,9 +728,9 @@ __kernel void S4_group(const int P, const int I, const int J, const int K, const
       int sum0_d0 = sum0_rest;
       const int sum0_s0 = sum0_stride;
       for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1; sum0_k += polyc_group_size) {
-        const int p = 0 + sum0_d0;
+        const int p_ = 0 + sum0_d0;
         const int k = 0 + sum0_d1;
-        sum0 += (D[p * K + k] - y[p * K + k]) * (D[p * K + k] - y[p * K + k]) / 2.0f;
+        sum0 += (D[p_ * K + k] - y[p_ * K + k]) * (D[p_ * K + k] - y[p_ * K + k]) / 2.0f;
         sum0_d1 += sum0_s1;
         if (sum0_d1 >= sum0_n1) {
           sum0_d1 -= sum0_n1;
@@ -769,8 +770,8 @@ __kernel void S5_reduce(const int P, const int I, const int J, const int K, cons
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
-          for (int p = 0 + polyc_lid; p < P; p += polyc_group_size) {
-            sum0 += d2[p * K + k] * h[p * J + j];
+          for (int p_ = 0 + polyc_lid; p_ < P; p_ += polyc_group_size) {
+            sum0 += d2[p_ * K + k] * h[p_ * J + j];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
@@ -803,8 +804,8 @@ __kernel void S5_parallel(const int P, const int I, const int J, const int K, co
           const int k = polyc_arg1;
           const int j = polyc_arg2;
           float sum0 = 0.0f;
-          for (int p = 0; p < P; ++p) {
-            sum0 += d2[p * K + k] * h[p * J + j];
+          for (int p_ = 0; p_ < P; ++p_) {
+            sum0 += d2[p_ * K + k] * h[p_ * J + j];
           }
           W2[k * J + j] -= eta[0] * sum0;
         }
@@ -837,8 +838,8 @@ __kernel void S6_reduce(const int P, const int I, const int J, const int K, cons
         float sum0 = 0.0f;
         // This lane's share of the terms, then the lanes combine theirs.
         {
-          for (int p = 0 + polyc_lid; p < P; p += polyc_group_size) {
-            sum0 += d1[p * J + j] * X[p * I + i];
+          for (int p_ = 0 + polyc_lid; p_ < P; p_ += polyc_group_size) {
+            sum0 += d1[p_ * J + j] * X[p_ * I + i];
           }
         }
         sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
@@ -871,8 +872,8 @@ __kernel void S6_parallel(const int P, const int I, const int J, const int K, co
           const int j = polyc_arg1;
           const int i = polyc_arg2;
           float sum0 = 0.0f;
-          for (int p = 0; p < P; ++p) {
-            sum0 += d1[p * J + j] * X[p * I + i];
+          for (int p_ = 0; p_ < P; ++p_) {
+            sum0 += d1[p_ * J + j] * X[p_ * I + i];
           }
           W1[j * I + i] -= eta[0] * sum0;
         }
@@ -969,14 +970,14 @@ public:
               = polyc::rt::ocl::pointGroupSize(device(), S0_reduce_, std::max<int64_t>((0 + 1 * I) - (0), 0));
           S0_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_).localArg(12, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
           const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_reduce's points", polyc_points * int64_t(polyc_group));
-            S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
+            S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
                 cl_int(polyc_n_j1));
             timer.enqueue(device(), S0_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
@@ -987,14 +988,14 @@ public:
           const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
           S0_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_);
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
           const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
-            S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
+            S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
                 cl_int(polyc_n_j1)).arg(12, cl_int(polyc_points));
             timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
@@ -1010,14 +1011,14 @@ public:
               = polyc::rt::ocl::pointGroupSize(device(), S1_reduce_, std::max<int64_t>((0 + 1 * J) - (0), 0));
           S1_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, y_).localArg(12, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_k1 = 0;
           const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_k1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
-            S1_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
+            S1_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
                 cl_int(polyc_n_k1));
             timer.enqueue(device(), S1_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
@@ -1028,14 +1029,14 @@ public:
           const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
           S1_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, y_);
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_k1 = 0;
           const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_k1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
-            S1_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
+            S1_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
                 cl_int(polyc_n_k1)).arg(12, cl_int(polyc_points));
             timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
@@ -1048,14 +1049,14 @@ public:
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_parallel_);
         S2_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
             cl_int(E)).arg(5, D_).arg(6, y_).arg(7, d2_);
-        const int64_t polyc_lo_p1 = 0;
-        const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+        const int64_t polyc_lo_p_1 = 0;
+        const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
         const int64_t polyc_lo_k1 = 0;
         const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_k1;
+        const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_k1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);
-          S2_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
+          S2_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
               cl_int(polyc_n_k1)).arg(12, cl_int(polyc_points));
           timer.enqueue(device(), S2_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);
@@ -1071,14 +1072,14 @@ public:
           S3_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_).localArg(13, polyc_group
               * sizeof(cl_float));
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
           const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_reduce's points", polyc_points * int64_t(polyc_group));
-            S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
+            S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
                 cl_int(polyc_n_j1));
             timer.enqueue(device(), S3_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
@@ -1089,14 +1090,14 @@ public:
           const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S3_parallel_);
           S3_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_);
-          const int64_t polyc_lo_p1 = 0;
-          const int64_t polyc_n_p1 = std::max<int64_t>((P - 1) - polyc_lo_p1 + 1, 0);
+          const int64_t polyc_lo_p_1 = 0;
+          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
           const int64_t polyc_lo_j1 = 0;
           const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p1 * polyc_n_j1;
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
-            S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
+            S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
                 cl_int(polyc_n_j1)).arg(13, cl_int(polyc_points));
             timer.enqueue(device(), S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
