@@ -89,6 +89,24 @@ isl::set Allocator::assumeLargeDomain(const Statement &stmt) const {
   return context.is_empty() ? model_.context : context;
 }
 
+// The larger of two extents: a value when both are known, else a C expression that picks the larger at
+// run time (two reductions of params-dependent lengths in one band: the longer decides the group size).
+static Extent longer(const Extent &a, const Extent &b) {
+  if (a.value && b.value)
+    return *a.value >= *b.value ? a : b;
+  if (a.value && *a.value <= 0)
+    return b;
+  if (b.value && *b.value <= 0)
+    return a;
+  if (a.text == b.text)
+    return a;
+  auto operand = [](const std::string &text) {
+    return text.find(' ') == std::string::npos ? text : "(" + text + ")";
+  };
+  std::string x = operand(a.text), y = operand(b.text);
+  return Extent{std::nullopt, "(" + x + " > " + y + " ? " + x + " : " + y + ")"};
+}
+
 static std::optional<Extent> extentOf(const isl::pw_aff &value, const isl::set &context, const isl::set &assumed) {
   Extent e;
   (void)context;
@@ -96,7 +114,7 @@ static std::optional<Extent> extentOf(const isl::pw_aff &value, const isl::set &
   if (e.value)
     e.text = std::to_string(*e.value);
   else
-    e.text = iu::pwAffToString(value, assumed);
+    e.text = iu::pwAffToC(value, assumed);
   return e;
 }
 
@@ -225,9 +243,7 @@ std::optional<Extent> Allocator::reductionLength(unsigned s) {
   std::optional<Extent> longest;
   for (const model::ReductionInfo &red : stmt.reductions) {
     Extent length = boxSize(isl::set(red.range.range().polyhedral_hull()), 0, stmt);
-    if (!longest || (length.value && longest->value && *length.value > *longest->value) ||
-        (!length.value && longest->value))
-      longest = length;
+    longest = longest ? longer(*longest, length) : length;
   }
   return longest;
 }
@@ -257,10 +273,11 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
     if (!innermost)
       continue;
     auto l = reductionLength(s);
-    if (l && (!length || (l->value && length->value && *l->value > *length->value) || (!l->value && length->value))) {
-      length = l;
-      outputs = outputCount(s, unsigned(band.coincident.size()));
-    }
+    if (!l)
+      continue;
+    Extent count = outputCount(s, unsigned(band.coincident.size()));
+    length = length ? longer(*length, *l) : *l;
+    outputs = outputs ? longer(*outputs, count) : count;
   }
   result.kind = AllocationKind::DataParallel;
   if (!length) {

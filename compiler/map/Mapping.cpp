@@ -149,6 +149,8 @@ std::vector<unsigned> Mapper::gridMembers(unsigned band) const {
 // params; empty when an extent is not one affine expression.
 std::string Mapper::pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const {
   isl::union_set range = nodes_[band].domain.apply(isl::union_map::from(nodes_[band].partial));
+  if (range.intersect_params(model_.context).is_empty())
+    return "0"; // a band of statements with no instance (an update whose where is never true)
   isl::set points = isl::manage(isl_set_from_union_set(range.release())).intersect_params(model_.context);
   std::vector<std::string> factors;
   bool constant = true;
@@ -161,9 +163,7 @@ std::string Mapper::pointsOfLaunch(unsigned band, const std::vector<unsigned> &m
       continue;
     }
     constant = false;
-    if (extent.n_piece() != 1)
-      return "";
-    factors.push_back(iu::pwAffToString(extent, model_.context));
+    factors.push_back(iu::pwAffToC(extent, model_.context));
   }
   if (constant)
     return std::to_string(product);

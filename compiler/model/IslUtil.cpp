@@ -3,6 +3,8 @@
 #include "compiler/model/IslUtil.h"
 
 #include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/ast_build.h>
 #include <isl/printer.h>
 #include <isl/map.h>
 #include <isl/schedule.h>
@@ -226,15 +228,85 @@ std::string affToString(const isl::aff &aff) {
   return os.str();
 }
 
-std::string pwAffToString(const isl::pw_aff &value, const isl::set &context) {
+// C text of an expression of isl's AST over params: only the operations a piecewise affine function of
+// params can produce. Every operand of an operator is parenthesised unless it is a name or a number.
+static std::string astToC(const isl::ast_expr &e) {
+  if (e.isa<isl::ast_expr_int>())
+    return std::to_string(e.as<isl::ast_expr_int>().val().get_num_si());
+  if (e.isa<isl::ast_expr_id>())
+    return e.as<isl::ast_expr_id>().id().name();
+  isl::ast_expr_op op = e.as<isl::ast_expr_op>();
+  auto arg = [&](unsigned i) {
+    std::string text = astToC(op.arg(i));
+    return op.arg(i).isa<isl::ast_expr_op>() ? "(" + text + ")" : text;
+  };
+  auto binary = [&](const char *symbol) { return arg(0) + " " + symbol + " " + arg(1); };
+  switch (isl_ast_expr_op_get_type(op.get())) {
+  case isl_ast_expr_op_and:
+  case isl_ast_expr_op_and_then:
+    return binary("&&");
+  case isl_ast_expr_op_or:
+  case isl_ast_expr_op_or_else:
+    return binary("||");
+  case isl_ast_expr_op_max:
+  case isl_ast_expr_op_min: {
+    // Folded left: max(a, b, c) = max(max(a, b), c), each as a conditional (no library call in C).
+    bool isMax = isl_ast_expr_op_get_type(op.get()) == isl_ast_expr_op_max;
+    std::string acc = arg(0);
+    for (unsigned i = 1; i < op.n_arg(); ++i) {
+      std::string next = arg(i);
+      acc = "((" + acc + ") " + (isMax ? ">" : "<") + " (" + next + ") ? (" + acc + ") : (" + next + "))";
+    }
+    return acc;
+  }
+  case isl_ast_expr_op_minus:
+    return "-" + arg(0);
+  case isl_ast_expr_op_add:
+    return binary("+");
+  case isl_ast_expr_op_sub:
+    return binary("-");
+  case isl_ast_expr_op_mul:
+    return binary("*");
+  case isl_ast_expr_op_div:    // exact
+  case isl_ast_expr_op_pdiv_q: // non-negative dividend
+    return binary("/");
+  case isl_ast_expr_op_fdiv_q: { // floor division by a positive constant
+    std::string a = arg(0), b = arg(1);
+    return "((" + a + ") >= 0 ? (" + a + ") / " + b + " : -((-(" + a + ") + " + b + " - 1) / " + b + "))";
+  }
+  case isl_ast_expr_op_pdiv_r:
+  case isl_ast_expr_op_zdiv_r:
+    return binary("%");
+  case isl_ast_expr_op_cond:
+  case isl_ast_expr_op_select:
+    return arg(0) + " ? " + arg(1) + " : " + arg(2);
+  case isl_ast_expr_op_eq:
+    return binary("==");
+  case isl_ast_expr_op_le:
+    return binary("<=");
+  case isl_ast_expr_op_lt:
+    return binary("<");
+  case isl_ast_expr_op_ge:
+    return binary(">=");
+  case isl_ast_expr_op_gt:
+    return binary(">");
+  default:
+    isl::exception::throw_error(isl_error_unsupported, "a parameter expression with an operation C cannot print",
+                                __FILE__, __LINE__);
+    return "";
+  }
+}
+
+std::string pwAffToC(const isl::pw_aff &value, const isl::set &context) {
   isl::pw_aff simplified = value.gist_params(context).coalesce();
   std::vector<isl::aff> pieces;
   simplified.foreach_piece([&](isl::set, isl::multi_aff piece) { pieces.push_back(piece.at(0)); });
-  if (pieces.size() == 1)
+  if (pieces.size() == 1 && coefficients(pieces[0]).integral)
     return affToString(pieces[0]);
-  std::ostringstream os;
-  os << simplified;
-  return os.str();
+  // Several pieces (k in 0..D where k < 2 has min(D, 2) terms): isl's AST generator writes the
+  // selection of the piece as conditionals over the params.
+  isl::ast_build build = isl::ast_build::from_context(context.params());
+  return astToC(build.expr_from(simplified));
 }
 
 std::vector<std::optional<int64_t>> fixedParams(const isl::set &context) {

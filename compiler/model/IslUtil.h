@@ -56,9 +56,10 @@ std::string scheduleToString(const isl::schedule &schedule, bool block);
 std::optional<int64_t> constantValue(const isl::pw_aff &value);
 // An affine expression as C-like text over the names of its parameters and dimensions: "H + W - 1".
 std::string affToString(const isl::aff &aff);
-// A piecewise affine parameter expression as text: the single piece (after gisting with `context`)
-// when there is one, isl's notation otherwise.
-std::string pwAffToString(const isl::pw_aff &value, const isl::set &context);
+// A piecewise affine expression of the params as a C expression over their names (for the generated
+// code's run-time tests and polyc explain): the single piece after gisting with `context` ("H + W - 1"),
+// else conditionals that select the piece ("D >= 2 ? 2 : D").
+std::string pwAffToC(const isl::pw_aff &value, const isl::set &context);
 // The coefficients of the dimensions and the constant of an integral affine expression.
 struct AffCoefficients {
   std::vector<int64_t> dims;

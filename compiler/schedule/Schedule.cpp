@@ -85,6 +85,13 @@ static isl::union_map sameLeading(const isl::union_map &relations, unsigned fixe
   return result;
 }
 
+static isl::union_set domainsOf(const Model &model, const std::vector<unsigned> &stmts) {
+  isl::union_set domain = isl::union_set::empty(model.ctx);
+  for (unsigned s : stmts)
+    domain = domain.unite(isl::union_set(model.statements[s].domain));
+  return domain;
+}
+
 static isl::map relationBetween(const Model &model, const isl::union_map &deps, unsigned a, unsigned b) {
   return deps.extract_map(
       iu::mapSpace(model.statements[a].domain.space(), model.statements[b].domain.space()));
@@ -154,7 +161,7 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
         auto value = iu::constantValue(count.intersect_params(reference));
         int64_t c = value ? *value : INT64_MAX;
         if (!best || c < bestCount || (c == bestCount && norm < bestNorm)) {
-          best = Hyperplane{pi, iu::pwAffToString(count, model_.context), ""};
+          best = Hyperplane{pi, iu::pwAffToC(count, model_.context), ""};
           bestCount = c;
           bestNorm = norm;
         }
@@ -254,9 +261,7 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
 
 llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsigned> &stmts,
                                                          const isl::union_map &deps) {
-  isl::union_set domain = isl::union_set::empty(model_.ctx);
-  for (unsigned s : stmts)
-    domain = domain.unite(isl::union_set(model_.statements[s].domain));
+  isl::union_set domain = domainsOf(model_, stmts);
   isl::union_map validity = deps.intersect_domain(domain).intersect_range(domain);
   isl::union_map proximity = deps_.flow().intersect_domain(domain).intersect_range(domain);
   // Each band's outermost member coincident where one can be: a time loop carrying the dependences
@@ -667,7 +672,11 @@ llvm::Expected<Schedule> Scheduler::run() {
     }
     if (auto err = flushRun())
       return err;
-    auto body = scheduleRegion(items[i], 1, sameLeading(deps, 1));
+    // Inside the block only dependences between its own statements count, and only within an
+    // iteration; those from statements before it are satisfied by the sequence (and may have fewer
+    // dimensions than the repeat variable: a scalar).
+    isl::union_set block = domainsOf(model_, items[i]);
+    auto body = scheduleRegion(items[i], 1, sameLeading(deps.intersect_domain(block).intersect_range(block), 1));
     if (!body)
       return body.takeError();
     isl::multi_union_pw_aff partial = identityPartial(items[i].front(), 0, 1);

@@ -85,7 +85,10 @@ std::vector<FoldedStorage> foldStorage(const Model &model, const isl::schedule &
     isl::map writtenBy = notAfter.apply_range(writeTime.reverse());          // t -> a written at or before t
     isl::map readFrom = notAfter.reverse().apply_range(readTime.reverse());  // t -> a read at or after t
     isl::map liveAt = writtenBy.intersect(readFrom);
-    isl::map writtenWithLive = writeTime.apply_range(liveAt).coalesce(); // b -> a live when b is written
+    // b -> a live when b is written, and b itself: an element written and never read (q[2] where only
+    // q[0..1] are read) still must not land on a live one.
+    isl::map writtenWithLive =
+        writeTime.apply_range(liveAt).unite(writeTime.domain().identity()).coalesce();
     unsigned rank = array.decl->rank();
     for (unsigned d = 0; d < rank; ++d) {
       std::optional<int64_t> window = windowOf(writtenWithLive, d, rank);

@@ -60,9 +60,6 @@ FILE_NAMES = ["prog.poly", "prog.poly", "prog.poly", "value.poly", "program.poly
 # Bugs found by this fuzzer that the generator avoids unless --known-bugs is given; each has a minimal
 # reproducer under test/fuzz-programs/regressions (XFAIL until fixed). Remove an entry when it is fixed.
 KNOWN_BUGS = {
-    "reduction-in-nonconvex-piece": "regressions/piecewise-count-printed-as-isl.poly",
-    "piecewise-count": "regressions/piecewise-count-printed-as-isl.poly (reduction where conditions)",
-    "scalar-read-in-repeat": "regressions/scalar-read-in-repeat.poly",
     "update-reads-own-array": "regressions/update-reads-own-array.poly, update-spurious-cycle.poly",
     "empty-update": "regressions/empty-update.poly",
     "update-nonconvex-opencl": "regressions/update-nonconvex-twice-opencl.poly",
@@ -131,7 +128,6 @@ class Ctx:
         self.in_gather = False
         self.self_read = None  # a callable that makes a read of the array being defined (recurrences)
         self.exact_only = ty == "i32"
-        self.no_red = False
 
     def child(self, **kw):
         c = copy.copy(self)
@@ -543,9 +539,6 @@ class Gen:
                 # is not defined yet).
                 if getattr(a, "e_indexed", False) and a.in_repeat is self.cur_repeat:
                     continue
-                if (not self.known_bugs and self.cur_repeat is not None and a.rank == 0
-                        and a.in_repeat is not self.cur_repeat):
-                    continue  # KNOWN_BUGS: scalar-read-in-repeat
             out.append(a)
         return out
 
@@ -590,7 +583,7 @@ class Gen:
             if r.random() < 0.7:
                 return Call("select", [c, a, b]), max(ba, bb)
             return Bin("*", c, a), ba
-        if choice < 0.9 and not ctx.no_red:
+        if choice < 0.9:
             return self.reduction(ctx, depth)
         if choice < 0.96 and self.funcs:
             return self.call_func(ctx, depth)
@@ -627,7 +620,7 @@ class Gen:
             if r.random() < 0.6:
                 return Call("select", [c, a, b]), max(ba, bb)
             return Bin("+", c, a), ba + 1
-        if choice < 0.92 and not ctx.no_red:
+        if choice < 0.92:
             return self.reduction(ctx, depth)
         if self.funcs:
             fs = [f for f in self.funcs if f[3]]
@@ -975,19 +968,8 @@ class Gen:
         if r.random() < 0.35:
             if len(newvars) >= 2 and r.random() < 0.5:
                 where = Bin("!=", Tup([Var(v.name) for v in newvars[:2]]), Tup([Lit("0"), Lit("0")]))
-            elif self.known_bugs:
-                where = self.cond_affine(sub, newvars + [v for v in ctx.ivars if v.kind == "lhs"], 1)
             else:
-                # KNOWN_BUGS: piecewise-count (a condition that makes the number of terms piecewise in
-                # the params, `k < 2` in 0..N, is printed as isl text): only != conditions.
-                pool = newvars + [v for v in ctx.ivars if v.kind == "lhs"]
-                v = r.choice(newvars)
-                w = r.choice(pool)
-                other = Var(w.name) if w is not v else Lit(str(r.randint(0, 2)))
-                where = Bin("!=", Var(v.name), other)
-                if r.random() < 0.3:
-                    where = Bin(r.choice(["&&", "||"]), where, Bin("!=", Var(r.choice(newvars).name),
-                                                                   Lit(str(r.randint(0, 3)))))
+                where = self.cond_affine(sub, newvars + [v for v in ctx.ivars if v.kind == "lhs"], 1)
         if body_fn is not None:
             body, bb = body_fn(sub, newvars)
         else:
@@ -1029,7 +1011,7 @@ class Gen:
     def rhs(self, ctx, depth=None):
         r = self.rng
         depth = depth if depth is not None else r.randint(1, 4)
-        if r.random() < 0.08 and not ctx.no_red:
+        if r.random() < 0.08:
             # An empty max/min gives the lowest/highest finite value of the type: as a whole right-hand side.
             return self.reduction(ctx, max(depth, 2), op=r.choice(["max", "min"]), allow_extreme=True)
         e, b = self.val(ctx, depth)
@@ -1168,12 +1150,9 @@ class Gen:
             fixed[d] = Bin("-", copy.deepcopy(a.decl.shape[d]), Lit("1"))
             pieces = [(fixed, None), (allv, Bin("<", Var(v.name), Bin("-", copy.deepcopy(a.decl.shape[d]), Lit("1"))))]
         bound = 0
-        nonconvex = not all(where is None or is_convex(where) for _, where in pieces)
         for lhs, where in pieces:
             pvs = [x for x, l in zip(vs, lhs) if isinstance(l, Var) and l.name == x.name]
             pctx = ctx.child(ivars=pvs)
-            if nonconvex and not self.known_bugs:
-                pctx.no_red = True  # KNOWN_BUGS: reduction-in-nonconvex-piece
             e, b = self.rhs(pctx)
             bound = max(bound, b)
             self.emit(Equation(a.name, [copy.deepcopy(x) for x in lhs], "=", e, where))
@@ -1462,8 +1441,6 @@ class Gen:
         # constant shift of the point it writes, unless --known-bugs.)
         ctx = self.ctx_for(w, vs, exclude_self=not self.known_bugs)
         ctx.exact_only = False
-        if where is not None and not is_convex(where) and not self.known_bugs:
-            ctx.no_red = True  # KNOWN_BUGS: reduction-in-nonconvex-piece
         k = r.random()
         all_vars = all(isinstance(x, Var) for x in lhs)
         if k < 0.3 and w.rank and (self.known_bugs or all_vars):

@@ -410,11 +410,24 @@ TEST(IslUtil, AffinePrinting) {
   IslContext isl;
   isl::ctx ctx(isl.get());
   isl::pw_aff count(ctx, "[H, W] -> { [(H + W - 1)] }");
-  EXPECT_EQ(islutil::pwAffToString(count, isl::set(ctx, "[H, W] -> { : H >= 0 and W >= 0 }")), "H + W - 1");
+  EXPECT_EQ(islutil::pwAffToC(count, isl::set(ctx, "[H, W] -> { : H >= 0 and W >= 0 }")), "H + W - 1");
   isl::aff skew(ctx, "[N] -> { [i, j] -> [(2i + j)] }");
   EXPECT_EQ(islutil::affToString(skew), "2*i + j");
   isl::aff reverse(ctx, "[N] -> { [i] -> [(-i + N)] }");
   EXPECT_EQ(islutil::affToString(reverse), "-i + N");
   EXPECT_EQ(islutil::constantValue(isl::pw_aff(ctx, "[N] -> { [(4)] }")), 4);
   EXPECT_FALSE(islutil::constantValue(isl::pw_aff(ctx, "[N] -> { [(N)] }")).has_value());
+}
+
+// A count with several pieces (sum(k in 0..D where k < 2): min(D, 2) terms) is printed as C that selects
+// the piece, not in isl's notation; a floor division as C's truncating division made a floor.
+TEST(IslUtil, PiecewisePrintedAsC) {
+  IslContext isl;
+  isl::ctx ctx(isl.get());
+  isl::pw_aff terms(ctx, "[D] -> { [(D)] : 0 <= D <= 2; [(2)] : D >= 3 }");
+  EXPECT_EQ(islutil::pwAffToC(terms, isl::set(ctx, "[D] -> { : D >= 0 }")), "(D >= 3) ? 2 : D");
+  isl::pw_aff smaller(ctx, "[N, M] -> { [(N)] : N < M; [(M)] : N >= M }");
+  EXPECT_EQ(islutil::pwAffToC(smaller, isl::set(ctx, "[N, M] -> { : }")), "(M >= (N + 1)) ? N : M");
+  isl::pw_aff quarter(ctx, "[N] -> { [(floor(N/4))] }");
+  EXPECT_EQ(islutil::pwAffToC(quarter, isl::set(ctx, "[N] -> { : }")), "((N) >= 0 ? (N) / 4 : -((-(N) + 4 - 1) / 4))");
 }
