@@ -200,6 +200,9 @@ struct Equation {
   // adds, the equation whose leading input-only terms it computes; on that equation, the added one.
   const Equation *hoistedFrom = nullptr;
   const Equation *hoistedInto = nullptr;
+  // Set by the middle-end rewrite compiler/model/SnapshotUpdates (null otherwise): on the equation it
+  // adds (a copy of an inout array's old values), the update whose reads of that array it serves.
+  const Equation *snapshotFor = nullptr;
 };
 
 struct RepeatBlock {

@@ -75,11 +75,23 @@ static std::string hoistedText(const ast::Equation &eq) {
   return text;
 }
 
+// The copy SnapshotUpdates adds before an update that cannot run in place: A_old[i] = A[i].
+static std::string snapshotText(const ast::Equation &eq) {
+  std::string indices;
+  for (size_t d = 0; d < eq.indexVars.size(); ++d)
+    indices += (d ? ", " : "") + eq.indexVars[d]->name;
+  const std::string &array = eq.snapshotFor->target;
+  return eq.target + "[" + indices + "] = " + array + "[" + indices + "] (the old values of " + array +
+         " that its update reads)";
+}
+
 std::string equationText(const model::Statement &stmt) {
   if (!stmt.range.isValid())
     return stmt.write.array;
   if (stmt.equation && (stmt.equation->hoistedFrom || stmt.equation->hoistedInto))
     return hoistedText(*stmt.equation);
+  if (stmt.equation && stmt.equation->snapshotFor)
+    return snapshotText(*stmt.equation);
   std::string text = sourceText(stmt.range.Start.getPointer(), stmt.range.End.getPointer());
   if (!text.empty() && text.back() == ';')
     text.pop_back();

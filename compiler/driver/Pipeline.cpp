@@ -2,6 +2,7 @@
 #include "Pipeline.h"
 
 #include "compiler/model/HoistInputTerms.h"
+#include "compiler/model/SnapshotUpdates.h"
 #include "compiler/support/SourceError.h"
 #include "dsl/Diagnostics.h"
 #include "dsl/Frontend.h"
@@ -59,6 +60,12 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     auto model = model::buildModel(*compiled->program, ctx, modelOptions);
     if (!model)
       return reportError(model.takeError(), sm), nullptr;
+    // Updates that cannot run in place read a copy of the old values: new equations, a new model.
+    if (model::snapshotUpdates(*compiled->program, *model) > 0) {
+      model = model::buildModel(*compiled->program, ctx, modelOptions);
+      if (!model)
+        return reportError(model.takeError(), sm), nullptr;
+    }
     compiled->model = std::move(*model);
     auto deps = analysis::computeDependences(compiled->model);
     if (!deps)

@@ -3,6 +3,8 @@
 // a plain data-parallel statement ahead of a smaller recurrence and needs no special case for it.
 #include "compiler/model/HoistInputTerms.h"
 
+#include "compiler/model/AstRewrite.h"
+
 #include "llvm/Support/Casting.h"
 
 #include <functional>
@@ -16,7 +18,7 @@ using llvm::dyn_cast;
 using namespace ast;
 
 // Calls `fn` on `e` and every expression below it, reduction bounds and conditions included.
-static void walk(Expr &e, const std::function<void(Expr &)> &fn) {
+void walk(Expr &e, const std::function<void(Expr &)> &fn) {
   fn(e);
   switch (e.kind()) {
   case Expr::Kind::IntLit:
@@ -83,7 +85,7 @@ static bool holdsReduction(Expr &e) {
 
 // A copy of a shape extent (affine in params and integer constants, so literals, names and arithmetic
 // only); null for anything else, and the equation is then left alone.
-static ExprPtr cloneExtent(const Expr &e) {
+ExprPtr cloneExtent(const Expr &e) {
   switch (e.kind()) {
   case Expr::Kind::IntLit:
     return std::make_unique<IntLit>(cast<IntLit>(e).value, e.range);
@@ -109,7 +111,7 @@ static ExprPtr cloneExtent(const Expr &e) {
 }
 
 // Every name the program declares or binds, so that the new array's name clashes with none of them.
-static std::set<std::string> namesInUse(Program &program) {
+std::set<std::string> namesInUse(Program &program) {
   std::set<std::string> names;
   for (auto &p : program.params)
     names.insert(p->name);

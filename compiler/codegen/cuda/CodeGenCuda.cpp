@@ -166,10 +166,30 @@ protected:
     w_.comment(loopComment(loop) + "; spread over the grid's " + axis->second + " dimension");
     w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond + "; " +
                  loop.iterator + " += " + stride + scale + ")");
+    bound_.insert(loop.member);
     printNode(node.body());
+    bound_.erase(loop.member);
     w_.closeBlock();
   }
   void printStatementCall(const StatementCall &call) override {
+    // A grid member with no loop on the way here took one value only (isl prints no loop for a
+    // degenerate one, as for the t = 0 piece of `where t != 1`): the first thread along it runs the
+    // instance, as the loop from that value to itself would, not every thread.
+    std::vector<std::string> guards;
+    for (auto &[member, axis] : axes_)
+      if (!bound_.count(member))
+        guards.push_back(axisNames.at(axis).first + " == 0");
+    if (!guards.empty()) {
+      w_.openBlock("if (" + llvm::join(guards, " && ") + ")");
+      printCall(call);
+      w_.closeBlock();
+      return;
+    }
+    printCall(call);
+  }
+
+private:
+  void printCall(const StatementCall &call) {
     const std::string &name = input_.model.statements[call.statement].name;
     if (rows_)
       return printRowsCall(call, name);
@@ -184,7 +204,6 @@ protected:
     w_.line(program_.program + "." + name + "Group<" + group_ + ">(" + llvm::join(args, ", ") + ");");
   }
 
-private:
   // The thread's points from the y loop's iterator on, as many as are left (at most RowsPerThread), in
   // int. The Rows variant needs the blocked argument to be that iterator and no other to mention it.
   void printRowsCall(const StatementCall &call, const std::string &name) {
@@ -208,6 +227,7 @@ private:
   std::map<unsigned, std::string> axes_;
   std::string group_;
   RowsKernel *rows_;
+  std::set<unsigned> bound_; // grid members whose loop encloses the code printed now
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -256,11 +276,32 @@ protected:
     w_.comment(loopComment(loop) + "; spread over " + where);
     w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond +
                  "; " + loop.iterator + " += " + stride + scale + ")");
+    bound_.insert(loop.member);
     printNode(node.body());
+    bound_.erase(loop.member);
     w_.closeBlock();
   }
 
   void printStatementCall(const StatementCall &call) override {
+    // A spread member with no loop on the way here (a degenerate one, see CudaKernelPrinter): the first
+    // thread along it runs the instance.
+    std::vector<std::string> guards;
+    if (kernel_)
+      for (unsigned member : kernel_->gridMembers)
+        if (!bound_.count(member))
+          if (std::string first = std::get<0>(spread(member)); !first.empty())
+            guards.push_back(first + " == 0");
+    if (!guards.empty()) {
+      w_.openBlock("if (" + llvm::join(guards, " && ") + ")");
+      printCall(call);
+      w_.closeBlock();
+      return;
+    }
+    printCall(call);
+  }
+
+private:
+  void printCall(const StatementCall &call) {
     const std::string &name = input_.model.statements[call.statement].name;
     if (kernel_ && group_ > 1) {
       program_.groupVariants.insert(call.statement);
@@ -282,7 +323,6 @@ protected:
     w_.line(grid_ + ".sync();");
   }
 
-private:
   // Where grid member `member` runs: with one grid member, over every point slot of the grid; with three
   // and a thread a point, over blocks, warps and lanes; otherwise the innermost over the point slots of
   // a block and the next over the blocks, any further out as every thread's loop (empty `first`).
@@ -315,6 +355,7 @@ private:
   std::string grid_;
   const map::BandMapping *kernel_ = nullptr; // the kernel band being printed
   unsigned group_ = 1;
+  std::set<unsigned> bound_; // spread members whose loop encloses the code printed now
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -603,6 +603,10 @@ private:
   std::vector<std::string> hostIterators_;       // C names of the host loops around, outermost first
   std::map<std::string, std::string> localNames_; // isl iterator -> C name, for loops printed here
   std::map<unsigned, std::string> mappedMembers_; // band member -> the kernel's index variable
+  std::set<unsigned> boundMembers_; // mapped members whose loop encloses the node printed now
+  // The value of member `member` of kernelBand_ at the instance of statement `s` whose dimensions are the
+  // C expressions `args`, as a C expression.
+  std::string memberValue(unsigned member, unsigned s, const std::vector<std::string> &args);
   const BandView *kernelBand_ = nullptr;
   std::set<std::string> statementDims_;
   std::set<std::string> kernelNames_;
@@ -1157,7 +1161,9 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
       if (inc != "1")
         fail("a mapped loop with step " + inc + " (only unit steps are mapped to work-items)");
       w.openBlock("if (" + var + " >= " + expr(loop.init()) + " && " + expr(loop.cond()) + ")");
+      boundMembers_.insert(*member);
       printKernelNode(loop.body(), w);
+      boundMembers_.erase(*member);
       w.closeBlock();
       localNames_.erase(islName);
       return;
@@ -1194,11 +1200,65 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
     std::vector<std::string> args;
     for (unsigned a = 1; a < call.n_arg(); ++a)
       args.push_back(expr(call.arg(a)));
-    return printKernelStatement(s, args, w);
+    // A mapped member with no loop on the way here took one value only (isl prints no loop for a
+    // degenerate one, as for the t = 0 piece of `where t != 1`): the instance belongs to the work-item
+    // of that value alone, not to every work-item along the member.
+    std::vector<std::string> guards;
+    for (auto &[m, var] : mappedMembers_)
+      if (!boundMembers_.count(m) && s != ~0u)
+        guards.push_back(var + " == " + memberValue(m, s, args));
+    if (guards.empty())
+      return printKernelStatement(s, args, w);
+    w.openBlock("if (" + llvm::join(guards, " && ") + ")");
+    printKernelStatement(s, args, w);
+    w.closeBlock();
+    return;
   }
 }
 
 // One statement instance inside a kernel: its dimensions as named locals, then the statement.
+std::string OpenCLPrinter::memberValue(unsigned member, unsigned s, const std::vector<std::string> &args) {
+  const model::Statement &statement = input_.model.statements[s];
+  isl::space space = isl::manage(isl_space_from_domain(statement.domain.space().release()));
+  space = isl::manage(isl_space_add_dims(space.release(), isl_dim_out, 1));
+  isl::union_pw_aff all = kernelBand_->partialSchedule.at(static_cast<int>(member));
+  isl::pw_aff value = isl::manage(isl_union_pw_aff_extract_pw_aff(all.copy(), space.release()));
+  isl::set where = statement.domain;
+  if (!input_.model.context.is_null())
+    where = where.intersect_params(input_.model.context);
+  value = value.gist(where).coalesce();
+  std::vector<isl::aff> pieces;
+  value.foreach_piece([&](isl::set, isl::multi_aff piece) { pieces.push_back(piece.at(0)); });
+  if (pieces.size() != 1) {
+    fail("band " + std::to_string(kernelBand_->index) + ": a mapped member of " + statement.name +
+         " with no loop is not one affine expression");
+    return "0";
+  }
+  isl::aff aff = pieces.front();
+  std::string text;
+  auto term = [&](isl::val coefficient, const std::string &what) {
+    if (coefficient.is_zero())
+      return;
+    if (!coefficient.is_int())
+      fail("band " + std::to_string(kernelBand_->index) + ": a mapped member of " + statement.name +
+           " with no loop has a fractional coefficient");
+    int64_t c = coefficient.get_num_si();
+    std::string magnitude = std::to_string(c < 0 ? -c : c);
+    std::string factor = what.empty() ? magnitude : (c == 1 || c == -1 ? what : magnitude + " * " + what);
+    text += text.empty() ? (c < 0 ? "-" : "") + factor : (c < 0 ? " - " : " + ") + factor;
+  };
+  for (unsigned k = 0; k < args.size(); ++k)
+    term(isl::manage(isl_aff_get_coefficient_val(aff.get(), isl_dim_in, static_cast<int>(k))),
+         isIdentifier(args[k]) || llvm::all_of(args[k], llvm::isDigit) ? args[k] : "(" + args[k] + ")");
+  isl_size params = isl_aff_dim(aff.get(), isl_dim_param);
+  for (int p = 0; p < params; ++p)
+    term(isl::manage(isl_aff_get_coefficient_val(aff.get(), isl_dim_param, p)), idName(isl_aff_get_dim_name(aff.get(), isl_dim_param, p)));
+  term(aff.get_constant_val(), "");
+  if (text.empty())
+    return "0";
+  return isIdentifier(text) || llvm::all_of(text, llvm::isDigit) ? text : "(" + text + ")";
+}
+
 void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::string> &args, CodeWriter &w) {
   const model::Statement &statement = input_.model.statements[s];
   std::vector<std::string> dims = exprs_.dimNames(statement);
