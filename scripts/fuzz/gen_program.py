@@ -59,11 +59,7 @@ FILE_NAMES = ["prog.poly", "prog.poly", "prog.poly", "value.poly", "program.poly
 
 # Bugs found by this fuzzer that the generator avoids unless --known-bugs is given; each has a minimal
 # reproducer under test/fuzz-programs/regressions (XFAIL until fixed). Remove an entry when it is fixed.
-KNOWN_BUGS = {
-    "update-reads-own-array": "regressions/update-reads-own-array.poly, update-spurious-cycle.poly",
-    "empty-update": "regressions/empty-update.poly",
-    "update-nonconvex-opencl": "regressions/update-nonconvex-twice-opencl.poly",
-}
+KNOWN_BUGS = {}
 # Names that break the generated code of some target today, in any role, and those that break it as a
 # param only; from scripts/fuzz/names.py and the batches. Empty since compiler/codegen/Names.cpp spells
 # every user name (issue 28; regressions/name-collision-*.poly).
@@ -1431,23 +1427,19 @@ class Gen:
                 lhs[d] = Var(self.cur_repeat.var)  # a different element each iteration
             vs = [v for i, v in enumerate(vs) if i != d]
         elif w.rank and k < 0.4:
+            # Any condition: not convex (t != 1), or never true (an update that changes nothing).
             where = self.cond_affine(None, vs, 1)
-            if not self.known_bugs and not is_convex(where):
-                # KNOWN_BUGS: update-nonconvex-opencl
-                where = Bin(r.choice(["<", ">="]), Var(r.choice(vs).name), Lit(str(r.randint(1, 2))))
-            if not self.known_bugs and not self.nonempty(w, lhs, where):
-                where = None  # KNOWN_BUGS: empty-update
-        # The update may read w itself anywhere: every read sees the old values. (Known bugs: only at a
-        # constant shift of the point it writes, unless --known-bugs.)
-        ctx = self.ctx_for(w, vs, exclude_self=not self.known_bugs)
+        # The update may read w itself anywhere: every read sees the old values (at a constant shift of
+        # the point it writes it runs in place, elsewhere it reads a copy of the old values).
+        ctx = self.ctx_for(w, vs, exclude_self=False)
         ctx.exact_only = False
         k = r.random()
         all_vars = all(isinstance(x, Var) for x in lhs)
-        if k < 0.3 and w.rank and (self.known_bugs or all_vars):
-            if self.known_bugs:
-                own = Read(w.name, [self.index_for(ctx, w, d) for d in range(w.rank)])
-            else:
+        if k < 0.3 and w.rank:
+            if all_vars and r.random() < 0.5:
                 own = Read(w.name, [add_off(copy.deepcopy(x), r.choice([0, -1, 1, 2])) for x in lhs])
+            else:
+                own = Read(w.name, [self.index_for(ctx, w, d) for d in range(w.rank)])
             cur = Read(w.name, [copy.deepcopy(x) for x in lhs])
             e = Bin("*", Lit(fmt(scale)), Bin("-", own, cur))
         else:
@@ -1455,24 +1447,6 @@ class Gen:
             e = Bin("*", Lit(fmt(scale)), Call("tanh", [e]))
         self.emit(Equation(w.name, lhs, r.choice(["+=", "-="]), e, where))
         w.bound += scale * 2
-
-    def nonempty(self, w, lhs, where):
-        """Whether an update's where condition holds somewhere in w at the generator's param values."""
-        import itertools
-        env = dict(self.param_vals)
-        env.update(self.int_consts)
-        ranges = [range(n) if isinstance(x, Var) else [None] for x, n in zip(lhs, w.shape_vals)]
-        for point in itertools.islice(itertools.product(*ranges), 20000):
-            e = dict(env)
-            for x, v in zip(lhs, point):
-                if isinstance(x, Var):
-                    e[x.name] = v
-            try:
-                if eval_cond(where, e):
-                    return True
-            except (KeyError, ValueError, ZeroDivisionError):
-                return True
-        return False
 
     def def_update(self):
         r = self.rng
@@ -1582,33 +1556,6 @@ def fmt(x):
     if s.endswith("."):
         s += "0"
     return s if s not in ("0.0", "-0.0") else "0.001"
-
-
-def is_convex(c):
-    """Whether an affine condition is one convex set: a conjunction of comparisons other than !=."""
-    if isinstance(c, Bin) and c.op == "&&":
-        return is_convex(c.a) and is_convex(c.b)
-    if isinstance(c, Bin) and c.op in ("<", "<=", ">", ">=", "=="):
-        return True
-    return False
-
-
-def eval_cond(c, env):
-    """The truth of an affine condition (&&, ||, !, comparisons, tuples) under integer values."""
-    if isinstance(c, Bin) and c.op == "&&":
-        return eval_cond(c.a, env) and eval_cond(c.b, env)
-    if isinstance(c, Bin) and c.op == "||":
-        return eval_cond(c.a, env) or eval_cond(c.b, env)
-    if isinstance(c, Un) and c.op == "!":
-        return not eval_cond(c.a, env)
-    if isinstance(c, Bin) and c.op in ("<", "<=", ">", ">=", "==", "!="):
-        if isinstance(c.a, Tup):
-            a = [eval_int(x, env) for x in c.a.elems]
-            b = [eval_int(x, env) for x in c.b.elems]
-        else:
-            a, b = eval_int(c.a, env), eval_int(c.b, env)
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[c.op]
-    raise ValueError(c)
 
 
 def eval_int(e, env):
