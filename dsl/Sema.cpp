@@ -618,13 +618,23 @@ void Sema::checkFunc(FuncDecl &f) {
 void Sema::checkArrayDecl(ArrayDecl &a) {
   a.effectiveBoundary = a.boundary ? *a.boundary : program_.defaultBoundary;
   Scope scope;
+  // The bytes of the constant extents: an array whose size cannot be a 64-bit number whatever the params
+  // is an error here (param-dependent sizes are checked by the runtime, against the params given).
+  int64_t bytes = a.elemType == ElemType::F64 ? 8 : 4;
+  bool overflows = false, empty = false;
   for (auto &extent : a.shape) {
     if (!resolve(*extent, scope) || !checkParamsAndConstsOnly(*extent, "a shape extent", nullptr))
       continue;
     std::optional<AffineExpr> v = toAffine(*extent, "a shape extent");
     if (v && v->isConstant() && v->constant < 0)
       error(extent->range, "shape extent of array '" + a.name + "' is negative (" + Twine(v->constant) + ")");
+    else if (v && v->isConstant()) {
+      overflows |= __builtin_mul_overflow(bytes, v->constant, &bytes);
+      empty |= v->constant == 0;
+    }
   }
+  if (overflows && !empty)
+    error(a.range, "array '" + a.name + "' is too large: its size in bytes overflows a 64-bit integer");
 }
 
 void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {

@@ -341,6 +341,18 @@ std::string ExprPrinter::storageSize(const model::ArrayInfo &array) const {
   return size;
 }
 
+std::string ExprPrinter::checkedStorageSize(const model::ArrayInfo &array) const {
+  if (array.decl->rank() == 0)
+    return "1";
+  std::vector<std::string> extents;
+  for (unsigned d = 0; d < array.decl->rank(); ++d) {
+    auto *f = folding(array.name, d);
+    extents.push_back(f ? windowText(*f) : extent(array, d));
+  }
+  return "polyc::rt::localElements(\"" + array.name + "\", {" + llvm::join(extents, ", ") + "}, sizeof(" +
+         typeName(array.decl->elemType) + "))";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Helpers and user functions
 

@@ -85,6 +85,9 @@ public:
   std::string elementIndex(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices) const;
   // The number of elements to allocate for the array (windows for folded dimensions).
   std::string storageSize(const model::ArrayInfo &array) const;
+  // Host code: storageSize(array) computed through polyc::rt::localElements, which fails the run with the
+  // array's name when the size overflows 64 bits for the params given.
+  std::string checkedStorageSize(const model::ArrayInfo &array) const;
   // The array's declared extent of dimension `dim`, as a C expression of params.
   std::string extent(const model::ArrayInfo &array, unsigned dim) const;
   // An index expression that mentions params alone (an array's extent, a sum's bound), as a C expression.

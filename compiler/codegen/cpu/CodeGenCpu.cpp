@@ -412,13 +412,13 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
       std::string storage = exprs.arrayRef(a) + "Storage";
       // static_cast, not size_t(N): `std::vector<float> v(size_t(N));` would declare a function.
       w.line("std::vector<" + exprs.typeName(a.decl->elemType) + "> " + storage + "(static_cast<size_t>(" +
-             exprs.storageSize(a) + "));");
+             exprs.checkedStorageSize(a) + "));");
       w.line(exprs.arrayRef(a) + " = " + storage + ".data();");
     }
   for (auto &[s, snapshot] : snapshots) {
     const model::ArrayInfo *a = findArray(model, snapshot.array);
     w.line("std::vector<" + exprs.typeName(a->decl->elemType) + "> " + snapshot.storage +
-           "Storage(static_cast<size_t>(" + exprs.storageSize(*a) + "));");
+           "Storage(static_cast<size_t>(" + exprs.checkedStorageSize(*a) + "));");
     w.line(snapshot.storage + " = " + snapshot.storage + "Storage.data();");
   }
   if (anyLocal || !snapshots.empty())

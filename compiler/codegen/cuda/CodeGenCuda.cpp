@@ -1993,7 +1993,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     std::string member = cp.globalNames.fresh(exprs.arrayRef(a) + "Storage_");
     localMembers.push_back("polyc::rt::cuda::DeviceBuffer " + member + "; // local " + a.name);
     std::string type = exprs.typeName(a.decl->elemType);
-    w.line(member + ".resize(size_t(" + exprs.storageSize(a) + ") * sizeof(" + type + "));");
+    w.line(member + ".resize(size_t(" + exprs.checkedStorageSize(a) + ") * sizeof(" + type + "));");
     w.line(cp.program + "." + exprs.arrayRef(a) + " = " + member + ".as<" + type + ">();");
   }
   w.line("return " + cp.program + ";");

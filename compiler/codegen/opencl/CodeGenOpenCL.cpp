@@ -1955,7 +1955,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   for (size_t a = 0; a < model.arrays.size(); ++a) {
     const model::ArrayInfo &array = model.arrays[a];
     std::string name = cIdentifier(array.name);
-    std::string size = hostExprs.storageSize(array);
+    std::string size = array.decl->kind == ast::ArrayKind::Local ? hostExprs.checkedStorageSize(array)
+                                                                 : hostExprs.storageSize(array);
     h2.line("polyc::rt::ocl::checkIndexable(\"" + array.name + "\", " + size + ");");
     h2.line(name + "_.resize(device(), size_t(" + size + ") * sizeof(" + clScalar(array.decl->elemType) + "));");
     // Outputs too: the runtime zeroes them before every run (docs/running.md), and an output that the

@@ -4,7 +4,10 @@
 // atomically. Bad input of any kind exits with status 2 and a message naming the file or flag.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,6 +60,23 @@ public:
   virtual double compute(RunContext &context) = 0;
   virtual void download(RunContext &context) = 0; // called once, after the last run
 };
+
+// The element count of a local array whose extents the generated code computed from the params:
+// checked, so that a size beyond 64 bits (params of 2^31 and more) fails the computation with the array's
+// name (exit status 3) instead of wrapping to a small allocation. An empty extent makes it 0.
+inline int64_t localElements(const char *array, std::initializer_list<int64_t> extents, size_t elementBytes) {
+  int64_t elements = 1, bytes = int64_t(elementBytes);
+  bool overflow = false;
+  for (int64_t extent : extents) {
+    if (extent <= 0)
+      return 0;
+    overflow = overflow || __builtin_mul_overflow(elements, extent, &elements) ||
+               __builtin_mul_overflow(bytes, extent, &bytes);
+  }
+  if (overflow)
+    throw std::length_error(std::string("local array '") + array + "' is too large for these params");
+  return elements;
+}
 
 // Parses `--param N=V --in A=a.npy --out B=b.npy [--repeat K] [--json] [--help]`, runs `compute` K
 // times (default 1) and writes the outputs. Returns the process exit status (0, or 2 on bad input).
