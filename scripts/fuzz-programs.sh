@@ -5,6 +5,7 @@
 # (`polyc run` where it exists, else the cpu target). PoCL's cache goes to a temporary folder. Mismatches
 # are shrunk and saved under fuzz-out/programs/ (its README lists them with the command that reproduces
 # each). Ends with "fuzz-programs: N programs, M mismatches" and exits 1 when M > 0.
+# JOBS programs are built and run at once (default: the number of cores).
 # More options (passed through): scripts/fuzz/fuzz.py --help; docs/testing.md.
 #
 #   scripts/fuzz-programs.sh 200            # 200 programs from seed 1
@@ -15,4 +16,4 @@ seed=${2:-1}
 shift $(($# < 2 ? $# : 2))
 root=$(cd "$(dirname "$0")/.." && pwd)
 /usr/bin/python3 "$root/scripts/fuzz/fuzz.py" --count "$count" --seed "$seed" \
-  --targets "${TARGETS:-cpu opencl}" --out "$root/fuzz-out" "$@"
+  --targets "${TARGETS:-cpu opencl}" --jobs "${JOBS:-$(nproc)}" --out "$root/fuzz-out" "$@"

@@ -818,6 +818,88 @@ def fuzz(args):
     return 1 if n_mm else 0
 
 
+def parallel(args):
+    """--jobs N: the seeds dealt round-robin to N copies of this driver, their lines passed through as they
+    come (each mismatch block is printed whole), the totals added up."""
+    import threading
+    seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed + k for k in range(args.count)]
+    shards = [seeds[j::args.jobs] for j in range(args.jobs)]
+    shards = [sh for sh in shards if sh]
+    log("fuzz-programs: %d programs from seed %d in %d jobs, targets %s" % (
+        len(seeds), seeds[0] if seeds else 0, len(shards), args.targets))
+    passthrough = []
+    skip = False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in ("--jobs", "--seeds", "--count", "--seed", "--progress"):
+            skip = True
+            continue
+        if a.startswith(("--jobs=", "--seeds=", "--count=", "--seed=", "--progress=")):
+            continue
+        passthrough.append(a)
+    lock = threading.Lock()
+    totals = {"programs": 0, "mismatches": 0}
+    done = [0] * len(shards)  # programs finished by each job, from its progress lines
+    found = [0] * len(shards)
+    start = time.time()
+
+    def progress(j, k, mismatches):
+        with lock:
+            before = sum(done)
+            done[j], found[j] = k, mismatches
+            after = sum(done)
+            if after // args.progress > before // args.progress or after == len(seeds):
+                log("fuzz-programs: %d/%d programs, %d mismatches, %.0f s" % (
+                    after, len(seeds), sum(found), time.time() - start))
+
+    def one(j, shard):
+        cmd = [sys.executable, os.path.abspath(__file__), "--jobs", "1", "--progress", "1",
+               "--seeds", ",".join(map(str, shard))] + passthrough
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        block = []  # a MISMATCH line and its indented lines, printed together
+
+        def flush():
+            with lock:
+                for b in block:
+                    log(b)
+            block.clear()
+
+        for line in p.stdout:
+            line = line.rstrip("\n")
+            m = re.match(r"fuzz-programs: (\d+) programs, (\d+) mismatches$", line)
+            if m:
+                with lock:
+                    totals["programs"] += int(m.group(1))
+                    totals["mismatches"] += int(m.group(2))
+            elif line.startswith("fuzz-programs: MISMATCH"):
+                flush()
+                block.append(line)
+            elif line.startswith("fuzz-programs:   "):
+                block.append(line)
+            elif re.match(r"fuzz-programs: (\d+)/\d+ programs, (\d+) mismatches", line):
+                flush()
+                m = re.match(r"fuzz-programs: (\d+)/\d+ programs, (\d+) mismatches", line)
+                progress(j, int(m.group(1)), int(m.group(2)))
+            elif not re.match(r"fuzz-programs: \d+ programs from seed", line):
+                flush()
+                block.append(line)
+        flush()
+        p.wait()
+
+    threads = [threading.Thread(target=one, args=(j, sh)) for j, sh in enumerate(shards)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    log("fuzz-programs: %d programs, %d mismatches" % (totals["programs"], totals["mismatches"]))
+    if totals["programs"] != len(seeds):
+        log("fuzz-programs: error: %d programs were asked for, the jobs reported %d" % (len(seeds), totals["programs"]))
+        return 2
+    return 1 if totals["mismatches"] else 0
+
+
 def check_only(args):
     checker = gp.Polyc(os.path.abspath(args.polyc))
     bad = 0
@@ -928,6 +1010,7 @@ def main():
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--huge", action="store_true")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="programs built and run at once (copies of this driver)")
     ap.add_argument("--replay")
     args = ap.parse_args()
     if args.replay:
@@ -936,6 +1019,8 @@ def main():
         return check_only(args)
     if args.huge:
         return huge(args)
+    if args.jobs > 1:
+        return parallel(args)
     return fuzz(args)
 
 
