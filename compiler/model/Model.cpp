@@ -4,6 +4,7 @@
 #include "compiler/model/Model.h"
 
 #include "compiler/model/IslUtil.h"
+#include "compiler/model/SnapshotUpdates.h"
 #include "compiler/support/SourceError.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -583,6 +584,7 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
     Access old = stmt.write;
     old.implicitUpdateRead = true;
     stmt.reads.push_back(std::move(old));
+    stmt.readsOtherInstances = updateReadsOtherInstances(stmt);
   }
   model_.statements.push_back(std::move(stmt));
   return llvm::Error::success();

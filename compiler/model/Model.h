@@ -57,6 +57,11 @@ struct Statement {
   int repeatBlock = -1;        // index into Model::repeats, or -1 at top level
   unsigned topPosition = 0;    // position of the statement (or its repeat block) among top-level items
   unsigned blockPosition = 0;  // position inside its repeat block (textual)
+  // For an update: whether some instance reads an element of the updated array that another instance (of
+  // the same repeat iteration) overwrites. False for w[0] -= w[idx[0]] or w[i] += w[i]: each instance
+  // reads before it writes, so it needs neither an order nor a copy. Set by buildModel (true, the safe
+  // answer, in models built by hand).
+  bool readsOtherInstances = true;
   bool isUpdate() const { return op != ast::AssignOp::Assign; }
 };
 

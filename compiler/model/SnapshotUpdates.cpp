@@ -16,19 +16,35 @@ namespace polyc::model {
 using llvm::dyn_cast;
 using namespace ast;
 
+// x -> y: instance x of the update reads an element that instance y (another one, of the same repeat
+// iteration) overwrites, so x must run first.
+static isl::map selfConflicts(const Statement &stmt) {
+  isl::map conflict = isl::map::empty(isl::space(stmt.domain.space()).map_from_set());
+  for (const Access &read : stmt.reads)
+    if (read.array == stmt.write.array && !read.implicitUpdateRead)
+      conflict = conflict.unite(read.relation.apply_range(stmt.write.relation.reverse()));
+  conflict = conflict.intersect_domain(stmt.domain).subtract(isl::map(stmt.domain.identity()));
+  // Iterations of a repeat block run in order; only instances of the same iteration need ordering.
+  if (stmt.repeatDims)
+    conflict = isl::manage(isl_map_equate(conflict.release(), isl_dim_in, 0, isl_dim_out, 0));
+  return conflict;
+}
+
+bool updateReadsOtherInstances(const Statement &stmt) {
+  if (!stmt.isUpdate())
+    return false;
+  try {
+    return !selfConflicts(stmt).is_empty();
+  } catch (const isl::exception &) {
+    return true;
+  }
+}
+
 bool updateRunsInPlace(const Model &model, const Statement &stmt) {
   if (!stmt.isUpdate())
     return true;
   try {
-    // x -> y: instance x reads an element that instance y (another one) overwrites, so x must run first.
-    isl::map conflict = isl::map::empty(isl::space(stmt.domain.space()).map_from_set());
-    for (const Access &read : stmt.reads)
-      if (read.array == stmt.write.array && !read.implicitUpdateRead)
-        conflict = conflict.unite(read.relation.apply_range(stmt.write.relation.reverse()));
-    conflict = conflict.intersect_domain(stmt.domain).subtract(isl::map(stmt.domain.identity()));
-    // Iterations of a repeat block run in order; only instances of the same iteration need ordering.
-    if (stmt.repeatDims)
-      conflict = isl::manage(isl_map_equate(conflict.release(), isl_dim_in, 0, isl_dim_out, 0));
+    isl::map conflict = selfConflicts(stmt);
     if (conflict.is_empty())
       return true;
     isl::schedule order = isl::schedule_constraints::on_domain(isl::union_set(stmt.domain))

@@ -13,6 +13,11 @@ namespace polyc::model {
 // that is not an update or that reads the array only at its own point.
 bool updateRunsInPlace(const Model &model, const Statement &stmt);
 
+// Whether some instance of the update `stmt` reads an element of the updated array that another
+// instance (of the same repeat iteration) overwrites. When not (w[0] -= w[idx[0]], w[i] += w[i]), the
+// update needs neither an order nor a copy: each instance reads before it writes.
+bool updateReadsOtherInstances(const Statement &stmt);
+
 // For every update of `model` for which updateRunsInPlace is false, `A[...] op= e;` with A of shape
 // [n1, ..., nk]: adds a local array `A_old` (a fresh name) with A's type, shape and boundary rule, the
 // equation `A_old[d1, ..., dk] = A[d1, ..., dk];` right before the update (in its repeat block when it

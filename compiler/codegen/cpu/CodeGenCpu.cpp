@@ -287,8 +287,8 @@ static std::map<unsigned, Snapshot> findSnapshots(const model::Model &model, Nam
   std::map<unsigned, Snapshot> snapshots;
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
-    if (!statement.isUpdate())
-      continue;
+    if (!statement.isUpdate() || !statement.readsOtherInstances)
+      continue; // each instance reads what it needs before it writes: no copy (w[0] -= w[idx[0]])
     for (const model::Access &read : statement.reads) {
       if (read.array != statement.write.array || !read.read)
         continue;

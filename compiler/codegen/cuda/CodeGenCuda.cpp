@@ -1840,8 +1840,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
 // of the old values while threads update it in parallel; the CUDA target does not make one yet.
 static llvm::Error checkSelfReadingUpdates(const model::Model &model) {
   for (const model::Statement &statement : model.statements) {
-    if (!statement.isUpdate())
-      continue;
+    if (!statement.isUpdate() || !statement.readsOtherInstances)
+      continue; // each instance reads what it needs before it writes (w[0] -= w[idx[0]])
     for (const model::Access &read : statement.reads) {
       if (read.array != statement.write.array || !read.read || read.implicitUpdateRead)
         continue;
