@@ -267,6 +267,10 @@ std::string polyc::codegen::programTypeName(const ast::Program &program, llvm::S
                                             llvm::StringRef suffix) {
   NameScope scope = programNames(program);
   std::string base = programStructName(programName);
+  // S0.poly: struct S0 would be its statement S0; NAN.poly: a macro. PS0, PNAN: no reserved word or
+  // pattern starts with 'P' and has no '_', so the search below ends.
+  if (!isSpelling(base))
+    base = "P" + base;
   // The struct and its classes take the same digit, so that IirCompute goes with Iir.
   for (unsigned k = 0;; ++k) {
     std::string name = base + (k ? std::to_string(k) : "");
