@@ -469,7 +469,7 @@ void ExprPrinter::computeFuncParams() {
     std::vector<std::string> names;
     for (auto &p : program.params)
       if (params.count(p.get()))
-        names.push_back(cIdentifier(p->name));
+        names.push_back(p->name); // as written: spelled where printed (paramRef, cIdentifier)
     funcParams_[f.get()] = names;
   }
 }
@@ -505,7 +505,7 @@ void ExprPrinter::printUserFunctions(CodeWriter &w) {
         signature += (signature.empty() ? "" : ", ") + typeName(type) + " " + name;
       }
       for (const std::string &param : funcParams_[f.get()])
-        signature += (signature.empty() ? "" : ", ") + indexType() + " " + param;
+        signature += (signature.empty() ? "" : ", ") + indexType() + " " + cIdentifier(param);
       w.comment("func " + f->name + "(" + llvm::join(f->params, ", ") + ") = " + exprText(*f->body) +
                 ", in " + ast::spelling(type));
       w.openBlock(functionQualifier() + " " + typeName(type) + " " + funcName(*f, type) + "(" + signature +
@@ -1008,7 +1008,7 @@ ExprPrinter::Code ExprPrinter::call(const ast::Call &c, ast::ElemType type, Code
     auto it = funcParams_.find(c.func);
     if (it != funcParams_.end())
       for (const std::string &param : it->second)
-        args.push_back(scope_ && scope_->func ? param : paramRef(param));
+        args.push_back(scope_ && scope_->func ? cIdentifier(param) : paramRef(param));
     return {funcName(*c.func, type) + "(" + llvm::join(args, ", ") + ")"};
   }
   assert(c.builtin && "Sema resolves every call");
