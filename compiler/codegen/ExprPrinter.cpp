@@ -377,6 +377,8 @@ void ExprPrinter::printHelpers(CodeWriter &w) const {
          convert(indexCast("a") + " / b", ast::ElemType::I32) + "; }");
   w.line(q + i32 + " polyc_mod_i32(" + i32 + " a, " + i32 + " b) { return b == 0 ? 0 : " +
          convert(indexCast("a") + " % b", ast::ElemType::I32) + "; }");
+  // OpenCL C's abs of an int is an unsigned int (min(abs(a), b) is then ambiguous): one of the type.
+  w.line(q + i32 + " polyc_abs_i32(" + i32 + " a) { return a < 0 ? -a : a; }");
 }
 
 void ExprPrinter::collectFuncUses(const ast::Expr &expr, ast::ElemType type) {

@@ -118,7 +118,7 @@ public:
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
       switch (fn) {
-      case ast::Builtin::Abs: return "abs";
+      case ast::Builtin::Abs: return "polyc_abs_i32"; // OpenCL C's abs(int) is unsigned
       case ast::Builtin::Min: return "min";
       case ast::Builtin::Max: return "max";
       default: return "";
