@@ -116,10 +116,15 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     view.firstScheduleDim = scheduleDepth(node);
     unsigned members = band.n_member();
     // The k-th band in pre-order is Schedule::bands[k] when they agree; otherwise the first unused
-    // band over the same statements with as many dimensions.
+    // band over the same statements with as many dimensions. A statement with no instance for the
+    // params given at compile time (y[i] = ... where i < K, --param K=0) is in the band but not in the
+    // domain isl hands down here.
     auto matches = [&](unsigned b) {
       const schedule::Band &candidate = input.schedule.bands[b];
-      std::vector<unsigned> sorted = candidate.statements;
+      std::vector<unsigned> sorted;
+      for (unsigned st : candidate.statements)
+        if (llvm::is_contained(view.statements, st) || !input.model.statements[st].domain.intersect_params(input.model.context).is_empty())
+          sorted.push_back(st);
       std::sort(sorted.begin(), sorted.end());
       return !used[b] && sorted == view.statements && candidate.dimNames.size() == members;
     };

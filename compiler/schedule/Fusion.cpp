@@ -1,6 +1,7 @@
-// Fusion ("package execution", seed 000): consecutive statements of a region that read a common array
+// Fusion. "Package execution" (seed 000): consecutive statements of a region that read a common array
 // over the same domain, with no dependence between them other than at the same point, share one loop
-// nest, so what they read is loaded once for all of them.
+// nest, so what they read is loaded once for all of them. Definition pieces: the equations of one array
+// (interior and boundary) share one loop nest over the array.
 #include "compiler/schedule/Fusion.h"
 
 #include "compiler/model/IslUtil.h"
@@ -8,6 +9,9 @@
 #include <isl/map.h>
 #include <isl/set.h>
 
+#include <llvm/ADT/STLExtras.h>
+
+#include <optional>
 #include <set>
 
 namespace polyc::schedule {
@@ -87,6 +91,110 @@ std::vector<FusionGroup> findFusionGroups(const Model &model, const std::vector<
     }
   }
   return groups;
+}
+
+PieceMerge mergeDefinitionPieces(const Model &model, const std::vector<std::vector<unsigned>> &components,
+                                 unsigned fixedDims, const isl::union_map &regionDeps) {
+  const size_t n = components.size();
+  auto edge = [&](size_t a, size_t b) {
+    for (unsigned s : components[a])
+      for (unsigned t : components[b])
+        if (!between(model, regionDeps, s, t).is_empty())
+          return true;
+    return false;
+  };
+  // Equations (`=`): updates of one array are not pieces, each applies to what the one before left.
+  auto piece = [&](size_t c) {
+    if (components[c].size() != 1)
+      return false;
+    unsigned s = components[c].front();
+    const Statement &stmt = model.statements[s];
+    return !stmt.isUpdate() && stmt.dimNames.size() > fixedDims && between(model, regionDeps, s, s).is_empty();
+  };
+  // Sets of pieces by array, in order of their first component.
+  std::vector<std::vector<size_t>> sets;
+  for (size_t c = 0; c < n; ++c) {
+    if (!piece(c))
+      continue;
+    const Statement &stmt = model.statements[components[c].front()];
+    auto same = llvm::find_if(sets, [&](const std::vector<size_t> &set) {
+      const Statement &other = model.statements[components[set.front()].front()];
+      return other.write.array == stmt.write.array && other.dimNames.size() == stmt.dimNames.size();
+    });
+    if (same != sets.end())
+      same->push_back(c);
+    else
+      sets.push_back({c});
+  }
+  // Merge a set when no dependence joins its members, directly or through components outside it (the
+  // contracted graph stays acyclic): node[c] is the merged node of component c.
+  std::vector<size_t> node(n);
+  for (size_t c = 0; c < n; ++c)
+    node[c] = c;
+  std::vector<std::vector<bool>> reaches(n, std::vector<bool>(n, false)); // transitive, in `components` order
+  for (size_t a = n; a-- > 0;)
+    for (size_t b = a + 1; b < n; ++b)
+      if (edge(a, b))
+        for (size_t c = 0; c < n; ++c)
+          if (c == b || reaches[b][c])
+            reaches[a][c] = true;
+  // The merged graph in dependence order, or nothing when merging made a cycle: a node is ready when
+  // every component that reaches one of its members is placed; the earliest ready one goes first.
+  auto order = [&](const std::vector<size_t> &node) -> std::optional<std::vector<std::vector<unsigned>>> {
+    std::vector<std::vector<unsigned>> ordered;
+    std::vector<bool> placed(n, false);
+    for (size_t done = 0; done < n;) {
+      bool progress = false;
+      for (size_t c = 0; c < n && !progress; ++c) {
+        if (placed[c] || node[c] != c)
+          continue;
+        bool ready = true;
+        for (size_t a = 0; a < n && ready; ++a)
+          for (size_t m = 0; m < n && ready; ++m)
+            ready = placed[a] || node[a] == c || node[m] != c || !reaches[a][m];
+        if (!ready)
+          continue;
+        std::vector<unsigned> merged;
+        for (size_t m = 0; m < n; ++m)
+          if (node[m] == c) {
+            merged.insert(merged.end(), components[m].begin(), components[m].end());
+            placed[m] = true;
+            ++done;
+          }
+        ordered.push_back(std::move(merged));
+        progress = true;
+      }
+      if (!progress)
+        return std::nullopt;
+    }
+    return ordered;
+  };
+  PieceMerge result{components, {}};
+  for (const std::vector<size_t> &set : sets) {
+    if (set.size() < 2)
+      continue;
+    bool joined = false; // a dependence between two pieces (their contraction would hide it)
+    for (size_t a : set)
+      for (size_t b : set)
+        joined |= a != b && edge(a, b);
+    if (joined)
+      continue;
+    std::vector<size_t> tried = node;
+    for (size_t c : set)
+      tried[c] = set.front();
+    std::optional<std::vector<std::vector<unsigned>>> ordered = order(tried);
+    if (!ordered)
+      continue; // a dependence joins two pieces, directly or through other statements
+    node = tried;
+    result.components = std::move(*ordered);
+    FusionGroup group;
+    for (size_t c : set)
+      group.statements.push_back(components[c].front());
+    group.reason = "the pieces of " + model.statements[group.statements.front()].write.array +
+                   "'s definition: one loop nest over the array";
+    result.groups.push_back(std::move(group));
+  }
+  return result;
 }
 
 } // namespace polyc::schedule

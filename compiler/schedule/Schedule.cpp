@@ -487,34 +487,50 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
     return iu::insertBand(*inner, partial, {!carries}, true);
   }
 
-  std::vector<unsigned> order;
-  for (const auto &c : components)
-    order.insert(order.end(), c.begin(), c.end());
-  std::vector<FusionGroup> groups;
-  if (options_.fuse)
-    groups = findFusionGroups(model_, order, fixed, deps);
+  std::vector<FusionGroup> pieceGroups, groups;
+  if (options_.fuse) {
+    PieceMerge merged = mergeDefinitionPieces(model_, components, fixed, deps);
+    components = std::move(merged.components);
+    pieceGroups = std::move(merged.groups);
+    std::vector<unsigned> order;
+    for (const auto &c : components)
+      order.insert(order.end(), c.begin(), c.end());
+    // Package execution over statements that are components of their own.
+    for (FusionGroup &group : findFusionGroups(model_, order, fixed, deps))
+      if (llvm::all_of(group.statements, [&](unsigned s) {
+            return llvm::none_of(pieceGroups, [&](const FusionGroup &g) { return llvm::is_contained(g.statements, s); });
+          }))
+        groups.push_back(std::move(group));
+  }
+
+  // One loop nest for a group: a band over all of them (every member parallel: no dependence joins
+  // two instances), the statements in order inside.
+  auto fusedBand = [&](const FusionGroup &group) {
+    isl::schedule body;
+    isl::multi_union_pw_aff partial;
+    for (unsigned s : group.statements) {
+      isl::schedule one = isl::schedule::from_domain(model_.statements[s].domain);
+      isl::multi_union_pw_aff own =
+          identityPartial(s, fixed, static_cast<unsigned>(model_.statements[s].dimNames.size()));
+      body = body.is_null() ? one : iu::sequence(body, one);
+      partial = partial.is_null() ? own : partial.union_add(own);
+    }
+    unsigned members = static_cast<unsigned>(model_.statements[group.statements.front()].dimNames.size()) - fixed;
+    fusion_.push_back(group);
+    return members > 0 ? iu::insertBand(body, partial, std::vector<bool>(members, true), true) : body;
+  };
 
   std::vector<isl::schedule> parts;
   for (size_t i = 0; i < components.size(); ++i) {
     const auto &component = components[i];
-    auto group = std::find_if(groups.begin(), groups.end(),
-                              [&](const FusionGroup &g) { return g.statements.front() == component.front(); });
-    if (group != groups.end()) {
-      // One loop nest for the whole group: a band over all of them, the statements in order inside.
-      isl::schedule body = isl::schedule::from_domain(model_.statements[group->statements.front()].domain);
-      isl::multi_union_pw_aff partial = identityPartial(group->statements.front(), fixed,
-                                                        static_cast<unsigned>(model_.statements[group->statements.front()].dimNames.size()));
-      for (size_t m = 1; m < group->statements.size(); ++m) {
-        unsigned s = group->statements[m];
-        body = iu::sequence(body, isl::schedule::from_domain(model_.statements[s].domain));
-        partial = partial.union_add(identityPartial(s, fixed, static_cast<unsigned>(model_.statements[s].dimNames.size())));
-      }
-      unsigned members = static_cast<unsigned>(model_.statements[group->statements.front()].dimNames.size()) - fixed;
-      if (members > 0)
-        body = iu::insertBand(body, partial, std::vector<bool>(members, true), true);
-      parts.push_back(body);
-      fusion_.push_back(*group);
-      i += group->statements.size() - 1;
+    auto startsWith = [&](const FusionGroup &g) { return g.statements.front() == component.front(); };
+    if (auto pieces = llvm::find_if(pieceGroups, startsWith); pieces != pieceGroups.end()) {
+      parts.push_back(fusedBand(*pieces));
+      continue;
+    }
+    if (auto group = llvm::find_if(groups, startsWith); group != groups.end()) {
+      parts.push_back(fusedBand(*group));
+      i += group->statements.size() - 1; // its statements are consecutive components of their own
       continue;
     }
     llvm::Expected<isl::schedule> part =

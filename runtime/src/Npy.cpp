@@ -544,7 +544,12 @@ Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int6
 }
 
 Status writeFileAtomically(const std::string &path, const std::vector<unsigned char> &contents) {
-  std::string temporary = path + ".tmp-XXXXXX";
+  // Beside the file, under its name cut short enough that the suffix keeps it within a file name's
+  // 255 bytes (an output named by a 250-character array name is a valid file; its name + suffix is not).
+  const size_t slash = path.find_last_of('/');
+  const size_t nameStart = slash == std::string::npos ? 0 : slash + 1;
+  const std::string suffix = ".tmp-XXXXXX";
+  std::string temporary = path.substr(0, nameStart) + path.substr(nameStart, 255 - suffix.size()) + suffix;
   int fd = ::mkstemp(temporary.data());
   if (fd < 0)
     return Status::failure(path + ": cannot create a temporary file beside it: " +

@@ -366,6 +366,19 @@ TEST_F(NpyFiles, SaveThenLoadRoundTrips) {
   EXPECT_EQ(valuesOf<int32_t>(reloaded.value()), std::vector<int32_t>{42});
 }
 
+// A file name of 255 bytes is valid; the temporary file beside it must still fit in a name (found by
+// the program fuzzer: an output array named with 250 characters could not be written).
+TEST_F(NpyFiles, LongestFileNameSaves) {
+  Bytes raw = littleEndian(std::vector<float>{1.0f, 2.0f});
+  std::string name = std::string(251, 'v') + ".npy";
+  Status saved = saveNpy(folder_ + "/" + name, DType::F32, {2}, raw.data(), raw.size());
+  ASSERT_TRUE(saved) << saved.message();
+  EXPECT_EQ(entries(), std::vector<std::string>{name});
+  Result<NpyArray> loaded = loadNpy(folder_ + "/" + name);
+  ASSERT_TRUE(loaded) << loaded.message();
+  EXPECT_EQ(valuesOf<float>(loaded.value()), (std::vector<float>{1.0f, 2.0f}));
+}
+
 TEST_F(NpyFiles, SaveFailuresLeaveNothingBehind) {
   Bytes raw(16, 0);
   Status missing = saveNpy(folder_ + "/no/such/dir/y.npy", DType::F32, {4}, raw.data(), raw.size());

@@ -79,6 +79,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // func sigmoid(z) = 1 / (1 + exp(-z)), in f32
 static inline float sigmoid(float z) {
@@ -170,13 +171,13 @@ struct Mlp {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> hStorage(static_cast<size_t>(P * J));
+    std::vector<float> hStorage(static_cast<size_t>(polyc::rt::localElements("h", {P, J}, sizeof(float))));
     h = hStorage.data();
-    std::vector<float> yStorage(static_cast<size_t>(P * K));
+    std::vector<float> yStorage(static_cast<size_t>(polyc::rt::localElements("y", {P, K}, sizeof(float))));
     y = yStorage.data();
-    std::vector<float> d2Storage(static_cast<size_t>(P * K));
+    std::vector<float> d2Storage(static_cast<size_t>(polyc::rt::localElements("d2", {P, K}, sizeof(float))));
     d2 = d2Storage.data();
-    std::vector<float> d1Storage(static_cast<size_t>(P * J));
+    std::vector<float> d1Storage(static_cast<size_t>(polyc::rt::localElements("d1", {P, J}, sizeof(float))));
     d1 = d1Storage.data();
 
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order

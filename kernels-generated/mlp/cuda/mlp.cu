@@ -87,6 +87,7 @@ namespace {
     : int32_t(int64_t(a) / b); }
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0
     : int32_t(int64_t(a) % b); }
+[[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // func sigmoid(z) = 1 / (1 + exp(-z)), in f32
 [[maybe_unused]] __host__ __device__ inline float sigmoid(float z) {
@@ -545,13 +546,13 @@ private:
     program.W1 = device<float>(3);
     program.W2 = device<float>(4);
     program.loss = device<float>(5);
-    hStorage_.resize(size_t(P * J) * sizeof(float));
+    hStorage_.resize(size_t(polyc::rt::localElements("h", {P, J}, sizeof(float))) * sizeof(float));
     program.h = hStorage_.as<float>();
-    yStorage_.resize(size_t(P * K) * sizeof(float));
+    yStorage_.resize(size_t(polyc::rt::localElements("y", {P, K}, sizeof(float))) * sizeof(float));
     program.y = yStorage_.as<float>();
-    d2Storage_.resize(size_t(P * K) * sizeof(float));
+    d2Storage_.resize(size_t(polyc::rt::localElements("d2", {P, K}, sizeof(float))) * sizeof(float));
     program.d2 = d2Storage_.as<float>();
-    d1Storage_.resize(size_t(P * J) * sizeof(float));
+    d1Storage_.resize(size_t(polyc::rt::localElements("d1", {P, J}, sizeof(float))) * sizeof(float));
     program.d1 = d1Storage_.as<float>();
     return program;
   }

@@ -66,6 +66,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 // func sigmoid(z) = 1 / (1 + exp(-z)), in f32
 static inline float sigmoid(float z) {

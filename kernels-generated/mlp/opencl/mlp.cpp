@@ -128,6 +128,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 // func sigmoid(z) = 1 / (1 + exp(-z)), in f32
 static inline float sigmoid(float z) {
@@ -897,6 +898,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // Runs mlp on the OpenCL device POLYC_OPENCL_DEVICE names (default: the first GPU).
 class MlpOpenCL final : public polyc::rt::ocl::OpenCLCompute {
@@ -927,14 +929,15 @@ public:
     polyc::rt::ocl::uploadArray(device(), W2_, context.arrays[4]);
     polyc::rt::ocl::checkIndexable("loss", E);
     loss_.resize(device(), size_t(E) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("h", P * J);
-    h_.resize(device(), size_t(P * J) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("y", P * K);
-    y_.resize(device(), size_t(P * K) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("d2", P * K);
-    d2_.resize(device(), size_t(P * K) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("d1", P * J);
-    d1_.resize(device(), size_t(P * J) * sizeof(cl_float));
+    polyc::rt::ocl::uploadArray(device(), loss_, context.arrays[5]);
+    polyc::rt::ocl::checkIndexable("h", polyc::rt::localElements("h", {P, J}, sizeof(float)));
+    h_.resize(device(), size_t(polyc::rt::localElements("h", {P, J}, sizeof(float))) * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("y", polyc::rt::localElements("y", {P, K}, sizeof(float)));
+    y_.resize(device(), size_t(polyc::rt::localElements("y", {P, K}, sizeof(float))) * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("d2", polyc::rt::localElements("d2", {P, K}, sizeof(float)));
+    d2_.resize(device(), size_t(polyc::rt::localElements("d2", {P, K}, sizeof(float))) * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("d1", polyc::rt::localElements("d1", {P, J}, sizeof(float)));
+    d1_.resize(device(), size_t(polyc::rt::localElements("d1", {P, J}, sizeof(float))) * sizeof(cl_float));
     if (!S0_reduce_) {
       S0_reduce_ = program().kernel("S0_reduce");
       S0_parallel_ = program().kernel("S0_parallel");

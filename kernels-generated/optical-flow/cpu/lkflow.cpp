@@ -92,6 +92,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and arrays of one call of lkflow_run, and one member function per statement.
 struct Lkflow {
@@ -250,23 +251,32 @@ struct Lkflow {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> IxStorage(static_cast<size_t>(20 * H * W));
+    std::vector<float> IxStorage(static_cast<size_t>(polyc::rt::localElements("Ix", {20, H, W},
+        sizeof(float))));
     Ix = IxStorage.data();
-    std::vector<float> IyStorage(static_cast<size_t>(20 * H * W));
+    std::vector<float> IyStorage(static_cast<size_t>(polyc::rt::localElements("Iy", {20, H, W},
+        sizeof(float))));
     Iy = IyStorage.data();
-    std::vector<float> ItStorage(static_cast<size_t>(20 * H * W));
+    std::vector<float> ItStorage(static_cast<size_t>(polyc::rt::localElements("It", {20, H, W},
+        sizeof(float))));
     It = ItStorage.data();
-    std::vector<float> SxxStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> SxxStorage(static_cast<size_t>(polyc::rt::localElements("Sxx", {1, H, W},
+        sizeof(float))));
     Sxx = SxxStorage.data();
-    std::vector<float> SyyStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> SyyStorage(static_cast<size_t>(polyc::rt::localElements("Syy", {1, H, W},
+        sizeof(float))));
     Syy = SyyStorage.data();
-    std::vector<float> SxyStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> SxyStorage(static_cast<size_t>(polyc::rt::localElements("Sxy", {1, H, W},
+        sizeof(float))));
     Sxy = SxyStorage.data();
-    std::vector<float> SxtStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> SxtStorage(static_cast<size_t>(polyc::rt::localElements("Sxt", {1, H, W},
+        sizeof(float))));
     Sxt = SxtStorage.data();
-    std::vector<float> SytStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> SytStorage(static_cast<size_t>(polyc::rt::localElements("Syt", {1, H, W},
+        sizeof(float))));
     Syt = SytStorage.data();
-    std::vector<float> detStorage(static_cast<size_t>(1 * H * W));
+    std::vector<float> detStorage(static_cast<size_t>(polyc::rt::localElements("det", {1, H, W},
+        sizeof(float))));
     det = detStorage.data();
 
     // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order

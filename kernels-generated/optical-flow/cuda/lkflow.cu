@@ -99,6 +99,7 @@ constexpr double eps = 1.0000000000000001e-09;
     : int32_t(int64_t(a) / b); }
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0
     : int32_t(int64_t(a) % b); }
+[[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
 // function per statement and variant.
@@ -586,23 +587,23 @@ private:
     program.gt = device<float>(3);
     program.u = device<float>(4);
     program.v = device<float>(5);
-    IxStorage_.resize(size_t(20 * H * W) * sizeof(float));
+    IxStorage_.resize(size_t(polyc::rt::localElements("Ix", {20, H, W}, sizeof(float))) * sizeof(float));
     program.Ix = IxStorage_.as<float>();
-    IyStorage_.resize(size_t(20 * H * W) * sizeof(float));
+    IyStorage_.resize(size_t(polyc::rt::localElements("Iy", {20, H, W}, sizeof(float))) * sizeof(float));
     program.Iy = IyStorage_.as<float>();
-    ItStorage_.resize(size_t(20 * H * W) * sizeof(float));
+    ItStorage_.resize(size_t(polyc::rt::localElements("It", {20, H, W}, sizeof(float))) * sizeof(float));
     program.It = ItStorage_.as<float>();
-    SxxStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    SxxStorage_.resize(size_t(polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Sxx = SxxStorage_.as<float>();
-    SyyStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    SyyStorage_.resize(size_t(polyc::rt::localElements("Syy", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Syy = SyyStorage_.as<float>();
-    SxyStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    SxyStorage_.resize(size_t(polyc::rt::localElements("Sxy", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Sxy = SxyStorage_.as<float>();
-    SxtStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    SxtStorage_.resize(size_t(polyc::rt::localElements("Sxt", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Sxt = SxtStorage_.as<float>();
-    SytStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    SytStorage_.resize(size_t(polyc::rt::localElements("Syt", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Syt = SytStorage_.as<float>();
-    detStorage_.resize(size_t(1 * H * W) * sizeof(float));
+    detStorage_.resize(size_t(polyc::rt::localElements("det", {1, H, W}, sizeof(float))) * sizeof(float));
     program.det = detStorage_.as<float>();
     return program;
   }

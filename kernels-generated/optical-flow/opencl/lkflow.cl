@@ -78,6 +78,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 
 // ---- polyc device library: work-group reductions ----

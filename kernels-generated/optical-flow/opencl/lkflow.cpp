@@ -146,6 +146,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 
 // ---- polyc device library: work-group reductions ----
@@ -1035,6 +1036,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // Runs lkflow on the OpenCL device POLYC_OPENCL_DEVICE names (default: the first GPU).
 class LkflowOpenCL final : public polyc::rt::ocl::OpenCLCompute {
@@ -1060,26 +1062,37 @@ public:
     polyc::rt::ocl::uploadArray(device(), gt_, context.arrays[3]);
     polyc::rt::ocl::checkIndexable("u", T * H * W);
     u_.resize(device(), size_t(T * H * W) * sizeof(cl_float));
+    polyc::rt::ocl::uploadArray(device(), u_, context.arrays[4]);
     polyc::rt::ocl::checkIndexable("v", T * H * W);
     v_.resize(device(), size_t(T * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Ix", 20 * H * W);
-    Ix_.resize(device(), size_t(20 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Iy", 20 * H * W);
-    Iy_.resize(device(), size_t(20 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("It", 20 * H * W);
-    It_.resize(device(), size_t(20 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Sxx", 1 * H * W);
-    Sxx_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Syy", 1 * H * W);
-    Syy_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Sxy", 1 * H * W);
-    Sxy_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Sxt", 1 * H * W);
-    Sxt_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Syt", 1 * H * W);
-    Syt_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("det", 1 * H * W);
-    det_.resize(device(), size_t(1 * H * W) * sizeof(cl_float));
+    polyc::rt::ocl::uploadArray(device(), v_, context.arrays[5]);
+    polyc::rt::ocl::checkIndexable("Ix", polyc::rt::localElements("Ix", {20, H, W}, sizeof(float)));
+    Ix_.resize(device(), size_t(polyc::rt::localElements("Ix", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Iy", polyc::rt::localElements("Iy", {20, H, W}, sizeof(float)));
+    Iy_.resize(device(), size_t(polyc::rt::localElements("Iy", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("It", polyc::rt::localElements("It", {20, H, W}, sizeof(float)));
+    It_.resize(device(), size_t(polyc::rt::localElements("It", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxx", polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float)));
+    Sxx_.resize(device(), size_t(polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syy", polyc::rt::localElements("Syy", {1, H, W}, sizeof(float)));
+    Syy_.resize(device(), size_t(polyc::rt::localElements("Syy", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxy", polyc::rt::localElements("Sxy", {1, H, W}, sizeof(float)));
+    Sxy_.resize(device(), size_t(polyc::rt::localElements("Sxy", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxt", polyc::rt::localElements("Sxt", {1, H, W}, sizeof(float)));
+    Sxt_.resize(device(), size_t(polyc::rt::localElements("Sxt", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syt", polyc::rt::localElements("Syt", {1, H, W}, sizeof(float)));
+    Syt_.resize(device(), size_t(polyc::rt::localElements("Syt", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("det", polyc::rt::localElements("det", {1, H, W}, sizeof(float)));
+    det_.resize(device(), size_t(polyc::rt::localElements("det", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
     if (!S0_S1_S2_parallel_) {
       S0_S1_S2_parallel_ = program().kernel("S0_S1_S2_parallel");
       S3_S4_S5_S6_S7_reduce_ = program().kernel("S3_S4_S5_S6_S7_reduce");

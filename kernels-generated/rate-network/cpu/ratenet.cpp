@@ -64,6 +64,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and arrays of one call of ratenet_run, and one member function per statement.
 struct Ratenet {
@@ -104,7 +105,7 @@ struct Ratenet {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> rStorage(static_cast<size_t>(2 * N));
+    std::vector<float> rStorage(static_cast<size_t>(polyc::rt::localElements("r", {2, N}, sizeof(float))));
     r = rStorage.data();
 
     if (T >= 1) {

@@ -71,6 +71,7 @@ constexpr double tau = 10.0;
     : int32_t(int64_t(a) / b); }
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0
     : int32_t(int64_t(a) % b); }
+[[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
 // function per statement and variant.
@@ -274,7 +275,7 @@ private:
     program.w = device<float>(2);
     program.baseline = device<float>(3);
     program.rT = device<float>(4);
-    rStorage_.resize(size_t(2 * N) * sizeof(float));
+    rStorage_.resize(size_t(polyc::rt::localElements("r", {2, N}, sizeof(float))) * sizeof(float));
     program.r = rStorage_.as<float>();
     return program;
   }

@@ -93,6 +93,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 
 // ---- polyc device library: work-group reductions ----
@@ -551,6 +552,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // Runs ratenet on the OpenCL device POLYC_OPENCL_DEVICE names (default: the first GPU).
 class RatenetOpenCL final : public polyc::rt::ocl::OpenCLCompute {
@@ -576,8 +578,9 @@ public:
     polyc::rt::ocl::uploadArray(device(), baseline_, context.arrays[3]);
     polyc::rt::ocl::checkIndexable("rT", N);
     rT_.resize(device(), size_t(N) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("r", 2 * N);
-    r_.resize(device(), size_t(2 * N) * sizeof(cl_float));
+    polyc::rt::ocl::uploadArray(device(), rT_, context.arrays[4]);
+    polyc::rt::ocl::checkIndexable("r", polyc::rt::localElements("r", {2, N}, sizeof(float)));
+    r_.resize(device(), size_t(polyc::rt::localElements("r", {2, N}, sizeof(float))) * sizeof(cl_float));
     if (!S0_parallel_) {
       S0_parallel_ = program().kernel("S0_parallel");
       S1_reduce_ = program().kernel("S1_reduce");

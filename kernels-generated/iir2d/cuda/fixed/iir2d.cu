@@ -61,6 +61,7 @@ namespace {
     : int32_t(int64_t(a) / b); }
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0
     : int32_t(int64_t(a) % b); }
+[[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
 // function per statement and variant.
@@ -340,7 +341,7 @@ private:
     program.a = device<float>(1);
     program.b = device<float>(2);
     program.y = device<float>(3);
-    y_inStorage_.resize(size_t(H * W) * sizeof(float));
+    y_inStorage_.resize(size_t(polyc::rt::localElements("y_in", {H, W}, sizeof(float))) * sizeof(float));
     program.y_in = y_inStorage_.as<float>();
     return program;
   }

@@ -76,6 +76,7 @@ static inline int polyc_mirror(int i, int n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int polyc_div_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) / b); }
 static inline int polyc_mod_i32(int a, int b) { return b == 0 ? 0 : (int)((int)(a) % b); }
+static inline int polyc_abs_i32(int a) { return a < 0 ? -a : a; }
 
 
 // ---- polyc device library: work-group reductions ----
@@ -774,6 +775,7 @@ static inline int64_t polyc_mirror(int64_t i, int64_t n) {
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
 static inline int32_t polyc_div_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) / b); }
 static inline int32_t polyc_mod_i32(int32_t a, int32_t b) { return b == 0 ? 0 : int32_t(int64_t(a) % b); }
+static inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // Runs iir2d on the OpenCL device POLYC_OPENCL_DEVICE names (default: the first GPU).
 class Iir2dOpenCL final : public polyc::rt::ocl::OpenCLCompute {
@@ -796,8 +798,10 @@ public:
     polyc::rt::ocl::uploadArray(device(), b_, context.arrays[2]);
     polyc::rt::ocl::checkIndexable("y", H * W);
     y_.resize(device(), size_t(H * W) * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("y_in", H * W);
-    y_in_.resize(device(), size_t(H * W) * sizeof(cl_float));
+    polyc::rt::ocl::uploadArray(device(), y_, context.arrays[3]);
+    polyc::rt::ocl::checkIndexable("y_in", polyc::rt::localElements("y_in", {H, W}, sizeof(float)));
+    y_in_.resize(device(), size_t(polyc::rt::localElements("y_in", {H, W}, sizeof(float)))
+        * sizeof(cl_float));
     if (!S1_reduce_) {
       S1_reduce_ = program().kernel("S1_reduce");
       S1_parallel_ = program().kernel("S1_parallel");
