@@ -15,5 +15,11 @@ count=${1:-20}
 seed=${2:-1}
 shift $(($# < 2 ? $# : 2))
 root=$(cd "$(dirname "$0")/.." && pwd)
-/usr/bin/python3 "$root/scripts/fuzz/fuzz.py" --count "$count" --seed "$seed" \
+# The first python3 with numpy: the one on the PATH (the GPU machine's), else the system's (here, where
+# python3 is a pyenv shim without it).
+python=${PYTHON:-python3}
+if ! "$python" -c 'import numpy' 2>/dev/null; then
+  python=/usr/bin/python3
+fi
+"$python" "$root/scripts/fuzz/fuzz.py" --count "$count" --seed "$seed" \
   --targets "${TARGETS:-cpu opencl}" --jobs "${JOBS:-$(nproc)}" --out "$root/fuzz-out" "$@"

@@ -951,7 +951,7 @@ void CudaHostPrinter::printReplayed(const BandView &band, const std::string &wha
   const map::BandMapping &mapping = mappingOf(band);
   if (!hostLoops_.empty() || !mapping.replayable)
     return launches(*this);
-  std::string fits = "(" + mapping.iterations + ") <= polyc::rt::cuda::GraphIterationsMax";
+  std::string fits = "(" + spellParams(mapping.iterations) + ") <= polyc::rt::cuda::GraphIterationsMax";
   CapturedCall call = capturedCall(band, what, guardWith(fits), launches);
   w_.comment("The launches of the loops on the host replayed from a captured CUDA graph when they have at most "
              "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
@@ -1087,7 +1087,7 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
              "): one persistent kernel when the largest launch inside an iteration takes at least " +
              std::to_string(form.threadsMin) + " threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
-  std::string choice = "polyc::rt::cuda::persistentChoice(" + form.condition + ")";
+  std::string choice = "polyc::rt::cuda::persistentChoice(" + spellParams(form.condition) + ")";
   w_.openBlock("if (" + choice + ")");
   printPersistent(band, body, form);
   w_.elseBlock();
@@ -1128,7 +1128,7 @@ void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node 
   CudaPersistentPrinter persistent(*this, kw, program_, grid);
   persistent.printSubtree(body);
   kw.closeBlock();
-  std::string threads = "int64_t(" + form.pointsPerStep + ")" +
+  std::string threads = "int64_t(" + spellParams(form.pointsPerStep) + ")" +
                         (form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "");
   w_.line("polyc::rt::cuda::launchPersistent(" + name + ", \"" + name + "\", " + threads + ", " +
           std::to_string(ThreadsPerBlock) + ", " + program_.stream + ", " + kernelArgs() + ");");
@@ -1876,10 +1876,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   printer.names().take(cp.device);
   cp.program = printer.names().fresh("program");
   cp.stream = printer.names().fresh("stream");
-  for (const char *reserved : {"wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes"})
-    if (printer.names().isTaken(reserved))
-      return llvm::createStringError(std::string("the CUDA target uses the name '") + reserved +
-                                     "' in generated code; rename that item of the program");
+  // The printer's own names (cIdentifier spells a program's `grid` as grid_, so none is taken here).
   for (const char *reserved : {"wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes"})
     printer.names().take(reserved);
   cp.globalNames = printer.names();
