@@ -93,7 +93,7 @@ class Runner:
             args += ["--in", "%s=%s" % (k, os.path.join(case_dir, f))]
         outs = {}
         for k in meta["outputs"]:
-            outs[k] = os.path.join(outdir, k + ".npy")
+            outs[k] = os.path.join(outdir, gp.npy_file(k))
             args += ["--out", "%s=%s" % (k, outs[k])]
         rc, out, err = run_cmd(cmd + args, self.run_timeout, self.env)
         if rc == "timeout":
@@ -294,7 +294,7 @@ class Work:
 
     def meta(self):
         outs = [a.name for a in self.prog.arrays if a.role in ("output", "inout")]
-        ins = {a.name: os.path.join("inputs", a.name + ".npy") for a in self.prog.arrays
+        ins = {a.name: os.path.join("inputs", gp.npy_file(a.name)) for a in self.prog.arrays
                if a.role in ("input", "inout")}
         return dict(program=self.prog.filename, params=self.params, inputs=ins, outputs=outs,
                     tolerance=tolerance_types(self.prog))
@@ -308,7 +308,7 @@ class Work:
         meta = self.meta()
         for a in self.prog.arrays:
             if a.role in ("input", "inout"):
-                np.save(os.path.join(d, "inputs", a.name + ".npy"), self.inputs[a.name])
+                np.save(os.path.join(d, "inputs", gp.npy_file(a.name)), self.inputs[a.name])
         if seed is not None:
             meta["seed"] = seed
         with open(os.path.join(d, "case.json"), "w") as f:

@@ -57,6 +57,15 @@ COLLIDE = ["p", "program", "stream", "grid", "i0", "i1", "j1", "lane", "lanes", 
 FILE_NAMES = ["prog.poly", "prog.poly", "prog.poly", "value.poly", "program.poly", "main.poly", "int.poly",
               "x-y.poly", "9lives.poly", "grid.poly", "kernel.poly", "Prog.poly"]
 
+
+def npy_file(name):
+    """The .npy file of an array: its name, cut and made unique by a hash when name + ".npy" would pass a
+    file name's 255 bytes (identifiers of 256 characters are valid)."""
+    if len(name) <= 200:
+        return name + ".npy"
+    import hashlib
+    return name[:180] + "-" + hashlib.sha1(name.encode()).hexdigest()[:10] + ".npy"
+
 # Bugs found by this fuzzer that the generator avoids unless --known-bugs is given; each has a minimal
 # reproducer under test/fuzz-programs/regressions (XFAIL until fixed). Remove an entry when it is fixed.
 KNOWN_BUGS = {}
@@ -1673,9 +1682,9 @@ class Case:
             f.write(self.text())
         files = {}
         for name, v in self.inputs.items():
-            path = os.path.join(d, "inputs", name + ".npy")
+            path = os.path.join(d, "inputs", npy_file(name))
             save_npy(path, v, self.npy_variant)
-            files[name] = os.path.join("inputs", name + ".npy")
+            files[name] = os.path.join("inputs", npy_file(name))
         meta = dict(seed=self.seed, program=self.prog.filename, params=self.params(), inputs=files,
                     outputs=self.outputs)
         with open(os.path.join(d, "case.json"), "w") as f:
