@@ -75,8 +75,8 @@ public:
   // The C names of the statement's dimensions, in model::Statement::dimNames order (repeat variable
   // first). These are the parameters the printed statement code expects in scope.
   std::vector<std::string> dimNames(const model::Statement &statement) const;
-  // Reads of `array` (not its writes) use `storage` instead of arrayRef(array): for an update that
-  // must see old values while the array is being changed (a snapshot taken by the target).
+  // Reads of `array` (not its writes) use `storage` instead of arrayRef(array): for a target that
+  // stages the values a statement reads in other memory (CUDA shared memory, OpenCL local memory).
   void setReadStorage(const std::string &array, const std::string &storage);
   void clearReadStorage() { readStorage_.clear(); }
 

@@ -60,12 +60,20 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     auto model = model::buildModel(*compiled->program, ctx, modelOptions);
     if (!model)
       return reportError(model.takeError(), sm), nullptr;
-    // Updates that cannot run in place read a copy of the old values: new equations, a new model.
+    // Updates that read elements other instances overwrite read a copy of the old values: new
+    // equations, a new model. No target orders or copies them itself.
     if (model::snapshotUpdates(*compiled->program, *model) > 0) {
       model = model::buildModel(*compiled->program, ctx, modelOptions);
       if (!model)
         return reportError(model.takeError(), sm), nullptr;
     }
+    for (const model::Statement &stmt : model->statements)
+      if (stmt.isUpdate() && stmt.readsOtherInstances)
+        return reportError(makeError("internal error: " + stmt.name + " updates " + stmt.write.array +
+                                     " reading elements it overwrites, and no copy of the old values "
+                                     "could be made"),
+                           sm),
+               nullptr;
     compiled->model = std::move(*model);
     auto deps = analysis::computeDependences(compiled->model);
     if (!deps)

@@ -1,5 +1,5 @@
-// Updates that read their own array where no in-place order exists read a copy of the old values (see
-// SnapshotUpdates.h): a rewrite of the checked AST, so that every later stage and every target sees an
+// Updates that read their own array at elements other instances overwrite read a copy of the old values
+// (see SnapshotUpdates.h): a rewrite of the checked AST, so that every later stage and every target sees an
 // ordinary copy equation before an update that no longer reads the array it changes.
 #include "compiler/model/SnapshotUpdates.h"
 
@@ -37,23 +37,6 @@ bool updateReadsOtherInstances(const Statement &stmt) {
     return !selfConflicts(stmt).is_empty();
   } catch (const isl::exception &) {
     return true;
-  }
-}
-
-bool updateRunsInPlace(const Model &model, const Statement &stmt) {
-  if (!stmt.isUpdate())
-    return true;
-  try {
-    isl::map conflict = selfConflicts(stmt);
-    if (conflict.is_empty())
-      return true;
-    isl::schedule order = isl::schedule_constraints::on_domain(isl::union_set(stmt.domain))
-                              .set_context(model.context)
-                              .set_validity(isl::union_map(conflict))
-                              .compute_schedule();
-    return !order.is_null();
-  } catch (const isl::exception &) {
-    return false; // no order (isl: "unable to carry dependences"), or not one isl can find
   }
 }
 
@@ -148,7 +131,7 @@ static bool snapshotUpdate(Program &program, Equation &update, std::set<std::str
 unsigned snapshotUpdates(Program &program, const Model &model) {
   std::vector<Equation *> updates;
   for (const Statement &stmt : model.statements)
-    if (stmt.equation && !updateRunsInPlace(model, stmt))
+    if (stmt.equation && stmt.isUpdate() && stmt.readsOtherInstances)
       updates.push_back(const_cast<Equation *>(stmt.equation));
   if (updates.empty())
     return 0;

@@ -332,6 +332,10 @@ bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed,
       const model::ArrayInfo *array = model_.findArray(model_.statements[a].write.array);
       if (!array || array->decl->kind != ast::ArrayKind::Local)
         continue;
+      // The copy of an update's old values (SnapshotUpdates) is there so that the update runs in
+      // parallel; streaming it with its update would run both in order again.
+      if (model_.statements[a].equation && model_.statements[a].equation->snapshotFor)
+        continue;
       isl::map forward = rel.intersect(isl::set::universe(space.wrap()).intersect(yb.gt_set(xa)).unwrap());
       if (forward.is_empty())
         continue;

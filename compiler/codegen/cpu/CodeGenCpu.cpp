@@ -47,37 +47,26 @@ struct StatementUse {
   std::optional<allocate::AllocationKind> kind; // the allocation of the band around its calls
 };
 
-// A read copy of an array that an update reads at other points than it writes (W[i] += W[i - 1]):
-// taken right before the update's loop nest, so every read sees the old values.
-struct Snapshot {
-  std::string array;   // the updated array
-  std::string storage; // the member that points at the copy
-};
-
 class CpuAstPrinter : public IslAstPrinter {
 public:
   CpuAstPrinter(const CodegenInput &input, CodeWriter &w, const ExprPrinter &exprs,
-                std::vector<StatementUse> &uses, const std::map<unsigned, Snapshot> &snapshots)
-      : IslAstPrinter(input, w), exprs_(exprs), uses_(uses), snapshots_(snapshots) {}
+                std::vector<StatementUse> &uses)
+      : IslAstPrinter(input, w), exprs_(exprs), uses_(uses) {}
 
   std::optional<std::string> error; // the first band this target could not print
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   void printLoopPragma(const LoopView &loop) override;
-  void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   void printStatementCall(const StatementCall &call) override;
 
 private:
   void printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
-  void printSnapshot(unsigned statement);
 
   const ExprPrinter &exprs_;
   std::vector<StatementUse> &uses_;
-  const std::map<unsigned, Snapshot> &snapshots_;
-  std::set<unsigned> snapshotTaken_;             // statements whose snapshot the enclosing code took
   std::optional<allocate::AllocationKind> kind_; // the allocation of the branch being printed
 };
 
@@ -198,56 +187,13 @@ void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
   markParallel();
 }
 
-void CpuAstPrinter::printSnapshot(unsigned statement) {
-  const Snapshot &snapshot = snapshots_.at(statement);
-  const model::ArrayInfo *array = nullptr;
-  for (const model::ArrayInfo &a : input_.model.arrays)
-    if (a.name == snapshot.array)
-      array = &a;
-  w_.comment(input_.model.statements[statement].name + " updates " + snapshot.array +
-             " reading it at other points: its reads see this copy of the old values.");
-  std::string name = exprs_.arrayRef(*array);
-  w_.line("std::copy(" + name + ", " + name + " + " + exprs_.storageSize(*array) + ", " + snapshot.storage + ");");
-  snapshotTaken_.insert(statement);
-}
-
-void CpuAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
-  // The outermost loop that runs only one snapshot-needing update takes its snapshot.
-  std::vector<unsigned> taken;
-  if (loop.statements.size() == 1) {
-    unsigned s = loop.statements.front();
-    if (snapshots_.count(s) && !snapshotTaken_.count(s)) {
-      printSnapshot(s);
-      taken.push_back(s);
-    }
-  }
-  IslAstPrinter::printFor(loop, node);
-  for (unsigned s : taken)
-    snapshotTaken_.erase(s);
-}
-
 void CpuAstPrinter::printStatementCall(const StatementCall &call) {
-  bool single = snapshots_.count(call.statement) && !snapshotTaken_.count(call.statement);
-  if (single) {
-    // No loop of its own: a copy is still needed when a loop-free update reads other points.
-    if (!error && !input_.model.statements[call.statement].dimNames.empty())
-      error = input_.model.statements[call.statement].name +
-              ": the CPU target cannot place the copy an update reading its own array at other points "
-              "needs when the update shares its loops with other statements (try --no-fuse)";
-  }
   recordCall(call.statement, insideParallel());
   IslAstPrinter::printStatementCall(call);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The file
-
-static const model::ArrayInfo *findArray(const model::Model &model, const std::string &name) {
-  for (const model::ArrayInfo &a : model.arrays)
-    if (a.name == name)
-      return &a;
-  return nullptr;
-}
 
 static const char *roleWord(ast::ArrayKind kind) {
   switch (kind) {
@@ -282,30 +228,6 @@ static bool usesIdentifier(const std::string &text, const std::string &name) {
   return false;
 }
 
-// Statements that update an array reading it at other points than the one they write.
-static std::map<unsigned, Snapshot> findSnapshots(const model::Model &model, NameScope &names) {
-  std::map<unsigned, Snapshot> snapshots;
-  for (unsigned s = 0; s < model.statements.size(); ++s) {
-    const model::Statement &statement = model.statements[s];
-    if (!statement.isUpdate() || !statement.readsOtherInstances)
-      continue; // each instance reads what it needs before it writes: no copy (w[0] -= w[idx[0]])
-    for (const model::Access &read : statement.reads) {
-      if (read.array != statement.write.array || !read.read)
-        continue;
-      bool samePoint = false;
-      try {
-        samePoint = read.relation.is_equal(statement.write.relation);
-      } catch (const isl::exception &) {
-      }
-      if (!samePoint) {
-        snapshots[s] = {statement.write.array, names.fresh(cIdentifier(statement.write.array) + "Old")};
-        break;
-      }
-    }
-  }
-  return snapshots;
-}
-
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const CodegenInput &input) {
   const model::Model &model = input.model;
   const ast::Program &program = *model.program;
@@ -317,15 +239,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   CodeWriter loops; // at the level of run()'s body
   loops.indent();
   loops.indent();
-  NameScope memberNames;
-  for (auto &p : program.params)
-    memberNames.take(cIdentifier(p->name));
-  for (auto &a : program.arrays)
-    memberNames.take(cIdentifier(a->name));
-  std::map<unsigned, Snapshot> snapshots = findSnapshots(model, memberNames);
-  CpuAstPrinter printer(input, loops, exprs, uses, snapshots);
-  for (auto &[s, snapshot] : snapshots)
-    printer.names().take(snapshot.storage);
+  CpuAstPrinter printer(input, loops, exprs, uses);
   if (llvm::Error e = printer.printSchedule())
     return e;
   if (printer.error)
@@ -366,11 +280,6 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
            " = nullptr; // " + roleWord(a.decl->kind) + " " + shapeComment(*a.decl, exprs, a));
   }
-  for (auto &[s, snapshot] : snapshots) {
-    const model::ArrayInfo *a = findArray(model, snapshot.array);
-    w.line(exprs.typeName(a->decl->elemType) + " *" + snapshot.storage + " = nullptr; // old values of " +
-           snapshot.array + " while " + model.statements[s].name + " updates it");
-  }
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
     w.blank();
@@ -387,10 +296,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     exprs.parallelReductions =
         uses[s].called && !uses[s].calledInParallel &&
         (onlyRepeatDims || (uses[s].kind && *uses[s].kind == allocate::AllocationKind::Reduction));
-    if (snapshots.count(s))
-      exprs.setReadStorage(snapshots[s].array, snapshots[s].storage);
     exprs.printStatement(statement, body);
-    exprs.clearReadStorage();
     // A dimension the body does not use (the repeat variable, mostly) keeps its name as a comment.
     std::string params;
     for (const std::string &d : dims)
@@ -415,13 +321,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
              exprs.checkedStorageSize(a) + "));");
       w.line(exprs.arrayRef(a) + " = " + storage + ".data();");
     }
-  for (auto &[s, snapshot] : snapshots) {
-    const model::ArrayInfo *a = findArray(model, snapshot.array);
-    w.line("std::vector<" + exprs.typeName(a->decl->elemType) + "> " + snapshot.storage +
-           "Storage(static_cast<size_t>(" + exprs.checkedStorageSize(*a) + "));");
-    w.line(snapshot.storage + " = " + snapshot.storage + "Storage.data();");
-  }
-  if (anyLocal || !snapshots.empty())
+  if (anyLocal)
     w.blank();
   w.append(loops);
   w.closeBlock();

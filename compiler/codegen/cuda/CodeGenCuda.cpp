@@ -1836,34 +1836,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   exprs.mode = CudaStatementMode::Thread;
 }
 
-// An update that reads its own array at other points than it writes (W[i] += W[i - 1]) needs a copy
-// of the old values while threads update it in parallel; the CUDA target does not make one yet.
-static llvm::Error checkSelfReadingUpdates(const model::Model &model) {
-  for (const model::Statement &statement : model.statements) {
-    if (!statement.isUpdate() || !statement.readsOtherInstances)
-      continue; // each instance reads what it needs before it writes (w[0] -= w[idx[0]])
-    for (const model::Access &read : statement.reads) {
-      if (read.array != statement.write.array || !read.read || read.implicitUpdateRead)
-        continue;
-      bool samePoint = false;
-      try {
-        samePoint = read.relation.is_equal(statement.write.relation);
-      } catch (const isl::exception &) {
-      }
-      if (!samePoint)
-        return llvm::createStringError(statement.name + " (" + equationText(*statement.equation) +
-                                       ") updates " + statement.write.array +
-                                       " reading it at other points; the CUDA target cannot print that yet "
-                                       "(use --target=cpu)");
-    }
-  }
-  return llvm::Error::success();
-}
-
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &input) {
   const model::Model &model = input.model;
-  if (llvm::Error e = checkSelfReadingUpdates(model))
-    return e;
   const ast::Program &program = *model.program;
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
