@@ -183,7 +183,10 @@ std::string polyc::codegen::programStructName(llvm::StringRef program) {
   return name;
 }
 
-std::string polyc::codegen::spellParams(llvm::StringRef text) {
+std::string polyc::codegen::spellParams(llvm::StringRef text, const ast::Program &program) {
+  auto isParam = [&](llvm::StringRef word) {
+    return llvm::any_of(program.params, [&](const auto &param) { return param->name == word; });
+  };
   std::string result;
   size_t k = 0;
   while (k < text.size()) {
@@ -197,9 +200,7 @@ std::string polyc::codegen::spellParams(llvm::StringRef text) {
     while (end < text.size() && (llvm::isAlnum(text[end]) || text[end] == '_'))
       ++end;
     llvm::StringRef word = text.slice(k, end);
-    size_t next = text.find_first_not_of(' ', end);
-    bool call = next != llvm::StringRef::npos && text[next] == '(';
-    result += llvm::isDigit(c) || call ? word.str() : cIdentifier(word);
+    result += isParam(word) ? cIdentifier(word) : word.str();
     k = end;
   }
   return result;

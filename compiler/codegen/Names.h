@@ -30,10 +30,10 @@ namespace polyc::codegen {
 // names are taken, or are in the reserved list.
 std::string cIdentifier(llvm::StringRef name);
 
-// A C expression over the program's params as the schedule and the allocation write it (isl's names,
-// "M * M >= 32 && H * W < 65536", "min(N, 2)") with every param spelled by cIdentifier (identifiers
-// followed by '(' are functions and stay).
-std::string spellParams(llvm::StringRef text);
+// A C expression over the program's params as the schedule, the allocation and the mapping write it
+// (isl's names: "M * M >= 32 && H * W < 65536", "int64_t(N) >= 262144", "false") with every param of
+// `program` spelled by cIdentifier and every other word as it is.
+std::string spellParams(llvm::StringRef text, const ast::Program &program);
 
 // Whether `name` may name something in emitted code: a spelling of cIdentifier (ends with '_', or needs
 // no escape). NameScope::fresh hands out only such names.

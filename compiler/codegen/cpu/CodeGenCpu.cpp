@@ -104,7 +104,7 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     w_.comment("Band " + std::to_string(band.index) + ": the allocation is chosen at run time, " +
                describeKind(a->kind) + " if " + a->runtimeCondition + ", else " + describeKind(*a->otherwise) +
                ".");
-    w_.openBlock("if (" + spellParams(a->runtimeCondition) + ")");
+    w_.openBlock("if (" + spellParams(a->runtimeCondition, *input_.model.program) + ")");
     printVariant(a->kind, band, body);
     w_.elseBlock();
     printVariant(*a->otherwise, band, body);
@@ -357,7 +357,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
         stmts += (stmts.empty() ? "" : ", ") + model.statements[s].name;
     std::string head = "\"" + prog + ": band " + std::to_string(a.band) + " (" + stmts + "): ";
     if (!a.runtimeCondition.empty() && a.otherwise)
-      describe.line("text += std::string(" + head + "\") + (" + spellParams(a.runtimeCondition) + " ? \"" +
+      describe.line("text += std::string(" + head + "\") + (" + spellParams(a.runtimeCondition, *input.model.program) + " ? \"" +
                     describeKind(a.kind) + " (" + a.runtimeCondition + ")\" : \"" + describeKind(*a.otherwise) +
                     " (not " + a.runtimeCondition + ")\") + \"\\n\";");
     else

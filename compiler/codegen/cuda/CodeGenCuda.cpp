@@ -859,7 +859,7 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     w_.comment("Band " + std::to_string(band.index) + ": " + describeKind(a->kind) + " if " + a->runtimeCondition +
                ", else " + describeKind(*a->otherwise) +
                (wavefronts ? " (POLYC_CUDA_WAVEFRONT=fixed|flexible overrides the choice)." : "."));
-    std::string condition = "(" + spellParams(a->runtimeCondition) + ")";
+    std::string condition = "(" + spellParams(a->runtimeCondition, *input_.model.program) + ")";
     if (wavefronts) {
       std::string flexibleWhen = a->kind == AllocationKind::FlexibleWavefront ? condition : "!" + condition;
       condition = "wavefront == polyc::rt::cuda::WavefrontOverride::Flexible || (wavefront == "
@@ -939,7 +939,9 @@ void CudaHostPrinter::printMapped(const BandView &band, const isl::ast_node &bod
     printer.printNode(body);
     printer.gpu_ = saved;
   };
-  if (kind == AllocationKind::FixedWavefront) // printFixed captures it
+  // printFixed captures a fixed wavefront itself; a group size chosen at run time is the constant G of
+  // the dispatch around this (printReduction), which a captured member function would not see.
+  if (kind == AllocationKind::FixedWavefront || group == "G")
     return launches(*this);
   printReplayed(band, std::string(describeKind(kind)) + " (group " + group + ")", launches);
 }
@@ -951,7 +953,7 @@ void CudaHostPrinter::printReplayed(const BandView &band, const std::string &wha
   const map::BandMapping &mapping = mappingOf(band);
   if (!hostLoops_.empty() || !mapping.replayable)
     return launches(*this);
-  std::string fits = "(" + spellParams(mapping.iterations) + ") <= polyc::rt::cuda::GraphIterationsMax";
+  std::string fits = "(" + spellParams(mapping.iterations, *input_.model.program) + ") <= polyc::rt::cuda::GraphIterationsMax";
   CapturedCall call = capturedCall(band, what, guardWith(fits), launches);
   w_.comment("The launches of the loops on the host replayed from a captured CUDA graph when they have at most "
              "polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.");
@@ -1087,7 +1089,7 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
              "): one persistent kernel when the largest launch inside an iteration takes at least " +
              std::to_string(form.threadsMin) + " threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
-  std::string choice = "polyc::rt::cuda::persistentChoice(" + spellParams(form.condition) + ")";
+  std::string choice = "polyc::rt::cuda::persistentChoice(" + spellParams(form.condition, *input_.model.program) + ")";
   w_.openBlock("if (" + choice + ")");
   printPersistent(band, body, form);
   w_.elseBlock();
@@ -1128,7 +1130,7 @@ void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node 
   CudaPersistentPrinter persistent(*this, kw, program_, grid);
   persistent.printSubtree(body);
   kw.closeBlock();
-  std::string threads = "int64_t(" + spellParams(form.pointsPerStep) + ")" +
+  std::string threads = "int64_t(" + spellParams(form.pointsPerStep, *input_.model.program) + ")" +
                         (form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "");
   w_.line("polyc::rt::cuda::launchPersistent(" + name + ", \"" + name + "\", " + threads + ", " +
           std::to_string(ThreadsPerBlock) + ", " + program_.stream + ", " + kernelArgs() + ");");
@@ -1142,7 +1144,7 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
   int64_t size = a ? a->reductionGroupSize : 0;
   if (size >= 1 && size <= 1024 && (size & (size - 1)) == 0)
     return printMapped(band, body, std::to_string(size), AllocationKind::Reduction);
-  std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength) : "1024";
+  std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength, *input_.model.program) : "1024";
   w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
   w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
                "), [&](auto groupSize)");

@@ -782,10 +782,10 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     auto isWavefront = [](AllocationKind k) {
       return k == AllocationKind::FixedWavefront || k == AllocationKind::FlexibleWavefront;
     };
-    std::string condition = "(" + spellParams(allocation->runtimeCondition) + ")";
+    std::string condition = "(" + spellParams(allocation->runtimeCondition, *input_.model.program) + ")";
     if (isWavefront(allocation->kind) && isWavefront(*allocation->otherwise) && allocation->kind != *allocation->otherwise)
       // POLYC_OPENCL_WAVEFRONT=fixed|flexible can force either variant (benchmarks, tests).
-      condition = "polyc::rt::ocl::takeConditionVariant(" + spellParams(allocation->runtimeCondition) + ", " +
+      condition = "polyc::rt::ocl::takeConditionVariant(" + spellParams(allocation->runtimeCondition, *input_.model.program) + ", " +
                   (allocation->kind == AllocationKind::FlexibleWavefront ? "true" : "false") + ")";
     w_.openBlock("if " + (condition.front() == '(' ? condition : "(" + condition + ")"));
     variantGuards_.push_back(condition);
