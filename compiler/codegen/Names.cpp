@@ -101,7 +101,7 @@ static const llvm::StringSet<> &emittedWords() {
       "download", "prepare", "run", "verbose", "text", "params", "arrays", "launches", "argc", "argv",
       "describeAllocation", "programInfo", "sequenceKey", "kKernelSource",
       // The CUDA printer's own locals and kernel arguments (launch grids, wavefront lanes and cells).
-      "wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes",
+      "wavefront", "lane", "G", "args", "grid", "row", "col", "value", "sharedBytes", "graphKey", "view",
   };
   return words;
 }
@@ -119,10 +119,23 @@ static bool looksLikeMacro(llvm::StringRef name) {
          llvm::all_of(name, [](char c) { return llvm::isUpper(c) || llvm::isDigit(c) || c == '_'; });
 }
 
+// The vector types of CUDA and OpenCL C (float2, uchar4, half2, longlong3, bfloat162; OpenCL's 8 and 16
+// too) and dim3.
+static bool isVectorType(llvm::StringRef name) {
+  if (name == "dim3")
+    return true;
+  for (llvm::StringRef base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                               "ulonglong", "float", "double", "half", "bfloat16"})
+    if (name.consume_front(base))
+      return name == "1" || name == "2" || name == "3" || name == "4" || name == "8" || name == "16";
+  return false;
+}
+
 // Names that are not spelled as they are: see Names.h. `native_`, `half_` (OpenCL C), `cl_`, `cuda`,
 // `cu` are the prefixes of the OpenCL and CUDA APIs' functions and types.
 static bool mustEscape(llvm::StringRef name) {
-  return reservedWords().contains(name) || emittedWords().contains(name) || isStatementName(name) || looksLikeMacro(name) ||
+  return reservedWords().contains(name) || emittedWords().contains(name) || isStatementName(name) ||
+         looksLikeMacro(name) || isVectorType(name) ||
          name.starts_with("_") || name.ends_with("_") || name.starts_with("polyc_") ||
          name.starts_with("native_") || name.starts_with("half_") ||
          name.starts_with("cl_") || name.starts_with("cuda") || name.ends_with("_run") ||
@@ -199,8 +212,12 @@ std::string polyc::codegen::spellParams(llvm::StringRef text, const ast::Program
     size_t end = k;
     while (end < text.size() && (llvm::isAlnum(text[end]) || text[end] == '_'))
       ++end;
+    // A param is a value: a word that is called or cast (`int64_t(N)`, where a param may be named
+    // int64_t too) or qualified (`polyc::rt`) is the generated text's own.
     llvm::StringRef word = text.slice(k, end);
-    result += isParam(word) ? cIdentifier(word) : word.str();
+    llvm::StringRef after = text.drop_front(end).ltrim(' ');
+    bool own = after.starts_with("(") || after.starts_with("::") || text.take_front(k).ends_with("::");
+    result += isParam(word) && !own ? cIdentifier(word) : word.str();
     k = end;
   }
   return result;

@@ -304,7 +304,14 @@ std::string pwAffToC(const isl::pw_aff &value, const isl::set &context) {
   if (pieces.size() == 1 && coefficients(pieces[0]).integral)
     return affToString(pieces[0]);
   // Several pieces (k in 0..D where k < 2 has min(D, 2) terms): isl's AST generator writes the
-  // selection of the piece as conditionals over the params.
+  // selection of the piece as conditionals over the params. Where the value is not defined (the extent
+  // of a set empty for those params) it is 0: the generator cannot print a value void somewhere.
+  isl::set undefined = context.params().subtract(simplified.domain());
+  if (!undefined.is_empty())
+    simplified = simplified
+                     .union_add(isl::manage(isl_pw_aff_val_on_domain(undefined.release(),
+                                                                     isl_val_zero(context.ctx().get()))))
+                     .coalesce();
   isl::ast_build build = isl::ast_build::from_context(context.params());
   return astToC(build.expr_from(simplified));
 }

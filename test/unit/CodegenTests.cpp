@@ -406,7 +406,13 @@ TEST(NamesTest, KeywordsAndReservedPrefixGetASuffix) {
   scope.take("t");
   EXPECT_EQ(scope.fresh("t"), "t1");
   EXPECT_EQ(scope.fresh("t"), "t2");
-  EXPECT_EQ(scope.fresh("int"), "int1");
+  EXPECT_EQ(scope.fresh("int"), "int1_"); // int1 is a CUDA vector type
+  EXPECT_EQ(scope.fresh("size"), "size");
+  // The vector types of CUDA and OpenCL C and the CUDA printer's own names are spelled with a '_'.
+  EXPECT_EQ(cIdentifier("half2"), "half2_");
+  EXPECT_EQ(cIdentifier("float4"), "float4_");
+  EXPECT_EQ(cIdentifier("float5"), "float5");
+  EXPECT_EQ(cIdentifier("graphKey"), "graphKey_");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,19 +580,19 @@ TEST(ExprPrinterTest, FoldedDimensionIsIndexedModuloItsWindow) {
 }
 
 TEST(ExprPrinterTest, UserFunctionsGetParamsAsArguments) {
-  Fixture f("param N, G;\nfunc sigmoid(z) = 1 / (1 + exp(-z * G));\ninput f32 x[N];\noutput f32 y[N];\n"
+  Fixture f("param N, gain;\nfunc sigmoid(z) = 1 / (1 + exp(-z * gain));\ninput f32 x[N];\noutput f32 y[N];\n"
             "y[i] = sigmoid(x[i]);\n");
-  f.setContext("N >= 0 and G >= 0");
+  f.setContext("N >= 0 and gain >= 0");
   f.addStatement(0, {"i"}, "{ S0[i] : 0 <= i < N }", "{ S0[i] -> y[i] }", {"{ S0[i] -> x[i] : 0 <= i < N }"});
   ExprPrinter printer(f.model, f.schedule);
   CodeWriter w;
   printer.printUserFunctions(w);
-  EXPECT_NE(w.str().find("static inline float sigmoid(float z, int64_t G) {\n"
-                         "  return 1.0f / (1.0f + expf(-z * float(G)));\n"
+  EXPECT_NE(w.str().find("static inline float sigmoid(float z, int64_t gain) {\n"
+                         "  return 1.0f / (1.0f + expf(-z * float(gain)));\n"
                          "}\n"),
             std::string::npos)
       << w.str();
-  EXPECT_EQ(printStatement(f, 0), "y[i] = sigmoid(x[i], G);\n");
+  EXPECT_EQ(printStatement(f, 0), "y[i] = sigmoid(x[i], gain);\n");
 }
 
 TEST(ExprPrinterTest, LiteralsAreShortestRoundTrip) {
