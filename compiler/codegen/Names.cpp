@@ -82,6 +82,7 @@ static const llvm::StringSet<> &reservedWords() {
         "nan", "nearbyint", "nextafter", "pow", "pown", "powr", "remainder", "remquo", "rint", "lrint",
         "llrint", "rootn", "round", "lround", "llround", "rsqrt", "scalbn", "scalbln", "sin", "sincos",
         "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma", "trunc", "saturate", "rcbrt", "norm",
+        "j0", "j1", "jn", "y0", "y1", "yn", // the Bessel functions of math.h (and CUDA)
     };
     for (const char *name : math) {
       set.insert(name);

@@ -269,9 +269,15 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     form.chosen = largest * int64_t(form.threadsPerPoint) >= form.threadsMin;
     form.condition = *form.chosen ? "true" : "false";
   } else {
-    form.pointsPerStep = launches.size() == 1 ? launches.front()
-                                              : "std::max<int64_t>({" + llvm::join(launches, ", ") + "})";
-    form.condition = "int64_t(" + form.pointsPerStep + ")" + perPoint + " >= " + std::to_string(form.threadsMin);
+    // Over the params alone (int64_t in the host code), with C's operators: no names of C++ in the
+    // text, which a program's params may share (a param named int64_t).
+    std::string largestLaunch = launches.front();
+    for (size_t k = 1; k < launches.size(); ++k) {
+      std::string a = "(" + largestLaunch + ")", b = "(" + launches[k] + ")";
+      largestLaunch = a + " > " + b + " ? " + a + " : " + b;
+    }
+    form.pointsPerStep = largestLaunch;
+    form.condition = "(" + form.pointsPerStep + ")" + perPoint + " >= " + std::to_string(form.threadsMin);
   }
   return form;
 }

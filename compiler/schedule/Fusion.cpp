@@ -104,12 +104,15 @@ PieceMerge mergeDefinitionPieces(const Model &model, const std::vector<std::vect
     return false;
   };
   // Equations (`=`): updates of one array are not pieces, each applies to what the one before left.
+  // No reductions: a GPU kernel reduces with a group of threads a point and barriers the whole group
+  // reaches, which the threads of another piece's points would not (syrk hung on OpenCL).
   auto piece = [&](size_t c) {
     if (components[c].size() != 1)
       return false;
     unsigned s = components[c].front();
     const Statement &stmt = model.statements[s];
-    return !stmt.isUpdate() && stmt.dimNames.size() > fixedDims && between(model, regionDeps, s, s).is_empty();
+    return !stmt.isUpdate() && stmt.reductions.empty() && stmt.dimNames.size() > fixedDims &&
+           between(model, regionDeps, s, s).is_empty();
   };
   // Sets of pieces by array, in order of their first component.
   std::vector<std::vector<size_t>> sets;

@@ -71,6 +71,10 @@ private:
 static isl::map sameLeading(const isl::map &relation, unsigned fixed) {
   if (fixed == 0)
     return relation;
+  // A statement with fewer dimensions (a scalar read by a time loop) is in no band of the others: no
+  // pair of instances agrees on dimensions it does not have.
+  if (unsigned(relation.domain_tuple_dim()) < fixed || unsigned(relation.range_tuple_dim()) < fixed)
+    return isl::map::empty(relation.space());
   isl::space space = relation.space();
   isl::set pairs = isl::set::universe(space.wrap());
   isl::multi_aff toX = space.domain_map_multi_aff(), toY = space.range_map_multi_aff();

@@ -366,7 +366,7 @@ TEST(Mapping, TimeLoopIsAHostLoopAroundKernels) {
   ASSERT_TRUE(time.persistent.has_value());
   EXPECT_EQ(time.persistent->pointsPerStep, "N");
   EXPECT_EQ(time.persistent->threadsPerPoint, 32u); // a warp a point for the reduction
-  EXPECT_EQ(time.persistent->condition, "int64_t(N) * 32 >= 262144");
+  EXPECT_EQ(time.persistent->condition, "(N) * 32 >= 262144");
   EXPECT_FALSE(time.persistent->chosen.has_value());
   EXPECT_EQ(time.persistent->barriersPerStep, 1u);
 }

@@ -418,20 +418,20 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 // Band 1, one work-group per point over p, j.
 __kernel void S0_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *W1, __global float *h, const int e,
-    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int p_1 = polyc_lo_p_1 + polyc_rest;
   if (p_1 >= 0 && p_1 < P) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = p_1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int p_ = polyc_arg1;
         const int j = polyc_arg2;
@@ -454,20 +454,20 @@ __kernel void S0_reduce(const int P, const int I, const int J, const int K, cons
 // Band 1, one work-item per point over p, j.
 __kernel void S0_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *W1, __global float *h, const int e,
-    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int p_1 = polyc_lo_p_1 + polyc_rest;
     if (p_1 >= 0 && p_1 < P) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = p_1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int p_ = polyc_arg1;
           const int j = polyc_arg2;
@@ -579,21 +579,21 @@ __kernel void S2_parallel(const int P, const int I, const int J, const int K, co
 // Band 4, one work-group per point over p, j.
 __kernel void S3_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int p_1 = polyc_lo_p_1 + polyc_rest;
   if (p_1 >= 0 && p_1 < P) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = p_1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int p_ = polyc_arg1;
         const int j = polyc_arg2;
@@ -616,21 +616,21 @@ __kernel void S3_reduce(const int P, const int I, const int J, const int K, cons
 // Band 4, one work-item per point over p, j.
 __kernel void S3_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_,
     const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int p_1 = polyc_lo_p_1 + polyc_rest;
     if (p_1 >= 0 && p_1 < P) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = p_1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int p_ = polyc_arg1;
           const int j = polyc_arg2;
@@ -688,21 +688,21 @@ __kernel void S4_group(const int P, const int I, const int J, const int K, const
 // Band 5, one work-group per point over k, j.
 __kernel void S5_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *eta, __global float *W2, __global const float *h, __global const float *d2,
-    const int e, const int polyc_lo_k1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_k1, const int polyc_lo_j1_, const int polyc_n_j1_,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int k1 = polyc_lo_k1 + polyc_rest;
   if (k1 >= 0 && k1 < K) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = k1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int k = polyc_arg1;
         const int j = polyc_arg2;
@@ -725,20 +725,21 @@ __kernel void S5_reduce(const int P, const int I, const int J, const int K, cons
 // Band 5, one work-item per point over k, j.
 __kernel void S5_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *eta, __global float *W2, __global const float *h, __global const float *d2,
-    const int e, const int polyc_lo_k1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int e, const int polyc_lo_k1, const int polyc_lo_j1_, const int polyc_n_j1_,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int k1 = polyc_lo_k1 + polyc_rest;
     if (k1 >= 0 && k1 < K) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = k1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int k = polyc_arg1;
           const int j = polyc_arg2;
@@ -756,20 +757,20 @@ __kernel void S5_parallel(const int P, const int I, const int J, const int K, co
 // Band 6, one work-group per point over j, i.
 __kernel void S6_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *eta, __global float *W1, __global const float *d1,
-    const int e, const int polyc_lo_j1, const int polyc_lo_i1, const int polyc_n_i1,
+    const int e, const int polyc_lo_j1_, const int polyc_lo_i1, const int polyc_n_i1,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int i1 = polyc_lo_i1 + polyc_rest % polyc_n_i1;
   polyc_rest /= polyc_n_i1;
-  const int j1 = polyc_lo_j1 + polyc_rest;
-  if (j1 >= 0 && j1 < J) {
+  const int j1_ = polyc_lo_j1_ + polyc_rest;
+  if (j1_ >= 0 && j1_ < J) {
     if (i1 >= 0 && i1 < I) {
       // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = j1;
+        const int polyc_arg1 = j1_;
         const int polyc_arg2 = i1;
         const int e = polyc_arg0;
         const int j = polyc_arg1;
@@ -793,19 +794,20 @@ __kernel void S6_reduce(const int P, const int I, const int J, const int K, cons
 // Band 6, one work-item per point over j, i.
 __kernel void S6_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *eta, __global float *W1, __global const float *d1,
-    const int e, const int polyc_lo_j1, const int polyc_lo_i1, const int polyc_n_i1, const int polyc_points) {
+    const int e, const int polyc_lo_j1_, const int polyc_lo_i1, const int polyc_n_i1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int i1 = polyc_lo_i1 + polyc_rest % polyc_n_i1;
     polyc_rest /= polyc_n_i1;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < J) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < J) {
       if (i1 >= 0 && i1 < I) {
         // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = j1;
+          const int polyc_arg1 = j1_;
           const int polyc_arg2 = i1;
           const int e = polyc_arg0;
           const int j = polyc_arg1;

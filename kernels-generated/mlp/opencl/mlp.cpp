@@ -480,20 +480,20 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 // Band 1, one work-group per point over p, j.
 __kernel void S0_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *W1, __global float *h, const int e,
-    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int p_1 = polyc_lo_p_1 + polyc_rest;
   if (p_1 >= 0 && p_1 < P) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = p_1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int p_ = polyc_arg1;
         const int j = polyc_arg2;
@@ -516,20 +516,20 @@ __kernel void S0_reduce(const int P, const int I, const int J, const int K, cons
 // Band 1, one work-item per point over p, j.
 __kernel void S0_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *W1, __global float *h, const int e,
-    const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int p_1 = polyc_lo_p_1 + polyc_rest;
     if (p_1 >= 0 && p_1 < P) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = p_1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int p_ = polyc_arg1;
           const int j = polyc_arg2;
@@ -641,21 +641,21 @@ __kernel void S2_parallel(const int P, const int I, const int J, const int K, co
 // Band 4, one work-group per point over p, j.
 __kernel void S3_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int p_1 = polyc_lo_p_1 + polyc_rest;
   if (p_1 >= 0 && p_1 < P) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = p_1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int p_ = polyc_arg1;
         const int j = polyc_arg2;
@@ -678,21 +678,21 @@ __kernel void S3_reduce(const int P, const int I, const int J, const int K, cons
 // Band 4, one work-item per point over p, j.
 __kernel void S3_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *W2, __global const float *h, __global const float *d2, __global float *d1,
-    const int e, const int polyc_lo_p_1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_p_1, const int polyc_lo_j1_, const int polyc_n_j1_,
     const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int p_1 = polyc_lo_p_1 + polyc_rest;
     if (p_1 >= 0 && p_1 < P) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = p_1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int p_ = polyc_arg1;
           const int j = polyc_arg2;
@@ -750,21 +750,21 @@ __kernel void S4_group(const int P, const int I, const int J, const int K, const
 // Band 5, one work-group per point over k, j.
 __kernel void S5_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *eta, __global float *W2, __global const float *h, __global const float *d2,
-    const int e, const int polyc_lo_k1, const int polyc_lo_j1, const int polyc_n_j1,
+    const int e, const int polyc_lo_k1, const int polyc_lo_j1_, const int polyc_n_j1_,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int k1 = polyc_lo_k1 + polyc_rest;
   if (k1 >= 0 && k1 < K) {
-    if (j1 >= 0 && j1 < J) {
+    if (j1_ >= 0 && j1_ < J) {
       // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];
       {
         const int polyc_arg0 = e;
         const int polyc_arg1 = k1;
-        const int polyc_arg2 = j1;
+        const int polyc_arg2 = j1_;
         const int e = polyc_arg0;
         const int k = polyc_arg1;
         const int j = polyc_arg2;
@@ -787,20 +787,21 @@ __kernel void S5_reduce(const int P, const int I, const int J, const int K, cons
 // Band 5, one work-item per point over k, j.
 __kernel void S5_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *eta, __global float *W2, __global const float *h, __global const float *d2,
-    const int e, const int polyc_lo_k1, const int polyc_lo_j1, const int polyc_n_j1, const int polyc_points) {
+    const int e, const int polyc_lo_k1, const int polyc_lo_j1_, const int polyc_n_j1_,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int k1 = polyc_lo_k1 + polyc_rest;
     if (k1 >= 0 && k1 < K) {
-      if (j1 >= 0 && j1 < J) {
+      if (j1_ >= 0 && j1_ < J) {
         // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];
         {
           const int polyc_arg0 = e;
           const int polyc_arg1 = k1;
-          const int polyc_arg2 = j1;
+          const int polyc_arg2 = j1_;
           const int e = polyc_arg0;
           const int k = polyc_arg1;
           const int j = polyc_arg2;
@@ -818,20 +819,20 @@ __kernel void S5_parallel(const int P, const int I, const int J, const int K, co
 // Band 6, one work-group per point over j, i.
 __kernel void S6_reduce(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *eta, __global float *W1, __global const float *d1,
-    const int e, const int polyc_lo_j1, const int polyc_lo_i1, const int polyc_n_i1,
+    const int e, const int polyc_lo_j1_, const int polyc_lo_i1, const int polyc_n_i1,
     __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int i1 = polyc_lo_i1 + polyc_rest % polyc_n_i1;
   polyc_rest /= polyc_n_i1;
-  const int j1 = polyc_lo_j1 + polyc_rest;
-  if (j1 >= 0 && j1 < J) {
+  const int j1_ = polyc_lo_j1_ + polyc_rest;
+  if (j1_ >= 0 && j1_ < J) {
     if (i1 >= 0 && i1 < I) {
       // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];
       {
         const int polyc_arg0 = e;
-        const int polyc_arg1 = j1;
+        const int polyc_arg1 = j1_;
         const int polyc_arg2 = i1;
         const int e = polyc_arg0;
         const int j = polyc_arg1;
@@ -855,19 +856,20 @@ __kernel void S6_reduce(const int P, const int I, const int J, const int K, cons
 // Band 6, one work-item per point over j, i.
 __kernel void S6_parallel(const int P, const int I, const int J, const int K, const int E,
     __global const float *X, __global const float *eta, __global float *W1, __global const float *d1,
-    const int e, const int polyc_lo_j1, const int polyc_lo_i1, const int polyc_n_i1, const int polyc_points) {
+    const int e, const int polyc_lo_j1_, const int polyc_lo_i1, const int polyc_n_i1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int i1 = polyc_lo_i1 + polyc_rest % polyc_n_i1;
     polyc_rest /= polyc_n_i1;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < J) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < J) {
       if (i1 >= 0 && i1 < I) {
         // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];
         {
           const int polyc_arg0 = e;
-          const int polyc_arg1 = j1;
+          const int polyc_arg1 = j1_;
           const int polyc_arg2 = i1;
           const int e = polyc_arg0;
           const int j = polyc_arg1;
@@ -975,13 +977,13 @@ public:
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_).localArg(12, polyc_group * sizeof(cl_float));
           const int64_t polyc_lo_p_1 = 0;
           const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_reduce's points", polyc_points * int64_t(polyc_group));
-            S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
-                cl_int(polyc_n_j1));
+            S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
+                cl_int(polyc_n_j1_));
             timer.enqueue(device(), S0_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
         }
@@ -993,13 +995,13 @@ public:
               cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_);
           const int64_t polyc_lo_p_1 = 0;
           const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
-            S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1)).arg(11,
-                cl_int(polyc_n_j1)).arg(12, cl_int(polyc_points));
+            S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
+                cl_int(polyc_n_j1_)).arg(12, cl_int(polyc_points));
             timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
           }
@@ -1077,13 +1079,13 @@ public:
               * sizeof(cl_float));
           const int64_t polyc_lo_p_1 = 0;
           const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_reduce's points", polyc_points * int64_t(polyc_group));
-            S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
-                cl_int(polyc_n_j1));
+            S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                cl_int(polyc_n_j1_));
             timer.enqueue(device(), S3_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
         }
@@ -1095,13 +1097,13 @@ public:
               cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_);
           const int64_t polyc_lo_p_1 = 0;
           const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
-            S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
-                cl_int(polyc_n_j1)).arg(13, cl_int(polyc_points));
+            S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                cl_int(polyc_n_j1_)).arg(13, cl_int(polyc_points));
             timer.enqueue(device(), S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
           }
@@ -1128,13 +1130,13 @@ public:
               * sizeof(cl_float));
           const int64_t polyc_lo_k1 = 0;
           const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S5_reduce's points", polyc_points * int64_t(polyc_group));
-            S5_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_k1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
-                cl_int(polyc_n_j1));
+            S5_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_k1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                cl_int(polyc_n_j1_));
             timer.enqueue(device(), S5_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
         }
@@ -1146,13 +1148,13 @@ public:
               cl_int(E)).arg(5, eta_).arg(6, W2_).arg(7, h_).arg(8, d2_);
           const int64_t polyc_lo_k1 = 0;
           const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_k1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S5_parallel's points", polyc_points);
-            S5_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_k1)).arg(11, cl_int(polyc_lo_j1)).arg(12,
-                cl_int(polyc_n_j1)).arg(13, cl_int(polyc_points));
+            S5_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_k1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                cl_int(polyc_n_j1_)).arg(13, cl_int(polyc_points));
             timer.enqueue(device(), S5_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
           }
@@ -1168,14 +1170,14 @@ public:
           S6_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, eta_).arg(7, W1_).arg(8, d1_).localArg(13, polyc_group
               * sizeof(cl_float));
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
           const int64_t polyc_lo_i1 = 0;
           const int64_t polyc_n_i1 = std::max<int64_t>((I - 1) - polyc_lo_i1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_j1 * polyc_n_i1;
+          const int64_t polyc_points = 1 * polyc_n_j1_ * polyc_n_i1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S6_reduce's points", polyc_points * int64_t(polyc_group));
-            S6_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_j1)).arg(11, cl_int(polyc_lo_i1)).arg(12,
+            S6_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_j1_)).arg(11, cl_int(polyc_lo_i1)).arg(12,
                 cl_int(polyc_n_i1));
             timer.enqueue(device(), S6_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
@@ -1186,14 +1188,14 @@ public:
           const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S6_parallel_);
           S6_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
               cl_int(E)).arg(5, X_).arg(6, eta_).arg(7, W1_).arg(8, d1_);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((J - 1) - polyc_lo_j1 + 1, 0);
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
           const int64_t polyc_lo_i1 = 0;
           const int64_t polyc_n_i1 = std::max<int64_t>((I - 1) - polyc_lo_i1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_j1 * polyc_n_i1;
+          const int64_t polyc_points = 1 * polyc_n_j1_ * polyc_n_i1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S6_parallel's points", polyc_points);
-            S6_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_j1)).arg(11, cl_int(polyc_lo_i1)).arg(12,
+            S6_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_j1_)).arg(11, cl_int(polyc_lo_i1)).arg(12,
                 cl_int(polyc_n_i1)).arg(13, cl_int(polyc_points));
             timer.enqueue(device(), S6_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);

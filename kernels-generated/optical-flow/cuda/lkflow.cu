@@ -539,7 +539,7 @@ protected:
     [[maybe_unused]] const int64_t W = program.W;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice(int64_t(H * W) * 32 >= 262144) && (T)
+      if (!polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144) && (T)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
@@ -556,7 +556,7 @@ protected:
         = polyc::rt::cuda::wavefrontOverride();
     // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): one persistent kernel when the largest launch inside
     // an iteration takes at least 262144 threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice(int64_t(H * W) * 32 >= 262144)) {
+    if (polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144)) {
       polyc::rt::cuda::launchPersistent(band0Persistent, "band0Persistent", int64_t(H * W) * 32, 256, stream,
           program);
       POLYC_CUDA_CHECK_LAUNCH("band0Persistent");

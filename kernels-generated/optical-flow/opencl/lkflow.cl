@@ -424,20 +424,20 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 1, one work-item per point over y, x.
 __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global const float *I,
-    __global float *Ix, __global float *Iy, __global float *It, const int t, const int polyc_lo_y1,
+    __global float *Ix, __global float *Iy, __global float *It, const int t, const int polyc_lo_y1_,
     const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -449,7 +449,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
         // S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -461,7 +461,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
         // S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -477,21 +477,21 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
 __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __global const float *gx,
     __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
     __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1, const int polyc_lo_x1,
+    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
     const int polyc_n_x1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
   polyc_rest /= polyc_n_x1;
-  const int y1 = polyc_lo_y1 + polyc_rest;
-  if (y1 >= 0 && y1 < H) {
+  const int y1_ = polyc_lo_y1_ + polyc_rest;
+  if (y1_ >= 0 && y1_ < H) {
     if (x1 >= 0 && x1 < W) {
       // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t
       // - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -544,7 +544,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -597,7 +597,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -650,7 +650,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -703,7 +703,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -760,21 +760,21 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
 __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __global const float *gx,
     __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
     __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1, const int polyc_lo_x1,
+    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
     const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -797,7 +797,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Iy[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -820,7 +820,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -843,7 +843,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -866,7 +866,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Iy[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -894,19 +894,19 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
 __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global float *u, __global float *v,
     __global const float *Sxx, __global const float *Syy, __global const float *Sxy,
     __global const float *Sxt, __global const float *Syt, __global float *det, const int t,
-    const int polyc_lo_y1, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -918,7 +918,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
         // y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -932,7 +932,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
         // Syt[t, y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;

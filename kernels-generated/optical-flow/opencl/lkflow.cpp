@@ -492,20 +492,20 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 1, one work-item per point over y, x.
 __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global const float *I,
-    __global float *Ix, __global float *Iy, __global float *It, const int t, const int polyc_lo_y1,
+    __global float *Ix, __global float *Iy, __global float *It, const int t, const int polyc_lo_y1_,
     const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -517,7 +517,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
         // S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -529,7 +529,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
         // S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -545,21 +545,21 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
 __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __global const float *gx,
     __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
     __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1, const int polyc_lo_x1,
+    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
     const int polyc_n_x1, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
   const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
   polyc_rest /= polyc_n_x1;
-  const int y1 = polyc_lo_y1 + polyc_rest;
-  if (y1 >= 0 && y1 < H) {
+  const int y1_ = polyc_lo_y1_ + polyc_rest;
+  if (y1_ >= 0 && y1_ < H) {
     if (x1 >= 0 && x1 < W) {
       // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t
       // - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -612,7 +612,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -665,7 +665,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -718,7 +718,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -771,7 +771,7 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
       // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = y1;
+        const int polyc_arg1 = y1_;
         const int polyc_arg2 = x1;
         const int t = polyc_arg0;
         const int y = polyc_arg1;
@@ -828,21 +828,21 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
 __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __global const float *gx,
     __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
     __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1, const int polyc_lo_x1,
+    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
     const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -865,7 +865,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Iy[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -888,7 +888,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -911,7 +911,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Ix[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -934,7 +934,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
         // Iy[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -962,19 +962,19 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
 __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global float *u, __global float *v,
     __global const float *Sxx, __global const float *Syy, __global const float *Sxy,
     __global const float *Sxt, __global const float *Syt, __global float *det, const int t,
-    const int polyc_lo_y1, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
     const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
     polyc_rest /= polyc_n_x1;
-    const int y1 = polyc_lo_y1 + polyc_rest;
-    if (y1 >= 0 && y1 < H) {
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
         // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -986,7 +986,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
         // y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -1000,7 +1000,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
         // Syt[t, y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
-          const int polyc_arg1 = y1;
+          const int polyc_arg1 = y1_;
           const int polyc_arg2 = x1;
           const int t = polyc_arg0;
           const int y = polyc_arg1;
@@ -1115,14 +1115,14 @@ public:
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_S1_S2_parallel_);
         S0_S1_S2_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, I_).arg(4, Ix_).arg(5,
             Iy_).arg(6, It_);
-        const int64_t polyc_lo_y1 = 0;
-        const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
         const int64_t polyc_lo_x1 = 0;
         const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_S1_S2_parallel's points", polyc_points);
-          S0_S1_S2_parallel_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_y1)).arg(9, cl_int(polyc_lo_x1)).arg(10,
+          S0_S1_S2_parallel_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_y1_)).arg(9, cl_int(polyc_lo_x1)).arg(10,
               cl_int(polyc_n_x1)).arg(11, cl_int(polyc_points));
           timer.enqueue(device(), S0_S1_S2_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);
@@ -1146,14 +1146,14 @@ public:
           S3_S4_S5_S6_S7_reduce_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gx_).arg(4,
               gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
               Sxy_).arg(12, Sxt_).arg(13, Syt_).localArg(18, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_y1 = 0;
-          const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
+          const int64_t polyc_lo_y1_ = 0;
+          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
           const int64_t polyc_lo_x1 = 0;
           const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
+          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_reduce's points", polyc_points * int64_t(polyc_group));
-            S3_S4_S5_S6_S7_reduce_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1)).arg(16,
+            S3_S4_S5_S6_S7_reduce_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1_)).arg(16,
                 cl_int(polyc_lo_x1)).arg(17, cl_int(polyc_n_x1));
             timer.enqueue(device(), S3_S4_S5_S6_S7_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
@@ -1165,14 +1165,14 @@ public:
           S3_S4_S5_S6_S7_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gx_).arg(4,
               gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
               Sxy_).arg(12, Sxt_).arg(13, Syt_);
-          const int64_t polyc_lo_y1 = 0;
-          const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
+          const int64_t polyc_lo_y1_ = 0;
+          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
           const int64_t polyc_lo_x1 = 0;
           const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
+          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_parallel's points", polyc_points);
-            S3_S4_S5_S6_S7_parallel_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1)).arg(16,
+            S3_S4_S5_S6_S7_parallel_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1_)).arg(16,
                 cl_int(polyc_lo_x1)).arg(17, cl_int(polyc_n_x1)).arg(18, cl_int(polyc_points));
             timer.enqueue(device(), S3_S4_S5_S6_S7_parallel_, (size_t(polyc_points) + polyc_group - 1)
                 / polyc_group * polyc_group, polyc_group);
@@ -1185,14 +1185,14 @@ public:
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_S9_S10_parallel_);
         S8_S9_S10_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, u_).arg(4, v_).arg(5,
             Sxx_).arg(6, Syy_).arg(7, Sxy_).arg(8, Sxt_).arg(9, Syt_).arg(10, det_);
-        const int64_t polyc_lo_y1 = 0;
-        const int64_t polyc_n_y1 = std::max<int64_t>((H - 1) - polyc_lo_y1 + 1, 0);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
         const int64_t polyc_lo_x1 = 0;
         const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_y1 * polyc_n_x1;
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S8_S9_S10_parallel's points", polyc_points);
-          S8_S9_S10_parallel_.arg(11, cl_int(t)).arg(12, cl_int(polyc_lo_y1)).arg(13,
+          S8_S9_S10_parallel_.arg(11, cl_int(t)).arg(12, cl_int(polyc_lo_y1_)).arg(13,
               cl_int(polyc_lo_x1)).arg(14, cl_int(polyc_n_x1)).arg(15, cl_int(polyc_points));
           timer.enqueue(device(), S8_S9_S10_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);

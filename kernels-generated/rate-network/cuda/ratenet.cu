@@ -210,7 +210,7 @@ protected:
     [[maybe_unused]] const int64_t T = program.T;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice(int64_t(N) * 32 >= 262144) && (T - 1)
+      if (!polyc::rt::cuda::persistentChoice((N) * 32 >= 262144) && (T - 1)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
@@ -237,7 +237,7 @@ protected:
     }
     // Band 1 (S1): one persistent kernel when the largest launch inside an iteration takes at least 262144
     // threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice(int64_t(N) * 32 >= 262144)) {
+    if (polyc::rt::cuda::persistentChoice((N) * 32 >= 262144)) {
       polyc::rt::cuda::launchPersistent(band1Persistent, "band1Persistent", int64_t(N) * 32, 256, stream,
           program);
       POLYC_CUDA_CHECK_LAUNCH("band1Persistent");

@@ -396,15 +396,15 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 0, one work-item per point over j.
 __kernel void S0_parallel(const int N, const int C, const int T, __global const float *r0, __global float *r,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S0: r[0, j] = r0[j];
       {
-        const int polyc_arg0 = j1;
+        const int polyc_arg0 = j1_;
         const int j = polyc_arg0;
         r[0 * N + j] = r0[j];
       }
@@ -415,17 +415,17 @@ __kernel void S0_parallel(const int N, const int C, const int T, __global const 
 // Band 2, one work-group per point over j.
 __kernel void S1_reduce(const int N, const int C, const int T, __global const int *pre,
     __global const float *w, __global const float *baseline, __global float *r, const int t,
-    const int polyc_lo_j1, __local float *polyc_scratch_f32) {
+    const int polyc_lo_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest;
-  if (j1 >= 0 && j1 < N) {
+  const int j1_ = polyc_lo_j1_ + polyc_rest;
+  if (j1_ >= 0 && j1_ < N) {
     // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t -
     // 1, j]) / tau where t >= 1;
     {
       const int polyc_arg0 = t;
-      const int polyc_arg1 = j1;
+      const int polyc_arg1 = j1_;
       const int t = polyc_arg0;
       const int j = polyc_arg1;
       float sum0 = 0.0f;
@@ -448,17 +448,17 @@ __kernel void S1_reduce(const int N, const int C, const int T, __global const in
 // Band 2, one work-item per point over j.
 __kernel void S1_parallel(const int N, const int C, const int T, __global const int *pre,
     __global const float *w, __global const float *baseline, __global float *r, const int t,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t
       // - 1, j]) / tau where t >= 1;
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = j1;
+        const int polyc_arg1 = j1_;
         const int t = polyc_arg0;
         const int j = polyc_arg1;
         float sum0 = 0.0f;
@@ -475,15 +475,15 @@ __kernel void S1_parallel(const int N, const int C, const int T, __global const 
 
 // Band 3, one work-item per point over j.
 __kernel void S2_parallel(const int N, const int C, const int T, __global float *rT, __global const float *r,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S2: rT[j] = r[T - 1, j];
       {
-        const int polyc_arg0 = j1;
+        const int polyc_arg0 = j1_;
         const int j = polyc_arg0;
         rT[j] = (T - 1 >= 0 ? r[((T - 1) % 2) * N + j] : 0.0f);
       }

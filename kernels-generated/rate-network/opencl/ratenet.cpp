@@ -439,15 +439,15 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 0, one work-item per point over j.
 __kernel void S0_parallel(const int N, const int C, const int T, __global const float *r0, __global float *r,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S0: r[0, j] = r0[j];
       {
-        const int polyc_arg0 = j1;
+        const int polyc_arg0 = j1_;
         const int j = polyc_arg0;
         r[0 * N + j] = r0[j];
       }
@@ -458,17 +458,17 @@ __kernel void S0_parallel(const int N, const int C, const int T, __global const 
 // Band 2, one work-group per point over j.
 __kernel void S1_reduce(const int N, const int C, const int T, __global const int *pre,
     __global const float *w, __global const float *baseline, __global float *r, const int t,
-    const int polyc_lo_j1, __local float *polyc_scratch_f32) {
+    const int polyc_lo_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest;
-  if (j1 >= 0 && j1 < N) {
+  const int j1_ = polyc_lo_j1_ + polyc_rest;
+  if (j1_ >= 0 && j1_ < N) {
     // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t -
     // 1, j]) / tau where t >= 1;
     {
       const int polyc_arg0 = t;
-      const int polyc_arg1 = j1;
+      const int polyc_arg1 = j1_;
       const int t = polyc_arg0;
       const int j = polyc_arg1;
       float sum0 = 0.0f;
@@ -491,17 +491,17 @@ __kernel void S1_reduce(const int N, const int C, const int T, __global const in
 // Band 2, one work-item per point over j.
 __kernel void S1_parallel(const int N, const int C, const int T, __global const int *pre,
     __global const float *w, __global const float *baseline, __global float *r, const int t,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t
       // - 1, j]) / tau where t >= 1;
       {
         const int polyc_arg0 = t;
-        const int polyc_arg1 = j1;
+        const int polyc_arg1 = j1_;
         const int t = polyc_arg0;
         const int j = polyc_arg1;
         float sum0 = 0.0f;
@@ -518,15 +518,15 @@ __kernel void S1_parallel(const int N, const int C, const int T, __global const 
 
 // Band 3, one work-item per point over j.
 __kernel void S2_parallel(const int N, const int C, const int T, __global float *rT, __global const float *r,
-    const int polyc_lo_j1, const int polyc_points) {
+    const int polyc_lo_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest;
-    if (j1 >= 0 && j1 < N) {
+    const int j1_ = polyc_lo_j1_ + polyc_rest;
+    if (j1_ >= 0 && j1_ < N) {
       // S2: rT[j] = r[T - 1, j];
       {
-        const int polyc_arg0 = j1;
+        const int polyc_arg0 = j1_;
         const int j = polyc_arg0;
         rT[j] = (T - 1 >= 0 ? r[((T - 1) % 2) * N + j] : 0.0f);
       }
@@ -600,12 +600,12 @@ public:
       {
         const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
         S0_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, r0_).arg(4, r_);
-        const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_j1;
+        const int64_t polyc_lo_j1_ = 0;
+        const int64_t polyc_n_j1_ = std::max<int64_t>((N - 1) - polyc_lo_j1_ + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_j1_;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
-          S0_parallel_.arg(5, cl_int(polyc_lo_j1)).arg(6, cl_int(polyc_points));
+          S0_parallel_.arg(5, cl_int(polyc_lo_j1_)).arg(6, cl_int(polyc_points));
           timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);
         }
@@ -623,12 +623,12 @@ public:
               = polyc::rt::ocl::pointGroupSize(device(), S1_reduce_, std::max<int64_t>((0 + 1 * C) - (0), 0));
           S1_reduce_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, pre_).arg(4, w_).arg(5,
               baseline_).arg(6, r_).localArg(9, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((N - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
-            S1_reduce_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1));
+            S1_reduce_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1_));
             timer.enqueue(device(), S1_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
           }
         }
@@ -638,12 +638,12 @@ public:
           const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
           S1_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, pre_).arg(4, w_).arg(5,
               baseline_).arg(6, r_);
-          const int64_t polyc_lo_j1 = 0;
-          const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_j1;
+          const int64_t polyc_lo_j1_ = 0;
+          const int64_t polyc_n_j1_ = std::max<int64_t>((N - 1) - polyc_lo_j1_ + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_j1_;
           if (polyc_points > 0) {
             polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
-            S1_parallel_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1)).arg(9, cl_int(polyc_points));
+            S1_parallel_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_j1_)).arg(9, cl_int(polyc_points));
             timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
           }
@@ -655,12 +655,12 @@ public:
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_parallel_);
       S2_parallel_.arg(0, cl_int(N)).arg(1, cl_int(C)).arg(2, cl_int(T)).arg(3, rT_).arg(4, r_);
-      const int64_t polyc_lo_j1 = 0;
-      const int64_t polyc_n_j1 = std::max<int64_t>((N - 1) - polyc_lo_j1 + 1, 0);
-      const int64_t polyc_points = 1 * polyc_n_j1;
+      const int64_t polyc_lo_j1_ = 0;
+      const int64_t polyc_n_j1_ = std::max<int64_t>((N - 1) - polyc_lo_j1_ + 1, 0);
+      const int64_t polyc_points = 1 * polyc_n_j1_;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);
-        S2_parallel_.arg(5, cl_int(polyc_lo_j1)).arg(6, cl_int(polyc_points));
+        S2_parallel_.arg(5, cl_int(polyc_lo_j1_)).arg(6, cl_int(polyc_points));
         timer.enqueue(device(), S2_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
       }

@@ -422,20 +422,20 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 
 // Band 0, one work-group per point over i, j.
 __kernel void S1_reduce(const int H, const int W, const int M, __global const float *x,
-    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
-    const int polyc_n_j1, __local float *polyc_scratch_f32) {
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1_,
+    const int polyc_n_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-  polyc_rest /= polyc_n_j1;
+  const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+  polyc_rest /= polyc_n_j1_;
   const int i1 = polyc_lo_i1 + polyc_rest;
   if (i1 >= 0 && i1 < H) {
-    if (j1 >= 0 && j1 < W) {
+    if (j1_ >= 0 && j1_ < W) {
       // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
       {
         const int polyc_arg0 = i1;
-        const int polyc_arg1 = j1;
+        const int polyc_arg1 = j1_;
         const int i = polyc_arg0;
         const int j = polyc_arg1;
         float sum0 = 0.0f;
@@ -473,20 +473,20 @@ __kernel void S1_reduce(const int H, const int W, const int M, __global const fl
 
 // Band 0, one work-item per point over i, j.
 __kernel void S1_parallel(const int H, const int W, const int M, __global const float *x,
-    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1,
-    const int polyc_n_j1, const int polyc_points) {
+    __global const float *a, __global float *y_in, const int polyc_lo_i1, const int polyc_lo_j1_,
+    const int polyc_n_j1_, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
-    const int j1 = polyc_lo_j1 + polyc_rest % polyc_n_j1;
-    polyc_rest /= polyc_n_j1;
+    const int j1_ = polyc_lo_j1_ + polyc_rest % polyc_n_j1_;
+    polyc_rest /= polyc_n_j1_;
     const int i1 = polyc_lo_i1 + polyc_rest;
     if (i1 >= 0 && i1 < H) {
-      if (j1 >= 0 && j1 < W) {
+      if (j1_ >= 0 && j1_ < W) {
         // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];
         {
           const int polyc_arg0 = i1;
-          const int polyc_arg1 = j1;
+          const int polyc_arg1 = j1_;
           const int i = polyc_arg0;
           const int j = polyc_arg1;
           float sum0 = 0.0f;
@@ -504,16 +504,16 @@ __kernel void S1_parallel(const int H, const int W, const int M, __global const 
 
 // Band 1, one work-group per point over j (launched per t = i + j (Lamport hyperplane pi = (1, 1))).
 __kernel void S0_fixed(const int H, const int W, const int M, __global const float *b, __global float *y,
-    __global const float *y_in, const int t, const int polyc_lo_j1, __local float *polyc_scratch_f32) {
+    __global const float *y_in, const int t, const int polyc_lo_j1_, __local float *polyc_scratch_f32) {
   const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
   // The whole work-group computes one point (all its work-items take the same branches).
   int polyc_rest = get_group_id(0);
-  const int j1 = polyc_lo_j1 + polyc_rest;
-  if (j1 >= polyc_max(0, t - H + 1) && j1 <= polyc_min(W - 1, t)) {
+  const int j1_ = polyc_lo_j1_ + polyc_rest;
+  if (j1_ >= polyc_max(0, t - H + 1) && j1_ <= polyc_min(W - 1, t)) {
     // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
     {
-      const int polyc_arg0 = t - j1;
-      const int polyc_arg1 = j1;
+      const int polyc_arg0 = t - j1_;
+      const int polyc_arg1 = j1_;
       const int i = polyc_arg0;
       const int j = polyc_arg1;
       float sum0 = 0.0f;
@@ -619,12 +619,12 @@ public:
             y_in_).localArg(9, polyc_group * sizeof(cl_float));
         const int64_t polyc_lo_i1 = 0;
         const int64_t polyc_n_i1 = std::max<int64_t>((H - 1) - polyc_lo_i1 + 1, 0);
-        const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>((W - 1) - polyc_lo_j1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        const int64_t polyc_lo_j1_ = 0;
+        const int64_t polyc_n_j1_ = std::max<int64_t>((W - 1) - polyc_lo_j1_ + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1_;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S1_reduce's points", polyc_points * int64_t(polyc_group));
-          S1_reduce_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1));
+          S1_reduce_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1_)).arg(8, cl_int(polyc_n_j1_));
           timer.enqueue(device(), S1_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
         }
       }
@@ -635,13 +635,13 @@ public:
         S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(M)).arg(3, x_).arg(4, a_).arg(5, y_in_);
         const int64_t polyc_lo_i1 = 0;
         const int64_t polyc_n_i1 = std::max<int64_t>((H - 1) - polyc_lo_i1 + 1, 0);
-        const int64_t polyc_lo_j1 = 0;
-        const int64_t polyc_n_j1 = std::max<int64_t>((W - 1) - polyc_lo_j1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1;
+        const int64_t polyc_lo_j1_ = 0;
+        const int64_t polyc_n_j1_ = std::max<int64_t>((W - 1) - polyc_lo_j1_ + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_i1 * polyc_n_j1_;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
-          S1_parallel_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1)).arg(8, cl_int(polyc_n_j1)).arg(9,
-              cl_int(polyc_points));
+          S1_parallel_.arg(6, cl_int(polyc_lo_i1)).arg(7, cl_int(polyc_lo_j1_)).arg(8,
+              cl_int(polyc_n_j1_)).arg(9, cl_int(polyc_points));
           timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);
         }
@@ -684,12 +684,12 @@ private:
           y_in_).localArg(8, polyc_group * sizeof(cl_float));
       // t = i + j (Lamport hyperplane pi = (1, 1)): the hyperplanes in order, one launch each
       for (int64_t t = 0; t < H + W - 1; ++t) {
-        const int64_t polyc_lo_j1 = polyc_max(0, t - H + 1);
-        const int64_t polyc_n_j1 = std::max<int64_t>((polyc_min(W - 1, t)) - polyc_lo_j1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_j1;
+        const int64_t polyc_lo_j1_ = polyc_max(0, t - H + 1);
+        const int64_t polyc_n_j1_ = std::max<int64_t>((polyc_min(W - 1, t)) - polyc_lo_j1_ + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_j1_;
         if (polyc_points > 0) {
           polyc::rt::ocl::checkIndexable("S0_fixed's points", polyc_points * int64_t(polyc_group));
-          S0_fixed_.arg(6, cl_int(t)).arg(7, cl_int(polyc_lo_j1));
+          S0_fixed_.arg(6, cl_int(t)).arg(7, cl_int(polyc_lo_j1_));
           launches.enqueue(device(), S0_fixed_, size_t(polyc_points) * polyc_group, polyc_group);
         }
       }
