@@ -279,6 +279,38 @@ TEST(Fusion, StatementsReadingTheSameInputShareALoopNest) {
   EXPECT_EQ(separate->bands.size(), 3u);
 }
 
+// The pieces of one array's definition share a loop nest, unless a dependence through another
+// statement runs from one piece to the other (y's first element, then z from it, then y's rest).
+TEST(Fusion, DefinitionPiecesShareALoopNestUnlessAStatementSitsBetween) {
+  ModelBuilder b("[N]", "N >= 1");
+  b.array("x", "x[a] : 0 <= a < N", ast::ArrayKind::Input);
+  b.array("y", "y[a] : 0 <= a < N", ast::ArrayKind::Output);
+  b.statement({"i"}, "S0[i] : 0 <= i < 1", "S0[i] -> y[i]", {"S0[i] -> x[i]"});
+  b.statement({"i"}, "S1[i] : 1 <= i < N", "S1[i] -> y[i]", {"S1[i] -> x[i - 1]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto fused = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(fused)) << errorText(fused.takeError());
+  ASSERT_EQ(fused->fusionGroups.size(), 1u);
+  EXPECT_EQ(fused->fusionGroups[0].statements, (std::vector<unsigned>{0, 1}));
+  EXPECT_EQ(fused->fusionGroups[0].reason, "the pieces of y's definition: one loop nest over the array");
+  EXPECT_EQ(fused->bands.size(), 1u);
+
+  ModelBuilder c("[N]", "N >= 1");
+  c.array("x", "x[a] : 0 <= a < N", ast::ArrayKind::Input);
+  c.array("y", "y[a] : 0 <= a < N", ast::ArrayKind::Output);
+  c.array("z", "z[a] : 0 <= a < N", ast::ArrayKind::Output);
+  c.statement({"i"}, "S0[i] : 0 <= i < 1", "S0[i] -> y[i]", {"S0[i] -> x[i]"});
+  c.statement({"i"}, "S1[i] : 0 <= i < N", "S1[i] -> z[i]", {"S1[i] -> y[0]"});
+  c.statement({"i"}, "S2[i] : 1 <= i < N", "S2[i] -> y[i]", {"S2[i] -> z[i]"});
+  auto cdeps = analysis::computeDependences(c.model);
+  ASSERT_TRUE(static_cast<bool>(cdeps));
+  auto apart = schedule::chooseSchedule(c.model, *cdeps, {});
+  ASSERT_TRUE(static_cast<bool>(apart)) << errorText(apart.takeError());
+  EXPECT_TRUE(apart->fusionGroups.empty());
+  EXPECT_EQ(apart->bands.size(), 3u);
+}
+
 TEST(CostModel, CalibratedConstants) {
   // Seed 004's model with its base cost calibrated to polyc's kernels: flexible wins for m > 1 (with
   // p1 = 0), so only a window of one column stays fixed; seed 001: groups of 32..1024 threads.
