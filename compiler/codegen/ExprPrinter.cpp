@@ -154,15 +154,7 @@ static bool isIntegerExpr(const ast::Expr &e) {
 
 ExprPrinter::ExprPrinter(const model::Model &model, const schedule::Schedule &schedule)
     : model_(model), schedule_(schedule) {
-  const ast::Program &program = *model.program;
-  for (auto &p : program.params)
-    globalNames_.take(cIdentifier(p->name));
-  for (auto &a : program.arrays)
-    globalNames_.take(cIdentifier(a->name));
-  for (auto &c : program.consts)
-    globalNames_.take(cIdentifier(c->name));
-  for (auto &f : program.funcs)
-    globalNames_.take(cIdentifier(f->name));
+  takeGlobalNames(*model.program, globalNames_);
   computeFuncParams();
 }
 

@@ -52,15 +52,7 @@ static unsigned affInputs(const isl::aff &aff) {
 }
 
 IslAstPrinter::IslAstPrinter(const CodegenInput &input, CodeWriter &w) : input_(input), w_(w) {
-  const ast::Program &program = *input.model.program;
-  for (auto &p : program.params)
-    names_.take(cIdentifier(p->name));
-  for (auto &a : program.arrays)
-    names_.take(cIdentifier(a->name));
-  for (auto &c : program.consts)
-    names_.take(cIdentifier(c->name));
-  for (auto &f : program.funcs)
-    names_.take(cIdentifier(f->name));
+  takeGlobalNames(*input.model.program, names_);
   for (const model::Statement &s : input.model.statements)
     names_.take(s.name);
 }

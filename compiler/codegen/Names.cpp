@@ -261,19 +261,23 @@ static void takeEquation(const ast::Equation &eq, NameScope &scope) {
     takeIndexVars(*eq.where, scope);
 }
 
-NameScope polyc::codegen::programNames(const ast::Program &program) {
-  NameScope scope;
+void polyc::codegen::takeGlobalNames(const ast::Program &program, NameScope &scope) {
   for (auto &p : program.params)
     scope.take(cIdentifier(p->name));
   for (auto &c : program.consts)
     scope.take(cIdentifier(c->name));
   for (auto &a : program.arrays)
     scope.take(cIdentifier(a->name));
-  for (auto &f : program.funcs) {
+  for (auto &f : program.funcs)
     scope.take(cIdentifier(f->name));
+}
+
+NameScope polyc::codegen::programNames(const ast::Program &program) {
+  NameScope scope;
+  takeGlobalNames(program, scope);
+  for (auto &f : program.funcs)
     for (const std::string &param : f->params)
       scope.take(cIdentifier(param));
-  }
   for (auto &eq : program.equations)
     takeEquation(*eq, scope);
   for (auto &repeat : program.repeats) {

@@ -50,8 +50,11 @@ std::string programStructName(llvm::StringRef program);
 
 class NameScope;
 
-// The names of every item of the program as cIdentifier spells them: params, consts, arrays,
-// functions, function arguments, index variables.
+// Takes the program's global names (params, consts, arrays, functions) as cIdentifier spells them.
+void takeGlobalNames(const ast::Program &program, NameScope &scope);
+
+// The names of every item of the program as cIdentifier spells them: the global names, function
+// arguments, index variables.
 NameScope programNames(const ast::Program &program);
 
 // The struct or class of emitted code for the program `programName` (programStructName) with `suffix`
