@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 using namespace polyc;
 using namespace polyc::codegen;
@@ -98,7 +99,8 @@ static std::vector<unsigned> statementsOf(const isl::union_set &domain, const mo
 // Inserts a mark "polyc_band<k>" above every band node, k in pre-order, and records a BandView for
 // each. Returns a node at the position `node` had.
 static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput &input,
-                                    std::vector<BandView> &views, std::vector<bool> &used) {
+                                    std::vector<BandView> &views, std::vector<bool> &used,
+                                    const std::function<bool(const BandView &)> &atomic) {
   bool marked = false;
   if (node.isa<isl::schedule_node_band>()) {
     auto band = node.as<isl::schedule_node_band>();
@@ -139,13 +141,16 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     } else {
       view.index = ~0u;
     }
+    if (atomic(view))
+      for (unsigned m = 0; m < members; ++m)
+        node = node.as<isl::schedule_node_band>().member_set_ast_loop_atomic(static_cast<int>(m));
     isl::id id(node.ctx(), MarkPrefix + std::to_string(views.size()));
     views.push_back(view);
     node = node.insert_mark(id).child(0);
     marked = true;
   }
   for (unsigned i = 0; i < node.n_children(); ++i)
-    node = markBands(node.child(i), input, views, used).parent();
+    node = markBands(node.child(i), input, views, used, atomic).parent();
   return marked ? node.parent() : node;
 }
 
@@ -157,7 +162,8 @@ llvm::Error IslAstPrinter::printSchedule() {
       return llvm::createStringError("code generation: the schedule has no schedule tree");
     std::vector<bool> used(input_.schedule.bands.size(), false);
     bandViews_.clear();
-    isl::schedule marked = markBands(tree.root(), input_, bandViews_, used).schedule();
+    auto atomic = [this](const BandView &view) { return printsStatementsOnce(view); };
+    isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, atomic).schedule();
     isl::ctx ctx = marked.ctx();
     // Prefer min/max in bounds over if-splitting: shorter, more readable loops.
     isl_options_set_ast_build_detect_min_max(ctx.get(), 1);
@@ -204,6 +210,12 @@ void IslAstPrinter::printMark(const isl::ast_node_mark &node) {
 }
 
 void IslAstPrinter::printBand(const BandView &, const isl::ast_node &body) { printNode(body); }
+
+bool IslAstPrinter::mayComputePointsByGroups(const BandView &band) {
+  const allocate::BandAllocation *allocation = band.allocation;
+  return allocation && (allocation->kind == allocate::AllocationKind::Reduction ||
+                        allocation->otherwise == allocate::AllocationKind::Reduction);
+}
 
 std::vector<unsigned> IslAstPrinter::statementsUnder(const isl::ast_node &node) const {
   std::vector<unsigned> statements;

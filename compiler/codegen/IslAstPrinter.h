@@ -83,6 +83,14 @@ public:
 
 protected:
   virtual void printBand(const BandView &band, const isl::ast_node &body);
+  // Whether the band's loops are generated atomic (isl_ast_loop_atomic): each statement printed once
+  // per loop, a non-convex domain as one guard, instead of one copy per convex piece.
+  virtual bool printsStatementsOnce(const BandView &) const { return false; }
+  // Whether a GPU target may compute each point of the band with a whole work-group (thread block):
+  // a reduction band. Its statements are printed once (printsStatementsOnce), because PoCL 3.1
+  // miscompiles a work-group barrier inside one of several branches that every work-item takes alike:
+  // the statement after it ran once per work-item (fuzz seed 90045).
+  static bool mayComputePointsByGroups(const BandView &band);
   virtual void printFor(const LoopView &loop, const isl::ast_node_for &node);
   virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);

@@ -370,6 +370,7 @@ public:
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
+  bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   void printStatementCall(const StatementCall &call) override;
 

@@ -534,6 +534,7 @@ public:
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
+  bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
     hostIterators_.push_back(loop.iterator);
     IslAstPrinter::printFor(loop, node);
@@ -863,8 +864,10 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
     std::string var = scope.fresh(cIdentifier(base));
     mappedMembers_[m] = var;
     vars.push_back(var);
-    kernel.lows.push_back("polyc_lo_" + var);
-    kernel.counts.push_back("polyc_n_" + var);
+    // From the scope as well: "polyc_lo_" + var may be the spelling of a param (polyc_lo_j1 is spelled
+    // polyc_lo_j1_, the name made for a variable j1_).
+    kernel.lows.push_back(scope.fresh("polyc_lo_" + var));
+    kernel.counts.push_back(scope.fresh("polyc_n_" + var));
   }
 
   // The body first: it tells which local scratch arrays the kernel needs.
