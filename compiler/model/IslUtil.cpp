@@ -313,7 +313,11 @@ std::string pwAffToC(const isl::pw_aff &value, const isl::set &context) {
                                                                      isl_val_zero(context.ctx().get()))))
                      .coalesce();
   isl::ast_build build = isl::ast_build::from_context(context.params());
-  return astToC(build.expr_from(simplified));
+  isl::ast_expr expr = build.expr_from(simplified);
+  // A conditional is parenthesised: the text goes into larger expressions ("... > 1 ? ...").
+  isl_ast_expr_op_type op = isl_ast_expr_op_get_type(expr.get());
+  bool conditional = op == isl_ast_expr_op_cond || op == isl_ast_expr_op_select;
+  return conditional ? "(" + astToC(expr) + ")" : astToC(expr);
 }
 
 std::vector<std::optional<int64_t>> fixedParams(const isl::set &context) {

@@ -452,14 +452,15 @@ TEST(IslUtil, AffinePrinting) {
 }
 
 // A count with several pieces (sum(k in 0..D where k < 2): min(D, 2) terms) is printed as C that selects
-// the piece, not in isl's notation; a floor division as C's truncating division made a floor.
+// the piece, not in isl's notation, in parentheses (it is used inside larger expressions: "... > 1 ? ..."); a
+// floor division as C's truncating division made a floor.
 TEST(IslUtil, PiecewisePrintedAsC) {
   IslContext isl;
   isl::ctx ctx(isl.get());
   isl::pw_aff terms(ctx, "[D] -> { [(D)] : 0 <= D <= 2; [(2)] : D >= 3 }");
-  EXPECT_EQ(islutil::pwAffToC(terms, isl::set(ctx, "[D] -> { : D >= 0 }")), "(D >= 3) ? 2 : D");
+  EXPECT_EQ(islutil::pwAffToC(terms, isl::set(ctx, "[D] -> { : D >= 0 }")), "((D >= 3) ? 2 : D)");
   isl::pw_aff smaller(ctx, "[N, M] -> { [(N)] : N < M; [(M)] : N >= M }");
-  EXPECT_EQ(islutil::pwAffToC(smaller, isl::set(ctx, "[N, M] -> { : }")), "(M >= (N + 1)) ? N : M");
+  EXPECT_EQ(islutil::pwAffToC(smaller, isl::set(ctx, "[N, M] -> { : }")), "((M >= (N + 1)) ? N : M)");
   isl::pw_aff quarter(ctx, "[N] -> { [(floor(N/4))] }");
   EXPECT_EQ(islutil::pwAffToC(quarter, isl::set(ctx, "[N] -> { : }")), "((N) >= 0 ? (N) / 4 : -((-(N) + 4 - 1) / 4))");
 }

@@ -592,6 +592,7 @@ private:
                   const std::string &body);
   void printArgs(const std::string &member, const std::vector<KernelArg> &args, bool perLaunch);
   std::string kernelName(const BandView &band, const std::string &kind);
+  std::string hostMember(const std::string &name);
   std::string reductionLength(const std::vector<unsigned> &statements) const;
   bool hasReductions(const std::vector<unsigned> &statements) const;
 
@@ -624,6 +625,10 @@ std::string OpenCLPrinter::kernelName(const BandView &band, const std::string &k
   kernelNames_.insert(name);
   return name;
 }
+
+// The host class's member that holds a kernel (or a kernel's board): taken from the name scope, as a
+// constant named S0_parallel is spelled S0_parallel_ and the class's members hide the namespace's names.
+std::string OpenCLPrinter::hostMember(const std::string &name) { return names().fresh(name + "_"); }
 
 bool OpenCLPrinter::hasReductions(const std::vector<unsigned> &statements) const {
   for (unsigned s : statements) {
@@ -821,7 +826,7 @@ void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body
 
 void OpenCLPrinter::printSingleKernel(const BandView &band, const isl::ast_node &body) {
   std::string name = kernelName(band, "serial");
-  std::string member = name + "_";
+  std::string member = hostMember(name);
   std::vector<KernelArg> args = baseArgs(band.statements, false);
   CodeWriter w;
   exprs_.mode = PointMode::Item;
@@ -844,7 +849,7 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
                                                              const std::string &kindName, unsigned endMapped) {
   MappedKernel kernel;
   kernel.name = kernelName(band, kindName);
-  kernel.member = kernel.name + "_";
+  kernel.member = hostMember(kernel.name);
   kernel.group = mode == PointMode::Group;
   unsigned members = std::min(endMapped, static_cast<unsigned>(band.partialSchedule.size()));
   kernel.bounds = mappedBounds(band, firstMapped);
@@ -1297,7 +1302,7 @@ void OpenCLPrinter::printStatementCall(const StatementCall &call) {
   for (unsigned k = 2; kernelNames_.count(name); ++k)
     name = base + std::to_string(k);
   kernelNames_.insert(name);
-  std::string member = name + "_";
+  std::string member = hostMember(name);
   std::vector<KernelArg> args = baseArgs({call.statement}, true);
   std::vector<std::string> argNames;
   for (size_t k = 0; k < call.args.size(); ++k) {
@@ -1555,8 +1560,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   std::string colHi = hostExpr(dimMax(domain, colDim), context);
 
   std::string name = kernelName(band, "flexible");
-  std::string member = name + "_";
-  std::string board = name + "_board_";
+  std::string member = hostMember(name);
+  std::string board = hostMember(name + "_board");
   boards.push_back(board);
   ast::ElemType type = array->decl->elemType;
   std::string T = exprs_.typeName(type);

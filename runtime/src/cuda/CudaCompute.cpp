@@ -4,42 +4,42 @@
 namespace polyc::rt::cuda {
 
 void CudaCompute::upload(RunContext &context) {
-  if (!stream_) {
-    stream_ = std::make_unique<Stream>();
-    timer_ = std::make_unique<EventTimer>();
+  if (!polyc_stream) {
+    polyc_stream = std::make_unique<Stream>();
+    polyc_timer = std::make_unique<EventTimer>();
   }
-  buffers_.resize(context.arrays.size());
+  polyc_buffers.resize(context.arrays.size());
   for (size_t index = 0; index < context.arrays.size(); ++index) {
     HostArray &array = context.arrays[index];
-    buffers_[index].resize(array.bytes.size());
+    polyc_buffers[index].resize(array.bytes.size());
     if (array.spec->role == ArrayRole::Output) {
       // Outputs are not read before they are written; a poison fill makes an element the
       // kernels forgot visible (NaN for floats) instead of a plausible stale value.
-      buffers_[index].fill(0xff, stream_->get());
+      polyc_buffers[index].fill(0xff, polyc_stream->get());
       continue;
     }
-    buffers_[index].upload(array.bytes.data(), array.bytes.size(), stream_->get());
+    polyc_buffers[index].upload(array.bytes.data(), array.bytes.size(), polyc_stream->get());
   }
-  prepare(context, stream_->get());
-  stream_->synchronize();
+  prepare(context, polyc_stream->get());
+  polyc_stream->synchronize();
 }
 
 double CudaCompute::compute(RunContext &context) {
-  timer_->start(stream_->get());
-  run(context, stream_->get());
-  return timer_->stop(stream_->get());
+  polyc_timer->start(polyc_stream->get());
+  run(context, polyc_stream->get());
+  return polyc_timer->stop(polyc_stream->get());
 }
 
 void CudaCompute::download(RunContext &context) {
-  if (!stream_)
+  if (!polyc_stream)
     return;
   for (size_t index = 0; index < context.arrays.size(); ++index) {
     HostArray &array = context.arrays[index];
     if (array.spec->role == ArrayRole::Input)
       continue;
-    buffers_[index].download(array.bytes.data(), array.bytes.size(), stream_->get());
+    polyc_buffers[index].download(array.bytes.data(), array.bytes.size(), polyc_stream->get());
   }
-  stream_->synchronize();
+  polyc_stream->synchronize();
 }
 
 } // namespace polyc::rt::cuda

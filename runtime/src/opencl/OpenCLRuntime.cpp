@@ -741,7 +741,7 @@ bool LaunchSequence::replay(const Device &device, RegionTimer &timer, uint64_t k
 }
 
 void OpenCLCompute::prepare() {
-  if (device_)
+  if (polyc_device)
     return;
   auto device = std::make_unique<Device>(Device::fromEnvironment());
   bool isVerbose = verboseEnabled();
@@ -751,14 +751,14 @@ void OpenCLCompute::prepare() {
                  info.platformIndex, info.deviceIndex, info.platformName.c_str(), info.deviceName.c_str(),
                  info.deviceVersion.c_str(), info.openclCVersion.c_str(), info.computeUnits);
   }
-  program_ = Program(*device, source_, "-cl-std=CL1.2 " + options_);
+  polyc_program = Program(*device, polyc_source, "-cl-std=CL1.2 " + polyc_options);
   if (isVerbose) {
-    std::fprintf(stderr, "polyc: OpenCL build options: %s\n", program_.options().c_str());
-    std::string log = program_.buildLog();
+    std::fprintf(stderr, "polyc: OpenCL build options: %s\n", polyc_program.options().c_str());
+    std::string log = polyc_program.buildLog();
     if (!log.empty())
       std::fprintf(stderr, "polyc: OpenCL build log:\n%s\n", log.c_str());
   }
-  device_ = std::move(device);
+  polyc_device = std::move(device);
 }
 
 void checkIndexable(const std::string &what, int64_t elements) {

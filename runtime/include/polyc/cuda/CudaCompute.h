@@ -32,14 +32,16 @@ protected:
     (void)stream;
   }
 
-  template <typename T> T *device(unsigned arrayIndex) const { return buffers_[arrayIndex].as<T>(); }
+  template <typename T> T *device(unsigned arrayIndex) const { return polyc_buffers[arrayIndex].as<T>(); }
 
 private:
   // Created on the first upload, not in the constructor: a program constructs its Compute before
   // runMain, which turns CUDA errors into messages only from upload on (and --help needs no GPU).
-  std::unique_ptr<Stream> stream_;
-  std::unique_ptr<EventTimer> timer_;
-  std::vector<DeviceBuffer> buffers_;
+  // Named in polyc's reserved namespace, as OpenCLCompute's are: a program's constant `timer` is
+  // spelled timer_.
+  std::unique_ptr<Stream> polyc_stream;
+  std::unique_ptr<EventTimer> polyc_timer;
+  std::vector<DeviceBuffer> polyc_buffers;
 };
 
 } // namespace polyc::rt::cuda

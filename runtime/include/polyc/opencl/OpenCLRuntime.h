@@ -340,17 +340,20 @@ public:
   // `source` is built with `options` (plus -cl-std=CL1.2) for the device POLYC_OPENCL_DEVICE chooses.
   // Set POLYC_OPENCL_VERBOSE=1 to print the chosen device and the build log on stderr.
   OpenCLCompute(std::string source, std::string options)
-      : source_(std::move(source)), options_(std::move(options)) {}
+      : polyc_source(std::move(source)), polyc_options(std::move(options)) {}
 
 protected:
   void prepare();
-  const Device &device() const { return *device_; }
-  const Program &program() const { return program_; }
+  const Device &device() const { return *polyc_device; }
+  const Program &program() const { return polyc_program; }
 
 private:
-  std::string source_, options_;
-  std::unique_ptr<Device> device_;
-  Program program_;
+  // Named in polyc's reserved namespace (polyc_ without a trailing '_', never a spelling of a program's
+  // name): the generated subclass's code sees these names before the namespace-scope constants of the
+  // program, and a constant `device` is spelled device_.
+  std::string polyc_source, polyc_options;
+  std::unique_ptr<Device> polyc_device;
+  Program polyc_program;
 };
 
 // ---- Launch shapes for generated kernels. Each can be forced through the environment (for tuning and
