@@ -1276,6 +1276,11 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       plan.array = array;
       plan.recurrence = read.array == statement.write.array;
       plan.deltas = plan.deltas.is_null() ? deltas : plan.deltas.unite(deltas);
+      // A window must have bounded offsets (its size). The gist can leave them unbounded: with the
+      // array's extent it also drops the bounds of a reduction's range that the extent implies (a sum
+      // over d in 0..3 of idx[i - d, ...] where idx has 3 rows).
+      if (!isBounded(plan.deltas) && !plan.deltas.is_empty())
+        notWindowed.insert(read.array);
       continue;
     }
     notWindowed.insert(read.array);

@@ -571,7 +571,8 @@ private:
                          const std::string &kindName);
   void printFixedWavefront(const BandView &band, const isl::ast_node &body);
   void printFixedLoop(const BandView &band, const isl::ast_node &body);
-  void printFlexibleWavefront(const BandView &band);
+  // Whether it printed the band (false: the flexible kernel does not apply, the caller prints the fixed).
+  bool printFlexibleWavefront(const BandView &band);
   std::vector<std::vector<std::string>> planTermTables(const model::Statement &statement, const isl::set &domain,
                                                        const std::vector<const ast::IndexVar *> &pointVars,
                                                        const std::set<std::string> &windowed,
@@ -817,7 +818,9 @@ void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body
   case AllocationKind::FixedWavefront:
     return printFixedWavefront(band, body);
   case AllocationKind::FlexibleWavefront:
-    return printFlexibleWavefront(band);
+    if (!printFlexibleWavefront(band))
+      printFixedWavefront(band, body);
+    return;
   case AllocationKind::Sequential:
     w_.comment("sequential: one work-item runs the band in order.");
     return printSingleKernel(band, body);
@@ -1165,10 +1168,11 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
       // A mapped dimension: this work-item's (or work-group's) index, if the loop would reach it.
       std::string var = mappedMembers_[*member];
       localNames_[islName] = var;
-      std::string inc = expr(loop.inc());
-      if (inc != "1")
-        fail("a mapped loop with step " + inc + " (only unit steps are mapped to work-items)");
-      w.openBlock("if (" + var + " >= " + expr(loop.init()) + " && " + expr(loop.cond()) + ")");
+      // A loop with a step (the points of a skewed band at one time, ii = -t - 3c) has a work-item for
+      // every value in its range; those between the steps do nothing.
+      std::string init = expr(loop.init()), inc = expr(loop.inc());
+      std::string onStep = inc == "1" ? "" : " && (" + var + " - (" + init + ")) % " + inc + " == 0";
+      w.openBlock("if (" + var + " >= " + init + " && " + expr(loop.cond()) + onStep + ")");
       boundMembers_.insert(*member);
       printKernelNode(loop.body(), w);
       boundMembers_.erase(*member);
@@ -1433,10 +1437,15 @@ void OpenCLPrinter::printTermTableBuild(const model::Statement &statement, const
   }
 }
 
-void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
+bool OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
+  // What the flexible kernel cannot compute runs as the fixed wavefront (the allocation chose by cost).
+  auto notApplicable = [&](const std::string &reason) {
+    w_.comment("Band " + std::to_string(band.index) + ": the flexible wavefront does not apply (" + reason +
+               "); the fixed wavefront runs instead.");
+    return false;
+  };
   if (band.statements.size() != 1) {
-    fail("flexible wavefront of band " + std::to_string(band.index) + ": it needs exactly one statement");
-    return;
+    return notApplicable("it needs exactly one statement");
   }
   const model::Model &model = input_.model;
   const ast::Program &program = *model.program;
@@ -1451,9 +1460,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
                        eq.indexVars.size() == 2 && eq.indexVars[0] && eq.indexVars[1] && rowDim != colDim &&
                        rowDim < 2 && colDim < 2;
   if (!identityWrite) {
-    fail("flexible wavefront of " + statement.name +
-         ": the OpenCL target needs a two-dimensional statement outside repeat blocks that writes A[i, j]");
-    return;
+    return notApplicable("the OpenCL kernel needs a two-dimensional statement outside repeat blocks that "
+                         "writes A[i, j]");
   }
   // The strips' columns are the arrays' contiguous (last) dimension, whatever the allocation's mapping
   // prefers: a ring row a step loads is then contiguous in global memory (coalesced loads). Either
@@ -1470,8 +1478,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     isl::set box = flatProduct(resetTupleId(projectOutDim(domain, 1)), resetTupleId(projectOutDim(domain, 0)));
     isl::set plain = resetTupleId(domain);
     if (!box.is_equal(plain)) {
-      fail("flexible wavefront of " + statement.name + ": its domain is not a rectangle");
-      return;
+      return notApplicable("its domain is not a rectangle");
     }
   }
   // No dependence may go back along the rows or the columns.
@@ -1481,8 +1488,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
     isl::set dist = resetTupleId(d.distances);
     isl::set back(dist.ctx(), "{ [a, b] : a < 0 or b < 0 }");
     if (!dist.intersect(back).is_empty()) {
-      fail("flexible wavefront of " + statement.name + ": a dependence goes back along the rows or the columns");
-      return;
+      return notApplicable("a dependence goes back along the rows or the columns");
     }
   }
 
@@ -1518,7 +1524,8 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
       window.recurrence = recurrence;
       window.name = cIdentifier(read.array);
       window.deltas = window.deltas.is_null() ? deltas : window.deltas.unite(deltas);
-      // A window must have bounded offsets (the ring's size).
+      // A window must have bounded offsets (the ring's size). The gist can leave them unbounded: with the
+      // array's extent it also drops the bounds of a reduction's range that the extent implies.
       if (!isBounded(window.deltas) && !window.deltas.is_empty())
         notWindowed.insert(read.array);
       continue;
@@ -1536,15 +1543,12 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
       staged.erase(n);
   }
   if (notWindowed.count(statement.write.array)) {
-    fail("flexible wavefront of " + statement.name +
-         ": it reads its own array other than at a bounded distance before the point");
-    return;
+    return notApplicable("it reads its own array other than at a bounded distance before the point");
   }
   isl::ctx ctx = domain.ctx();
   if (windows.count(statement.write.array) &&
       !windows[statement.write.array].deltas.intersect(isl::set(ctx, "{ [a, b] : a > 0 or b > 0 }")).is_empty()) {
-    fail("flexible wavefront of " + statement.name + ": it reads its own array ahead of the point");
-    return;
+    return notApplicable("it reads its own array ahead of the point");
   }
   // The recurrence first: its ring is the one the point's stores go to.
   std::vector<FlexibleWindow *> order;
@@ -1840,6 +1844,7 @@ void OpenCLPrinter::printFlexibleWavefront(const BandView &band) {
   w_.line("timer.enqueue(device(), " + member + ", polyc_shape.groups * polyc_shape.groupSize, polyc_shape.groupSize);");
   w_.closeBlock();
   w_.closeBlock();
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
