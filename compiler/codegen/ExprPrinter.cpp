@@ -3,6 +3,7 @@
 // read in range, reductions as accumulation loops.
 #include "compiler/codegen/ExprPrinter.h"
 
+#include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/ProgramInterface.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -1026,6 +1027,55 @@ ExprPrinter::Code ExprPrinter::call(const ast::Call &c, ast::ElemType type, Code
   return {name + "(" + llvm::join(args, ", ") + ")"};
 }
 
+// The conjuncts of a condition: a && b && c as a, b, c.
+static void collectConjuncts(const ast::Expr &expr, std::vector<const ast::Expr *> &conjuncts) {
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr); b && b->op == ast::BinaryOp::And) {
+    collectConjuncts(*b->lhs, conjuncts);
+    collectConjuncts(*b->rhs, conjuncts);
+    return;
+  }
+  conjuncts.push_back(&expr);
+}
+
+// The reduction's variables that a conjunct `v == e` of its `where` clause fixes, each with its e: an
+// integer expression of params, constants and outer variables (no array reads, none of the reduction's
+// own variables). The conjuncts used are taken out of `conditions`.
+static std::map<const ast::IndexVar *, const ast::Expr *>
+fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &conditions) {
+  std::vector<const ast::IndexVar *> own;
+  for (const ast::RangeBinding &binding : red.bindings)
+    for (auto &var : binding.vars)
+      own.push_back(var.get());
+  std::function<bool(const ast::Expr &)> readsArrays = [&](const ast::Expr &e) {
+    if (llvm::isa<ast::ArrayRead>(e))
+      return true;
+    if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
+      return readsArrays(*u->operand);
+    if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
+      return readsArrays(*b->lhs) || readsArrays(*b->rhs);
+    return false;
+  };
+  auto ownVariable = [&](const ast::Expr &e) -> const ast::IndexVar * {
+    auto *ref = llvm::dyn_cast<ast::VarRef>(&e);
+    auto *var = ref ? std::get_if<ast::IndexVarRef>(&ref->binding) : nullptr;
+    return var && llvm::is_contained(own, var->var) ? var->var : nullptr;
+  };
+  auto isValue = [&](const ast::Expr &e) { return isIntegerExpr(e) && !readsArrays(e) && !mentionsAny(e, own); };
+  std::map<const ast::IndexVar *, const ast::Expr *> fixed;
+  llvm::erase_if(conditions, [&](const ast::Expr *c) {
+    auto *eq = llvm::dyn_cast<ast::Binary>(c);
+    if (!eq || eq->op != ast::BinaryOp::Eq)
+      return false;
+    for (auto [var, value] : {std::pair(eq->lhs.get(), eq->rhs.get()), std::pair(eq->rhs.get(), eq->lhs.get())})
+      if (const ast::IndexVar *v = ownVariable(*var); v && !fixed.count(v) && isValue(*value)) {
+        fixed[v] = value;
+        return true;
+      }
+    return false;
+  });
+  return fixed;
+}
+
 ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
   assert(scope_ && "reductions occur in statements and funcs");
   ReductionParts parts;
@@ -1037,18 +1087,42 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   parts.identity = red.op == ast::ReductionOp::Sum ? literal(0, type)
                    : red.op == ast::ReductionOp::Max ? lowest(type)
                                                       : highest(type);
+  std::vector<const ast::Expr *> conditions;
+  if (red.where)
+    collectConjuncts(*red.where, conditions);
+  std::map<const ast::IndexVar *, const ast::Expr *> fixed = fixedVariables(red, conditions);
+  std::vector<std::string> rangeGuards;
   for (const ast::RangeBinding &binding : red.bindings) {
-    std::string lo = index(*binding.lo, w).text;
-    std::string hi = index(*binding.hi, w).text;
+    Code loCode = index(*binding.lo, w), hiCode = index(*binding.hi, w);
+    std::string lo = loCode.text, hi = hiCode.text;
     for (auto &var : binding.vars) {
       std::string name = scope_->names.fresh(cIdentifier(var->name));
       scope_->vars[var.get()] = name;
       scope_->reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
-      parts.loops.push_back({name, lo, hi});
+      auto value = fixed.find(var.get());
+      if (value == fixed.end()) {
+        parts.loops.push_back({name, lo, hi});
+        continue;
+      }
+      // A variable the `where` clause fixes (max(n in 0..N where n == m)) takes that value alone, if it
+      // is in its range: a loop of one iteration, not N iterations of a test. (NVIDIA's OpenCL compiler
+      // also crashed on the test inside the loop.)
+      Code at = index(*value->second, w);
+      std::string first = wrapIf(at.text, at.prec, Additive);
+      parts.loops.push_back({name, first, first + " + 1"});
+      rangeGuards.push_back(name + " >= " + wrapIf(lo, loCode.prec, Additive) + " && " + name + " < " +
+                            wrapIf(hi, hiCode.prec, Additive));
     }
   }
-  if (red.where)
-    parts.condition = condition(*red.where, type, w).text;
+  std::vector<Code> tests;
+  for (const std::string &guard : rangeGuards)
+    tests.push_back({guard, And});
+  for (const ast::Expr *c : conditions)
+    tests.push_back(condition(*c, type, w));
+  if (tests.size() == 1)
+    parts.condition = tests[0].text;
+  for (size_t k = 0; tests.size() > 1 && k < tests.size(); ++k)
+    parts.condition += (k ? " && " : "") + wrapIf(tests[k].text, tests[k].prec, And + 1);
   std::string acc = parts.accumulator;
   switch (red.op) {
   case ast::ReductionOp::Sum:
