@@ -117,9 +117,26 @@ static bool isComparison(ast::BinaryOp op) {
 
 static bool isLogical(ast::BinaryOp op) { return op == ast::BinaryOp::And || op == ast::BinaryOp::Or; }
 
+// An integer constant expression: literals and integer constants joined by + - * / % (Sema folds them,
+// / and % truncating as in C).
+static bool isIntegerConstant(const ast::Expr &e) {
+  if (llvm::isa<ast::IntLit>(e))
+    return true;
+  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&e)) {
+    auto *c = std::get_if<const ast::ConstDecl *>(&ref->binding);
+    return c && std::holds_alternative<int64_t>((*c)->value);
+  }
+  if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
+    return u->op == ast::UnaryOp::Neg && isIntegerConstant(*u->operand);
+  if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
+    return !isComparison(b->op) && !isLogical(b->op) && isIntegerConstant(*b->lhs) && isIntegerConstant(*b->rhs);
+  return false;
+}
+
 // An integer expression with exact integer meaning in any type: literals, params, integer constants,
-// index variables, i32 reads, and + - * of those. Comparisons of two such expressions are printed in
-// the index type (so `k1 != 0` compares integers, not floats).
+// index variables, i32 reads, + - * of those, and integer constant expressions (C / 2). Comparisons of
+// two such expressions are printed in the index type (so `k1 != 0` compares integers, not floats, and
+// `k < C / 2` is k < 3 for C = 7).
 static bool isIntegerExpr(const ast::Expr &e) {
   switch (e.kind()) {
   case ast::Expr::Kind::IntLit:
@@ -142,8 +159,9 @@ static bool isIntegerExpr(const ast::Expr &e) {
   }
   case ast::Expr::Kind::Binary: {
     auto &b = llvm::cast<ast::Binary>(e);
-    return (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub || b.op == ast::BinaryOp::Mul) &&
-           isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs);
+    return ((b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub || b.op == ast::BinaryOp::Mul) &&
+            isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs)) ||
+           isIntegerConstant(e);
   }
   default:
     return false;
@@ -716,14 +734,6 @@ ExprPrinter::Code ExprPrinter::condition(const ast::Expr &expr, ast::ElemType ty
   return {wrapIf(v.text, v.prec, Relational) + " != " + (integral ? "0" : literal(0, type)), Equality};
 }
 
-// The value of a constant integer expression, if it is one.
-static std::optional<int64_t> constantValue(const ast::Expr &expr, const ast::Program &program) {
-  std::optional<AffineForm> form = affineForm(expr, program);
-  if (!form || !form->terms.empty())
-    return std::nullopt;
-  return form->constant;
-}
-
 ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
   switch (expr.kind()) {
   case ast::Expr::Kind::IntLit:
@@ -758,14 +768,8 @@ ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
       break;
     Code lhs = index(*b.lhs, w);
     Code rhs = index(*b.rhs, w);
-    if (b.op == ast::BinaryOp::Div || b.op == ast::BinaryOp::Mod) {
-      // Floor semantics (isl's); C's truncating / and % agree when both sides are non-negative
-      // constants, which is the common case (M / 2) and reads better.
-      auto l = constantValue(*b.lhs, *model_.program), r = constantValue(*b.rhs, *model_.program);
-      if (!(l && r && *l >= 0 && *r > 0))
-        return {std::string(b.op == ast::BinaryOp::Div ? "polyc_floord(" : "polyc_mod(") + lhs.text + ", " +
-                rhs.text + ")"};
-    }
+    // `/` and `%` in an index are between integer constants (Sema checks it, and that the divisor is not
+    // 0), and divide as C does, truncating (docs/language.md; the model and `polyc run` agree).
     int prec = (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub) ? Additive : Multiplicative;
     return {wrapIf(lhs.text, lhs.prec, prec) + " " + binarySpelling(b.op) + " " +
                 wrapIf(rhs.text, rhs.prec, prec + 1),

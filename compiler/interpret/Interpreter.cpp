@@ -428,9 +428,32 @@ template <typename U> bool holds(BinaryOp op, U a, U b) {
   }
 }
 
+// Literals and integer constants joined by + - * / % (the front end's integer constant expressions).
+bool isIntegerConstant(const Expr &e) {
+  switch (e.kind()) {
+  case Expr::Kind::IntLit: return true;
+  case Expr::Kind::VarRef: {
+    auto *c = std::get_if<const ConstDecl *>(&cast<VarRef>(e).binding);
+    return c && std::holds_alternative<int64_t>((*c)->value);
+  }
+  case Expr::Kind::Unary: {
+    const auto &u = cast<Unary>(e);
+    return u.op == UnaryOp::Neg && isIntegerConstant(*u.operand);
+  }
+  case Expr::Kind::Binary: {
+    const auto &b = cast<Binary>(e);
+    bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul ||
+                      b.op == BinaryOp::Div || b.op == BinaryOp::Mod;
+    return arithmetic && isIntegerConstant(*b.lhs) && isIntegerConstant(*b.rhs);
+  }
+  default: return false;
+  }
+}
+
 // An expression whose value is an exact integer in any type: literals, params, integer constants, index
-// variables, i32 reads, and + - * of those. Comparisons of two of them compare integers, as the code
-// generators do (compiler/codegen/ExprPrinter.cpp), whatever the equation's type.
+// variables, i32 reads, + - * of those, and integer constant expressions (C / 2, truncating).
+// Comparisons of two of them compare integers, as the code generators do
+// (compiler/codegen/ExprPrinter.cpp), whatever the equation's type.
 bool isIntegerExpr(const Expr &e) {
   switch (e.kind()) {
   case Expr::Kind::IntLit: return true;
@@ -449,8 +472,9 @@ bool isIntegerExpr(const Expr &e) {
   }
   case Expr::Kind::Binary: {
     const auto &b = cast<Binary>(e);
-    return (b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul) &&
-           isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs);
+    return ((b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul) &&
+            isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs)) ||
+           isIntegerConstant(e);
   }
   default: return false;
   }
@@ -1474,7 +1498,12 @@ int64_t Machine::integerValue(const Expr &e) {
   case Expr::Kind::Binary: {
     const auto &b = cast<Binary>(e);
     int64_t l = integerValue(*b.lhs), r = integerValue(*b.rhs);
-    return b.op == BinaryOp::Add ? wrapAdd(l, r) : b.op == BinaryOp::Sub ? wrapSub(l, r) : wrapMul(l, r);
+    switch (b.op) {
+    case BinaryOp::Add: return wrapAdd(l, r);
+    case BinaryOp::Sub: return wrapSub(l, r);
+    case BinaryOp::Mul: return wrapMul(l, r);
+    default: return arithmetic<int64_t>(b.op, l, r); // / and % of constants: truncating
+    }
   }
   default: break;
   }
