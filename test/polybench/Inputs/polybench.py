@@ -7,8 +7,8 @@
       E = max|out - ref| / max(1, max|ref|). Exits 1 on a failure, a missing output or EXE failing.
       --runs K runs EXE K times on the same inputs and reports the worst error (for races);
       --launcher CMD runs it under CMD (compute-sanitizer ...).
-  polybench.py time KERNEL --exe EXE (--sizes .. | --preset ..) --work DIR [--repeat K]
-      writes the inputs (no reference) and runs EXE --repeat K --json; prints the JSON line.
+  polybench.py time KERNEL --exe EXE (--sizes .. | --preset ..) --work DIR [--repeat K] [--launcher CMD]
+      writes the inputs (no reference) and runs EXE --repeat K --json (under CMD); prints the JSON line.
   polybench.py bench DIR LABEL [--preset bench] [--repeat K] [--bandwidth GB/s] [--kernels a,b]
       times every executable DIR/KERNEL (EXE --repeat K --json, inputs generated here, no reference)
       and prints a table: sizes, median compute time and, for the time-stepped stencils, the time per
@@ -196,7 +196,7 @@ def time_run(args):
     kernel = kernel_name(args.kernel)
     sizes = sizes_of(args, kernel)
     command, _, _ = write_inputs(kernel, sizes, args.exe, args.work, args.seed)
-    command += ["--repeat", str(args.repeat), "--json"]
+    command = shlex.split(args.launcher) + command + ["--repeat", str(args.repeat), "--json"]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         sys.stderr.write(run.stdout + run.stderr)
@@ -295,11 +295,11 @@ def main():
         group.add_argument("--preset", choices=("small", "medium", "bench", "large"))
         sub.add_argument("--work", required=True)
         sub.add_argument("--seed", type=int, default=4221)
+        sub.add_argument("--launcher", default="",
+                         help="a command to run EXE under, e.g. 'compute-sanitizer --tool memcheck'")
         if name == "check":
             sub.add_argument("--rtol", type=float)
             sub.add_argument("--runs", type=int, default=1)
-            sub.add_argument("--launcher", default="",
-                             help="a command to run EXE under, e.g. 'compute-sanitizer --tool memcheck'")
         else:
             sub.add_argument("--repeat", type=int, default=5)
     sub = commands.add_parser("bench")
