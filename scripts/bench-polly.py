@@ -2,7 +2,7 @@
 """polyc's CPU target against clang -O3 and Polly on PolyBench/C 4.2.1 (issue 29).
 
   scripts/bench-polly.py POLYBENCH_DIR [--kernels gemm,lu] [--preset bench] [--repeat 3]
-                         [--polyc build/compiler/driver/polyc] [--work DIR]
+                         [--march native] [--polyc build/compiler/driver/polyc] [--work DIR]
 
 POLYBENCH_DIR is a checkout of PolyBench/C 4.2.1 (any public mirror; its sources stay out of this
 repository). For each kernel of test/polybench/*.poly the script
@@ -13,7 +13,8 @@ repository). For each kernel of test/polybench/*.poly the script
   - builds polyc's .poly version with `polyc build --target=cpu`;
   - runs each REPEAT times at the same sizes and takes the median: PolyBench's own timer around the
     kernel for the C, the executable's compute region (--repeat K --json) for polyc;
-and prints a table of the times and the ratios polyc / Polly and polyc / clang -O3, then the geometric
+--march CPU compiles all three for that CPU (clang -march, polyc build --march); the default is the
+compilers' baseline. The script prints a table of the times and the ratios polyc / Polly and polyc / clang -O3, then the geometric
 mean of polyc / Polly over the kernels that ran. Threads: OpenMP's default for both (OMP_NUM_THREADS).
 The sizes are test/polybench/Inputs/polybench.py's presets ('bench': PolyBench's LARGE, MEDIUM for the
 time-stepped stencils). Needs clang-19 with Polly and libomp-19-dev (Debian: apt-get install clang-19
@@ -112,6 +113,7 @@ def main():
     parser.add_argument("--kernels", help="comma-separated (default: every kernel of test/polybench)")
     parser.add_argument("--preset", default="bench", choices=("small", "medium", "bench"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--march", help="compile the C and polyc's code for this CPU (native, x86-64-v3, ...)")
     parser.add_argument("--polyc", default=os.path.join(ROOT, "build", "compiler", "driver", "polyc"))
     parser.add_argument("--work", help="keep the executables and inputs here (default: a temporary folder)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per run")
@@ -121,10 +123,13 @@ def main():
     if shutil.which(CLANG) is None:
         sys.exit(f"bench-polly: {CLANG} not found (apt-get install clang-19 libomp-19-dev)")
     kernels = args.kernels.split(",") if args.kernels else sorted(SOURCES)
+    march = [f"-march={args.march}"] if args.march else []
+    polyc_march = [f"--march={args.march}"] if args.march else []
     work = args.work or tempfile.mkdtemp(prefix="bench-polly-")
     os.makedirs(work, exist_ok=True)
 
-    print(f"# polyc --target=cpu against {CLANG} -O3 and Polly ({' '.join(POLLY_FLAGS)}), PolyBench/C at "
+    print(f"# polyc --target=cpu{' ' + polyc_march[0] if march else ''} against {CLANG} -O3 and Polly "
+          f"({' '.join(POLLY_FLAGS + march)}), PolyBench/C at "
           f"{args.polybench_dir}, preset {args.preset}, median of {args.repeat} runs, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}, {os.cpu_count()} cores")
     header = (f"{'kernel':<15} {'sizes':<26} {'clang -O3 s':>11} {'Polly s':>9} {'polyc s':>9} "
@@ -137,9 +142,10 @@ def main():
         text = polybench.PRESETS[kernel][args.preset]
         sizes = polybench.parse_sizes(text)
         exes = {name: os.path.join(work, f"{kernel}-{name}") for name in ("o3", "polly", "polyc")}
-        built = (build_c(args.polybench_dir, kernel, sizes, poly, [], exes["o3"]) and
-                 build_c(args.polybench_dir, kernel, sizes, poly, POLLY_FLAGS, exes["polly"]) and
-                 subprocess.run([args.polyc, "build", poly, "--target=cpu", "-o", exes["polyc"]]).returncode == 0)
+        built = (build_c(args.polybench_dir, kernel, sizes, poly, march, exes["o3"]) and
+                 build_c(args.polybench_dir, kernel, sizes, poly, POLLY_FLAGS + march, exes["polly"]) and
+                 subprocess.run([args.polyc, "build", poly, "--target=cpu", *polyc_march, "-o",
+                                 exes["polyc"]]).returncode == 0)
         if not built:
             print(f"{kernel:<15} {text:<26} {'build failed':>11}")
             status = 1

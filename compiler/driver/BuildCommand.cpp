@@ -7,8 +7,10 @@
 
 #include "compiler/support/SourceError.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,6 +26,16 @@ using namespace polyc::driver;
 static cl::opt<std::string> buildOutput("o", cl::desc("The executable (default: the program's name)"),
                                         cl::value_desc("exe"), cl::sub(BuildCommand));
 static cl::opt<bool> buildVerbose("v", cl::desc("Print the commands run"), cl::sub(BuildCommand));
+static cl::opt<std::string>
+    buildMarch("march",
+               cl::desc("The CPU the cpu target's code is compiled for: native (this machine's) or a name the "
+                        "host compiler knows (x86-64-v3, znver3, ...). Default: the compiler's baseline"),
+               cl::value_desc("cpu"), cl::sub(BuildCommand));
+
+// A CPU name as compilers spell them: letters, digits, '-', '_', '.'.
+static bool isCpuName(StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
 
 int polyc::driver::buildCpu(const BuildJob &job) {
   std::string includeDir = runtimeIncludeDir();
@@ -40,7 +52,9 @@ int polyc::driver::buildCpu(const BuildJob &job) {
   sys::path::append(source, job.programName + ".cpp");
   for (const char *flag : {"-std=c++17", "-O3", "-fopenmp"})
     args.push_back(flag);
-  // Extra flags for experiments (-march=native, sanitizers), after ours so they can override.
+  if (!job.march.empty())
+    args.push_back("-march=" + job.march);
+  // Extra flags for experiments (sanitizers), after ours so they can override.
   appendFlagsFromEnvironment(args, "POLYC_CXXFLAGS");
   args.push_back("-I" + job.sourceDir);
   args.push_back("-I" + includeDir);
@@ -67,6 +81,17 @@ int polyc::driver::runBuild() {
     return 1;
   job.output = buildOutput.empty() ? job.programName : std::string(buildOutput);
   job.verbose = buildVerbose;
+  if (buildMarch.getNumOccurrences()) {
+    if (!isCpuName(buildMarch)) {
+      errs() << "polyc: error: --march: '" << buildMarch << "' is not a CPU name (native, x86-64-v3, ...)\n";
+      return 1;
+    }
+    if (StringRef(settings.target->name) != "cpu")
+      errs() << "polyc: warning: --march applies to the cpu target; the " << settings.target->name
+             << " target's host code keeps the compiler's baseline\n";
+    else
+      job.march = buildMarch;
+  }
 
   SmallString<128> dir;
   if (std::error_code ec = sys::fs::createUniqueDirectory("polyc-build", dir)) {

@@ -24,6 +24,7 @@ struct BuildJob {
   std::string sourceDir;
   std::vector<codegen::GeneratedFile> files;
   std::string output; // the executable
+  std::string march;  // -march for the cpu target's compile; empty: the compiler's baseline
   bool verbose = false;
 };
 
