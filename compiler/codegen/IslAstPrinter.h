@@ -113,6 +113,8 @@ protected:
   std::string forHeader(const LoopView &loop, const std::string &indexType = "int64_t") const;
   // A comment line for a loop: its statements and schedule dimension.
   std::string loopComment(const LoopView &loop) const;
+  // The index in Model::statements of the statement named `name` (isl's tuple name), or ~0u.
+  unsigned statementIndex(const std::string &name) const;
 
   const CodegenInput &input_;
   CodeWriter &w_;
@@ -123,7 +125,6 @@ private:
   void printUser(const isl::ast_node_user &node);
   void printMark(const isl::ast_node_mark &node);
   std::string expr(const isl::ast_expr &e, int &precedence) const;
-  unsigned statementIndex(const std::string &name) const;
 
   NameScope names_;
   std::vector<BandView> bandViews_;                // by mark id

@@ -6,6 +6,7 @@
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
@@ -21,6 +22,15 @@
 using namespace polyc;
 using namespace polyc::codegen;
 
+// Whether `name` occurs in `text` as a whole identifier.
+static bool usesIdentifier(const std::string &text, const std::string &name) {
+  auto isIdent = [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    if ((at == 0 || !isIdent(text[at - 1])) && (at + name.size() >= text.size() || !isIdent(text[at + name.size()])))
+      return true;
+  return false;
+}
+
 namespace {
 
 // Statement bodies for the CPU: OpenMP reductions on statements that run outside any parallel loop
@@ -29,6 +39,68 @@ class CpuExprPrinter : public ExprPrinter {
 public:
   using ExprPrinter::ExprPrinter;
   bool parallelReductions = false;
+  // Strip mode, for a statement function Sk_strip(..., polyc_first, polyc_run) that computes the points
+  // polyc_first .. polyc_first + polyc_run - 1 of the statement's last dimension, named `stripDim`, at
+  // once: each reduction's accumulator is an array over the run, its loops outside and the run inside
+  // (so that the terms of a run, B[k, j .. j + 63] for gemm, vectorise), then the run's stores. Each
+  // point adds its terms in the same order as alone: the results are the same. Empty: off.
+  std::string stripDim;
+
+  std::string printReduction(const ReductionParts &parts, CodeWriter &w) override {
+    if (stripDim.empty() || parts.nested)
+      return ExprPrinter::printReduction(parts, w);
+    const std::string acc = parts.accumulator, lane = acc + "[polyc_r]";
+    w.line(typeName(parts.type) + " " + acc + "[" + std::to_string(StripWidth) + "];");
+    w.line("for (" + indexType() + " polyc_r = 0; polyc_r < polyc_run; ++polyc_r)");
+    w.line("  " + lane + " = " + parts.identity + ";");
+    // The run inside the reduction's loops, unless their bounds use the point (a variable that the
+    // where clause fixes to it: max(s in 0..Q where s == j)); then each point's loops inside the run.
+    bool runInside = llvm::none_of(parts.loops, [&](const ReductionLoop &loop) {
+      return usesIdentifier(loop.lo, stripDim) || usesIdentifier(loop.hi, stripDim);
+    });
+    if (!runInside)
+      openRun(w);
+    for (const ReductionLoop &loop : parts.loops)
+      w.openBlock("for (" + indexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi +
+                  "; ++" + loop.var + ")");
+    if (runInside)
+      openRun(w);
+    if (!parts.condition.empty())
+      w.openBlock("if (" + parts.condition + ")");
+    std::string term = parts.body(w);
+    if (parts.reduction->op == ast::ReductionOp::Sum)
+      w.line(lane + " += " + term + ";");
+    else
+      w.line(lane + " = " + mathFunction(parts.reduction->op == ast::ReductionOp::Max ? ast::Builtin::Max
+                                                                                      : ast::Builtin::Min,
+                                         parts.type) +
+             "(" + lane + ", " + term + ");");
+    if (!parts.condition.empty())
+      w.closeBlock();
+    w.closeBlock();
+    for (size_t k = 0; k < parts.loops.size(); ++k)
+      w.closeBlock();
+    return lane;
+  }
+
+  void printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices, const std::string &target,
+                  const std::string &op, const std::string &rhs, CodeWriter &w) override {
+    if (stripDim.empty())
+      return ExprPrinter::printStore(array, indices, target, op, rhs, w);
+    openRun(w);
+    w.line(target + op + rhs + ";");
+    w.closeBlock();
+  }
+
+  // The points of a run: the most a strip statement computes at once (a float accumulator of 64 is
+  // 256 bytes, in L1 beside the rows it reads).
+  static constexpr int StripWidth = 64;
+
+private:
+  void openRun(CodeWriter &w) const {
+    w.openBlock("for (" + indexType() + " polyc_r = 0; polyc_r < polyc_run; ++polyc_r)");
+    w.line("const " + indexType() + " " + stripDim + " = polyc_first + polyc_r;");
+  }
 
   std::string reductionLoopPragma(const ReductionParts &parts) const override {
     if (!parallelReductions || parts.nested)
@@ -45,7 +117,59 @@ struct StatementUse {
   bool called = false;
   bool calledInParallel = false; // inside a parallel loop or a wavefront worker
   std::optional<allocate::AllocationKind> kind; // the allocation of the band around its calls
+  bool stripped = false;  // called as Sk_strip over runs of its last dimension (see printStrip)
+  bool pointwise = false; // called as Sk at single points
 };
+
+// Whether `statement` is computed in runs of its last dimension (CpuExprPrinter's strip mode), and gains
+// from it: its value has a reduction whose terms read an array along that dimension's contiguous
+// direction (B[k, j] in gemm, j last) and none across it (A[j, k] in syrk: 64 rows at once); no
+// reduction's range uses the dimension (the reduction's loops run outside the run); and no gather
+// outside reductions (its index is read into a local before the value, outside the run).
+static bool stripsAlongLastDimension(const model::Statement &statement) {
+  const ast::Equation &eq = *statement.equation;
+  const ast::IndexVar *last = nullptr;
+  for (const std::unique_ptr<ast::IndexVar> &var : eq.indexVars)
+    if (var)
+      last = var.get();
+  if (!last || statement.dimNames.size() <= statement.repeatDims || statement.dimNames.back() != last->name)
+    return false;
+  bool contiguous = false, fits = true;
+  unsigned depth = 0; // reductions around the expression being visited
+  std::function<void(const ast::Expr &)> visit = [&](const ast::Expr &e) {
+    if (auto *r = llvm::dyn_cast<ast::Reduction>(&e)) {
+      for (const ast::RangeBinding &b : r->bindings)
+        fits = fits && (depth > 0 || (!mentionsAny(*b.lo, {last}) && !mentionsAny(*b.hi, {last})));
+      ++depth;
+      visit(*r->body);
+      --depth;
+      return;
+    }
+    if (auto *a = llvm::dyn_cast<ast::ArrayRead>(&e)) {
+      fits = fits && (depth > 0 || !llvm::is_contained(a->isGather, true));
+      for (size_t d = 0; d < a->indices.size(); ++d) {
+        bool along = mentionsAny(*a->indices[d], {last});
+        if (along && depth > 0 && d + 1 < a->indices.size())
+          fits = false; // across rows
+        contiguous = contiguous || (along && depth > 0 && d + 1 == a->indices.size());
+        visit(*a->indices[d]);
+      }
+    } else if (auto *u = llvm::dyn_cast<ast::Unary>(&e)) {
+      visit(*u->operand);
+    } else if (auto *b = llvm::dyn_cast<ast::Binary>(&e)) {
+      visit(*b->lhs);
+      visit(*b->rhs);
+    } else if (auto *c = llvm::dyn_cast<ast::Call>(&e)) {
+      for (const ast::ExprPtr &arg : c->args)
+        visit(*arg);
+    } else if (auto *t = llvm::dyn_cast<ast::Tuple>(&e)) {
+      for (const ast::ExprPtr &element : t->elements)
+        visit(*element);
+    }
+  };
+  visit(*eq.rhs);
+  return contiguous && fits;
+}
 
 class CpuAstPrinter : public IslAstPrinter {
 public:
@@ -57,10 +181,13 @@ public:
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
+  void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   void printLoopPragma(const LoopView &loop) override;
   void printStatementCall(const StatementCall &call) override;
 
 private:
+  bool printsParallel(const LoopView &loop) const;
+  bool printStrip(const LoopView &loop, const isl::ast_node_for &node);
   void printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
@@ -172,23 +299,116 @@ void CpuAstPrinter::printFlexible(const BandView &band) {
   w_.openBlock("polyc::rt::cpu::runFlexibleWavefront(" + rowCount + ", " + colCount + ", 0, [this](" +
                exprs_.indexType() + " " + row + ", " + exprs_.indexType() + " " + column + ")");
   recordCall(s, true);
+  uses_[s].pointwise = true;
   w_.line(statementFunction(s) + "(" + llvm::join(args, ", ") + ");");
   w_.closeBlock(");");
   names() = saved;
 }
 
+bool CpuAstPrinter::printsParallel(const LoopView &loop) const {
+  return !loop.insideParallel && loop.coincident && loop.band && loop.band->band &&
+         !loop.band->band->isSequentialRepeat && !(kind_ && *kind_ == allocate::AllocationKind::Sequential);
+}
+
 void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
-  if (loop.insideParallel || !loop.coincident || !loop.band || !loop.band->band ||
-      loop.band->band->isSequentialRepeat)
-    return;
-  if (kind_ && *kind_ == allocate::AllocationKind::Sequential)
+  if (!printsParallel(loop))
     return;
   w_.line("#pragma omp parallel for");
   markParallel();
 }
 
+void CpuAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
+  if (!printStrip(loop, node))
+    IslAstPrinter::printFor(loop, node);
+}
+
+// A parallel loop over the last dimension of the statements in its body, calls only, one of which has a
+// reduction that gains from runs (gemm's j: C[i, j] = ... sum(k) A[i, k] * B[k, j]): the loop goes in
+// runs of StripWidth points; such a statement computes a run in one Sk_strip call (the run's terms of
+// each k together), the others point by point over the run. The loop carries no dependence, so the
+// points of a run may be computed in any order, and each statement's run before the next statement's
+// keeps the order of every dependence inside an iteration. False when the loop is not one.
+bool CpuAstPrinter::printStrip(const LoopView &loop, const isl::ast_node_for &node) {
+  if (!loop.coincident || loop.inc != "1")
+    return false;
+  std::vector<isl::ast_node> children;
+  if (node.body().isa<isl::ast_node_block>()) {
+    isl::ast_node_list list = node.body().as<isl::ast_node_block>().children();
+    for (unsigned c = 0; c < list.size(); ++c)
+      children.push_back(list.at(c));
+  } else {
+    children.push_back(node.body());
+  }
+  isl::ast_expr_op cond = node.cond().as<isl::ast_expr_op>();
+  std::string iterator = node.iterator().as<isl::ast_expr_id>().id().name();
+  auto isIterator = [&](const isl::ast_expr &e) {
+    return e.isa<isl::ast_expr_id>() && e.as<isl::ast_expr_id>().id().name() == iterator;
+  };
+  bool upTo = cond.isa<isl::ast_expr_op_le>() || cond.isa<isl::ast_expr_op_lt>();
+  if (!upTo || !isIterator(cond.arg(0)))
+    return false;
+  // Each call: its statement, the arguments before the last (which is the iterator), whether it strips.
+  struct Call {
+    unsigned statement;
+    std::vector<std::string> args;
+    bool strips;
+  };
+  std::vector<Call> calls;
+  for (const isl::ast_node &child : children) {
+    if (!child.isa<isl::ast_node_user>())
+      return false;
+    isl::ast_expr_op call = child.as<isl::ast_node_user>().expr().as<isl::ast_expr_op>();
+    if (call.n_arg() < 2 || !isIterator(call.arg(call.n_arg() - 1)))
+      return false;
+    Call c{statementIndex(call.arg(0).as<isl::ast_expr_id>().id().name()), {}, false};
+    if (c.statement == ~0u)
+      return false;
+    for (unsigned a = 1; a + 1 < call.n_arg(); ++a) {
+      c.args.push_back(expr(call.arg(a)));
+      if (usesIdentifier(c.args.back(), loop.iterator))
+        return false;
+    }
+    c.strips = stripsAlongLastDimension(input_.model.statements[c.statement]);
+    calls.push_back(std::move(c));
+  }
+  if (llvm::none_of(calls, [](const Call &c) { return c.strips; }))
+    return false;
+
+  std::string bound = expr(cond.arg(1));
+  bool inclusive = cond.isa<isl::ast_expr_op_le>();
+  std::string run = "std::min<int64_t>(" + std::to_string(CpuExprPrinter::StripWidth) + ", (" + bound + ") - " +
+                    loop.iterator + (inclusive ? " + 1)" : ")");
+  w_.comment(loopComment(loop) + "; in runs of " + std::to_string(CpuExprPrinter::StripWidth) + " points");
+  bool parallel = printsParallel(loop);
+  if (parallel)
+    w_.line("#pragma omp parallel for");
+  w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + "; " + loop.iterator +
+               (inclusive ? " <= " : " < ") + bound + "; " + loop.iterator + " += " +
+               std::to_string(CpuExprPrinter::StripWidth) + ")");
+  for (Call &c : calls) {
+    recordCall(c.statement, parallel || insideParallel());
+    if (c.strips) {
+      uses_[c.statement].stripped = true;
+      c.args.push_back(loop.iterator);
+      c.args.push_back(run);
+      w_.line(statementFunction(c.statement) + "_strip(" + llvm::join(c.args, ", ") + ");");
+      continue;
+    }
+    uses_[c.statement].pointwise = true;
+    std::string point = names().fresh(loop.iterator + "_point");
+    w_.openBlock("for (int64_t " + point + " = " + loop.iterator + "; " + point + " < " + loop.iterator + " + " +
+                 run + "; ++" + point + ")");
+    c.args.push_back(point);
+    w_.line(statementFunction(c.statement) + "(" + llvm::join(c.args, ", ") + ");");
+    w_.closeBlock();
+  }
+  w_.closeBlock();
+  return true;
+}
+
 void CpuAstPrinter::printStatementCall(const StatementCall &call) {
   recordCall(call.statement, insideParallel());
+  uses_[call.statement].pointwise = true;
   IslAstPrinter::printStatementCall(call);
 }
 
@@ -219,13 +439,26 @@ static std::string shapeComment(const ast::ArrayDecl &decl, const ExprPrinter &e
   return text;
 }
 
-// Whether `name` occurs in `text` as a whole identifier.
-static bool usesIdentifier(const std::string &text, const std::string &name) {
-  auto isIdent = [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
-    if ((at == 0 || !isIdent(text[at - 1])) && (at + name.size() >= text.size() || !isIdent(text[at + name.size()])))
-      return true;
-  return false;
+// Sk_strip(..., polyc_first, polyc_run): the statement at the points polyc_first .. polyc_first +
+// polyc_run - 1 of its last dimension (CpuExprPrinter's strip mode, CpuAstPrinter::printStrip).
+static void printStripFunction(const model::Statement &statement, CpuExprPrinter &exprs, CodeWriter &w) {
+  std::vector<std::string> dims = exprs.dimNames(statement);
+  CodeWriter body;
+  body.indent();
+  body.indent();
+  exprs.stripDim = dims.back();
+  bool savedReductions = exprs.parallelReductions;
+  exprs.parallelReductions = false;
+  exprs.printStatement(statement, body);
+  exprs.stripDim.clear();
+  exprs.parallelReductions = savedReductions;
+  std::string params;
+  for (size_t k = 0; k + 1 < dims.size(); ++k)
+    params += exprs.indexType() + " " + (usesIdentifier(body.str(), dims[k]) ? dims[k] : "/*" + dims[k] + "*/") + ", ";
+  params += exprs.indexType() + " polyc_first, " + exprs.indexType() + " polyc_run";
+  w.openBlock("void " + statement.name + "_strip(" + params + ") const");
+  w.append(body);
+  w.closeBlock();
 }
 
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const CodegenInput &input) {
@@ -302,9 +535,14 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     for (const std::string &d : dims)
       params += (params.empty() ? "" : ", ") + exprs.indexType() + " " +
                 (usesIdentifier(body.str(), d) ? d : "/*" + d + "*/");
-    w.openBlock("void " + statement.name + "(" + params + ") const");
-    w.append(body);
-    w.closeBlock();
+    // Only the strip form when no single point is computed alone (an unused function is noise).
+    if (uses[s].pointwise || !uses[s].stripped) {
+      w.openBlock("void " + statement.name + "(" + params + ") const");
+      w.append(body);
+      w.closeBlock();
+    }
+    if (uses[s].stripped)
+      printStripFunction(statement, exprs, w);
   }
   w.blank();
   w.comment("Runs every statement instance in the order of the schedule.");

@@ -83,14 +83,22 @@ struct Iir2d {
   }
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
-  void S1(int64_t i, int64_t j) const {
-    float sum0 = 0.0f;
+  void S1_strip(int64_t i, int64_t polyc_first, int64_t polyc_run) const {
+    float sum0[64];
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
+      sum0[polyc_r] = 0.0f;
     for (int64_t r1 = 0; r1 < M; ++r1) {
       for (int64_t r2 = 0; r2 < M; ++r2) {
-        sum0 += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+        for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+          const int64_t j = polyc_first + polyc_r;
+          sum0[polyc_r] += a[r1 * M + r2] * (i - r1 >= 0 && j - r2 >= 0 ? x[(i - r1) * W + (j - r2)] : 0.0f);
+        }
       }
     }
-    y_in[i * W + j] = sum0;
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+      const int64_t j = polyc_first + polyc_r;
+      y_in[i * W + j] = sum0[polyc_r];
+    }
   }
 
   // Runs every statement instance in the order of the schedule.
@@ -105,9 +113,9 @@ struct Iir2d {
     // S1, band 0 dimension 0: i; carries no dependence
     #pragma omp parallel for
     for (int64_t i = 0; i < H; ++i) {
-      // S1, band 0 dimension 1: j; carries no dependence
-      for (int64_t j = 0; j < W; ++j) {
-        S1(i, j);
+      // S1, band 0 dimension 1: j; carries no dependence; in runs of 64 points
+      for (int64_t j = 0; j < W; j += 64) {
+        S1_strip(i, j, std::min<int64_t>(64, (W) - j));
       }
     }
     // Band 1: the allocation is chosen at run time, flexible wavefront if M > 1, else fixed wavefront.

@@ -130,12 +130,20 @@ struct Mlp {
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23)
-  void S3(int64_t /*e*/, int64_t p_, int64_t j) const {
-    float sum0 = 0.0f;
+  void S3_strip(int64_t /*e*/, int64_t p_, int64_t polyc_first, int64_t polyc_run) const {
+    float sum0[64];
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
+      sum0[polyc_r] = 0.0f;
     for (int64_t k = 0; k < K; ++k) {
-      sum0 += W2[k * J + j] * d2[p_ * K + k];
+      for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+        const int64_t j = polyc_first + polyc_r;
+        sum0[polyc_r] += W2[k * J + j] * d2[p_ * K + k];
+      }
     }
-    d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+      const int64_t j = polyc_first + polyc_r;
+      d1[p_ * J + j] = sum0[polyc_r] * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
+    }
   }
 
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24)
@@ -151,21 +159,37 @@ struct Mlp {
   }
 
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25)
-  void S5(int64_t /*e*/, int64_t k, int64_t j) const {
-    float sum0 = 0.0f;
+  void S5_strip(int64_t /*e*/, int64_t k, int64_t polyc_first, int64_t polyc_run) const {
+    float sum0[64];
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
+      sum0[polyc_r] = 0.0f;
     for (int64_t p_ = 0; p_ < P; ++p_) {
-      sum0 += d2[p_ * K + k] * h[p_ * J + j];
+      for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+        const int64_t j = polyc_first + polyc_r;
+        sum0[polyc_r] += d2[p_ * K + k] * h[p_ * J + j];
+      }
     }
-    W2[k * J + j] -= eta[0] * sum0;
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+      const int64_t j = polyc_first + polyc_r;
+      W2[k * J + j] -= eta[0] * sum0[polyc_r];
+    }
   }
 
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26)
-  void S6(int64_t /*e*/, int64_t j, int64_t i) const {
-    float sum0 = 0.0f;
+  void S6_strip(int64_t /*e*/, int64_t j, int64_t polyc_first, int64_t polyc_run) const {
+    float sum0[64];
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
+      sum0[polyc_r] = 0.0f;
     for (int64_t p_ = 0; p_ < P; ++p_) {
-      sum0 += d1[p_ * J + j] * X[p_ * I + i];
+      for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+        const int64_t i = polyc_first + polyc_r;
+        sum0[polyc_r] += d1[p_ * J + j] * X[p_ * I + i];
+      }
     }
-    W1[j * I + i] -= eta[0] * sum0;
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+      const int64_t i = polyc_first + polyc_r;
+      W1[j * I + i] -= eta[0] * sum0[polyc_r];
+    }
   }
 
   // Runs every statement instance in the order of the schedule.
@@ -215,9 +239,9 @@ struct Mlp {
       // S3, band 4 dimension 0: p; carries no dependence
       #pragma omp parallel for
       for (int64_t p_ = 0; p_ < P; ++p_) {
-        // S3, band 4 dimension 1: j; carries no dependence
-        for (int64_t j = 0; j < J; ++j) {
-          S3(e, p_, j);
+        // S3, band 4 dimension 1: j; carries no dependence; in runs of 64 points
+        for (int64_t j = 0; j < J; j += 64) {
+          S3_strip(e, p_, j, std::min<int64_t>(64, (J) - j));
         }
       }
       S4(e);
@@ -226,9 +250,9 @@ struct Mlp {
       // S5, band 5 dimension 0: k; carries no dependence
       #pragma omp parallel for
       for (int64_t k = 0; k < K; ++k) {
-        // S5, band 5 dimension 1: j; carries no dependence
-        for (int64_t j = 0; j < J; ++j) {
-          S5(e, k, j);
+        // S5, band 5 dimension 1: j; carries no dependence; in runs of 64 points
+        for (int64_t j = 0; j < J; j += 64) {
+          S5_strip(e, k, j, std::min<int64_t>(64, (J) - j));
         }
       }
       // Band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel; the same loops
@@ -236,9 +260,9 @@ struct Mlp {
       // S6, band 6 dimension 0: j; carries no dependence
       #pragma omp parallel for
       for (int64_t j = 0; j < J; ++j) {
-        // S6, band 6 dimension 1: i; carries no dependence
-        for (int64_t i = 0; i < I; ++i) {
-          S6(e, j, i);
+        // S6, band 6 dimension 1: i; carries no dependence; in runs of 64 points
+        for (int64_t i = 0; i < I; i += 64) {
+          S6_strip(e, j, i, std::min<int64_t>(64, (I) - i));
         }
       }
     }

@@ -4,6 +4,9 @@
 # scripts/fuzz/fuzz.py does. Prints "regress: ok" and exits 0 when they agree.
 #
 #   regress.py FILE.poly --polyc P --target cpu|opencl --work DIR [--param N=3]... [--in x="np.ones(3)"]...
+#              [--random SEED]
+# --random SEED: the inputs not given by --in are random (normal floats, i32 in [-2, 2N)), their shapes
+# from `polyc run FILE --help` at the params given.
 import argparse
 import os
 import shutil
@@ -26,6 +29,7 @@ def main():
     ap.add_argument("--in", dest="ins", action="append", default=[])
     ap.add_argument("--out", action="append", default=[], help="outputs to compare (default: all)")
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--random", type=int, help="random inputs from this seed for those not given by --in")
     args = ap.parse_args()
     if os.path.exists(args.work):
         shutil.rmtree(args.work)
@@ -39,14 +43,24 @@ def main():
         name, expr = spec.split("=", 1)
         np.save(os.path.join(case, "inputs", name + ".npy"), eval(expr, {"np": np}))
         ins[name] = "inputs/%s.npy" % name
+    params = dict((k, int(v)) for k, v in (p.split("=") for p in args.param))
+    if args.random is not None:
+        rng = np.random.default_rng(args.random)
+        for line in help_lines(args.polyc, args.poly):
+            words = line.split()
+            if words[:1] not in (["--in"], ["--in/--out"]) or words[1].split("=")[0] in ins:
+                continue
+            name, dtype = words[1].split("=")[0], words[3]
+            shape = line[line.index("[") + 1:line.index("]")] if "[" in line else ""
+            dims = tuple(max(0, int(eval(d, {}, dict(params)))) for d in shape.split(",") if d.strip())
+            values = (rng.integers(-2, 2 * max(dims + (1,)), size=dims) if dtype == "int32"
+                      else rng.standard_normal(dims))
+            np.save(os.path.join(case, "inputs", name + ".npy"), np.asarray(values, dtype=dtype))
+            ins[name] = "inputs/%s.npy" % name
     outs = args.out
     if not outs:
         outs = [line.split()[1].split("=")[0] for line in help_lines(args.polyc, args.poly)
                 if line.startswith("--out") or line.startswith("--in/--out")]
-    params = {}
-    for p in args.param:
-        k, v = p.split("=")
-        params[k] = int(v)
     meta = dict(program=os.path.basename(args.poly), params=params, inputs=ins, outputs=outs)
     runner = fuzz.Runner(os.path.abspath(args.polyc), args.work, [(args.target, args.target)], "run",
                          run_timeout=args.timeout, build_timeout=args.timeout)
