@@ -9,6 +9,7 @@
 # from `polyc run FILE --help` at the params given.
 import argparse
 import os
+import re
 import shutil
 import sys
 
@@ -52,7 +53,9 @@ def main():
                 continue
             name, dtype = words[1].split("=")[0], words[3]
             shape = line[line.index("[") + 1:line.index("]")] if "[" in line else ""
-            dims = tuple(max(0, int(eval(d, {}, dict(params)))) for d in shape.split(",") if d.strip())
+            # The params by value, word by word: a param may be named like a Python keyword (`not`).
+            numeric = re.sub(r"[A-Za-z_]\w*", lambda m: str(params[m.group(0)]), shape)
+            dims = tuple(max(0, int(eval(d, {}))) for d in numeric.split(",") if d.strip())
             values = (rng.integers(-2, 2 * max(dims + (1,)), size=dims) if dtype == "int32"
                       else rng.standard_normal(dims))
             np.save(os.path.join(case, "inputs", name + ".npy"), np.asarray(values, dtype=dtype))
