@@ -1127,18 +1127,20 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
     parts.condition = tests[0].text;
   for (size_t k = 0; tests.size() > 1 && k < tests.size(); ++k)
     parts.condition += (k ? " && " : "") + wrapIf(tests[k].text, tests[k].prec, And + 1);
-  std::string acc = parts.accumulator;
   switch (red.op) {
   case ast::ReductionOp::Sum:
-    parts.update = [acc](const std::string &v) { return acc + " += " + v + ";"; };
+    parts.combine = [](const std::string &acc, const std::string &v) { return acc + " += " + v + ";"; };
     break;
   case ast::ReductionOp::Max:
   case ast::ReductionOp::Min: {
     std::string fn = mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
-    parts.update = [acc, fn](const std::string &v) { return acc + " = " + fn + "(" + acc + ", " + v + ");"; };
+    parts.combine = [fn](const std::string &acc, const std::string &v) {
+      return acc + " = " + fn + "(" + acc + ", " + v + ");";
+    };
     break;
   }
   }
+  parts.update = [combine = parts.combine, acc = parts.accumulator](const std::string &v) { return combine(acc, v); };
   parts.body = [this, &red, type](CodeWriter &bw) {
     ++scope_->reductionDepth;
     Code body = value(*red.body, type, bw);

@@ -55,6 +55,8 @@ struct ReductionParts {
   // The statement that folds `value` into the accumulator, e.g. "sum0 += v;" or
   // "max0 = fmaxf(max0, v);".
   std::function<std::string(const std::string &value)> update;
+  // The same into another accumulator (an element of an array of them: "sum0[polyc_r] += v;").
+  std::function<std::string(const std::string &accumulator, const std::string &value)> combine;
 };
 
 class ExprPrinter {

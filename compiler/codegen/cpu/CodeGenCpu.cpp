@@ -67,14 +67,7 @@ public:
       openRun(w);
     if (!parts.condition.empty())
       w.openBlock("if (" + parts.condition + ")");
-    std::string term = parts.body(w);
-    if (parts.reduction->op == ast::ReductionOp::Sum)
-      w.line(lane + " += " + term + ";");
-    else
-      w.line(lane + " = " + mathFunction(parts.reduction->op == ast::ReductionOp::Max ? ast::Builtin::Max
-                                                                                      : ast::Builtin::Min,
-                                         parts.type) +
-             "(" + lane + ", " + term + ");");
+    w.line(parts.combine(lane, parts.body(w)));
     if (!parts.condition.empty())
       w.closeBlock();
     w.closeBlock();
