@@ -263,6 +263,30 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
   return scheduleWithIsl({s}, deps);
 }
 
+// The pieces of a statement's dependences on itself on which every distance component keeps one sign
+// (negative, zero or positive); dependences between different statements are kept as they are.
+static isl::union_map splitByDistanceSigns(const isl::union_map &deps) {
+  isl::union_map result = isl::union_map::empty(deps.ctx());
+  deps.foreach_map([&](isl::map rel) {
+    isl::space space = rel.space();
+    std::vector<isl::map> pieces{rel};
+    if (space.domain().is_equal(space.range()))
+      for (unsigned k = 0; k < iu::tupleDims(space.domain()); ++k) {
+        isl::aff from = space.domain_map_multi_aff().at(static_cast<int>(k));
+        isl::aff to = space.range_map_multi_aff().at(static_cast<int>(k));
+        std::vector<isl::map> split;
+        for (const isl::set &sign : {to.lt_set(from), to.eq_set(from), to.gt_set(from)})
+          for (const isl::map &piece : pieces)
+            if (isl::map part = piece.intersect(sign.unwrap()); !part.is_empty())
+              split.push_back(part);
+        pieces = std::move(split);
+      }
+    for (const isl::map &piece : pieces)
+      piece.foreach_basic_map([&](isl::basic_map basic) { result = result.unite(isl::union_map(isl::map(basic))); });
+  });
+  return result;
+}
+
 llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsigned> &stmts,
                                                          const isl::union_map &deps) {
   isl::union_set domain = domainsOf(model_, stmts);
@@ -273,12 +297,24 @@ llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsig
   // for GPUs; the CPU's OpenMP loops gain it too) instead of one skewed band with no parallel member.
   isl::ctx ctx = model_.ctx;
   isl_options_set_schedule_outer_coincidence(ctx.get(), 1);
-  isl::schedule result = isl::schedule_constraints::on_domain(domain)
-                             .set_context(model_.context)
-                             .set_validity(validity)
-                             .set_proximity(proximity)
-                             .set_coincidence(validity)
-                             .compute_schedule();
+  auto compute = [&](const isl::union_map &valid, const isl::union_map &near) {
+    return isl::schedule_constraints::on_domain(domain)
+        .set_context(model_.context)
+        .set_validity(valid)
+        .set_proximity(near)
+        .set_coincidence(valid)
+        .compute_schedule();
+  };
+  isl::schedule result;
+  try {
+    result = compute(validity, proximity);
+  } catch (const isl::exception &) {
+    // isl's scheduler carries dependences one basic relation at a time, so a relation whose
+    // distances point in several directions may never be carried whole by one row ("unable to carry
+    // dependences") though a schedule exists (fuzz seed 111608). The same dependences, split so that
+    // every piece keeps the sign of each distance, let each piece be carried on its own.
+    result = compute(splitByDistanceSigns(validity), splitByDistanceSigns(proximity));
+  }
   if (result.is_null()) {
     std::string names;
     for (unsigned s : stmts)
