@@ -70,6 +70,19 @@ static const llvm::StringSet<> &reservedWords() {
         "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "atomicInc", "atomicDec", "printf", "malloc",
         "free", "memcpy", "memset", "min", "max", "abs", "labs", "llabs",
         "std", "main", "cooperative_groups",
+        // Functions of the C headers that emitted code includes (cstdlib, cstdio, cstring; ctime through
+        // CUDA's): in CUDA's host code a constant of that name is ambiguous with them (fuzz seed 700503).
+        "exit", "abort", "atexit", "quick_exit", "at_quick_exit", "getenv", "system", "calloc", "realloc",
+        "aligned_alloc", "qsort", "bsearch", "rand", "srand", "atoi", "atol", "atoll", "atof", "strtol",
+        "strtoll", "strtoul", "strtoull", "strtod", "strtof", "strtold", "div", "ldiv", "lldiv", "mblen",
+        "mbtowc", "wctomb", "puts", "putchar", "getchar", "fprintf", "sprintf", "snprintf", "vprintf",
+        "vfprintf", "vsprintf", "vsnprintf", "scanf", "sscanf", "fscanf", "fopen", "freopen", "fclose", "fread",
+        "fwrite", "fflush", "fputs", "fgets", "fputc", "fgetc", "putc", "getc", "ungetc", "fseek", "ftell",
+        "rewind", "feof", "ferror", "clearerr", "perror", "remove", "rename", "tmpfile", "tmpnam", "setbuf",
+        "setvbuf", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strcat", "strncat", "strchr", "strrchr",
+        "strstr", "strtok", "strerror", "strspn", "strcspn", "strpbrk", "strcoll", "strxfrm", "memmove",
+        "memcmp", "memchr", "time", "clock", "difftime", "mktime", "strftime", "gmtime", "localtime",
+        "asctime", "ctime",
     };
     for (const char *word : list)
       set.insert(word);

@@ -174,6 +174,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     if (b.persistent) {
       Object p{{"pointsPerStep", b.persistent->pointsPerStep},
                {"threadsMin", b.persistent->threadsMin},
+               {"oneBlockThreadsMax", b.persistent->oneBlockThreadsMax},
                {"condition", b.persistent->condition},
                {"barriersPerStep", b.persistent->barriersPerStep},
                {"threadsPerPoint", b.persistent->threadsPerPoint}};

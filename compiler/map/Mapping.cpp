@@ -40,6 +40,11 @@ const char *spelling(Placement placement) {
 // the rate network, 40000 neurons x 1000 synapses, a warp a neuron: 1.86x).
 static constexpr int64_t PersistentThreadsMin = int64_t(1) << 18;
 
+// A step of at most this many threads runs as a persistent kernel of one block, whose barriers are the
+// block's (__syncthreads, well under a launch's 1.8 us): 8 points a thread of its 256. Below it a launch
+// or a grid barrier costs far more than a step's work (jacobi-1d at N = 2000: 2000 points a step).
+static constexpr int64_t OneBlockThreadsMax = 2048;
+
 // The threads of a point of a kernel band inside a persistent kernel: one for a data-parallel band; for
 // a reduction its group, at most a warp, so that every band fits the kernel's blocks of 256 threads.
 static unsigned persistentGroup(const allocate::BandAllocation &allocation) {
@@ -263,10 +268,12 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     return std::nullopt;
   }
   form.threadsMin = PersistentThreadsMin;
+  form.oneBlockThreadsMax = OneBlockThreadsMax;
   const std::string perPoint = form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "";
   if (constant) {
     form.pointsPerStep = std::to_string(largest);
-    form.chosen = largest * int64_t(form.threadsPerPoint) >= form.threadsMin;
+    int64_t threads = largest * int64_t(form.threadsPerPoint);
+    form.chosen = threads >= form.threadsMin || threads <= form.oneBlockThreadsMax;
     form.condition = *form.chosen ? "true" : "false";
   } else {
     // Over the params alone (int64_t in the host code), with C's operators: no names of C++ in the
@@ -277,7 +284,9 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
       largestLaunch = a + " > " + b + " ? " + a + " : " + b;
     }
     form.pointsPerStep = largestLaunch;
-    form.condition = "(" + form.pointsPerStep + ")" + perPoint + " >= " + std::to_string(form.threadsMin);
+    std::string threads = "(" + form.pointsPerStep + ")" + perPoint;
+    form.condition = threads + " >= " + std::to_string(form.threadsMin) + " || " + threads +
+                     " <= " + std::to_string(form.oneBlockThreadsMax);
   }
   return form;
 }
@@ -313,7 +322,8 @@ Mapping Mapper::run() {
                        (form.barriersPerStep == 1 ? " grid barrier" : " grid barriers") + " an iteration, " +
                        std::to_string(form.threadsPerPoint) +
                        (form.threadsPerPoint == 1 ? " thread" : " threads") + " a point) when the largest launch "
-                       "inside takes at least " + std::to_string(form.threadsMin) + " threads";
+                       "inside takes at least " + std::to_string(form.threadsMin) + " threads, or of one block "
+                       "with block barriers when it takes at most " + std::to_string(form.oneBlockThreadsMax);
     if (form.chosen)
       band.reason += "; " + rule + ": " + form.pointsPerStep + " points -> " +
                      (*form.chosen ? "persistent kernel" : "host loop");

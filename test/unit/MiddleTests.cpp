@@ -398,9 +398,22 @@ TEST(Mapping, TimeLoopIsAHostLoopAroundKernels) {
   ASSERT_TRUE(time.persistent.has_value());
   EXPECT_EQ(time.persistent->pointsPerStep, "N");
   EXPECT_EQ(time.persistent->threadsPerPoint, 32u); // a warp a point for the reduction
-  EXPECT_EQ(time.persistent->condition, "(N) * 32 >= 262144");
+  EXPECT_EQ(time.persistent->condition, "(N) * 32 >= 262144 || (N) * 32 <= 2048");
   EXPECT_FALSE(time.persistent->chosen.has_value());
   EXPECT_EQ(time.persistent->barriersPerStep, 1u);
+}
+
+TEST(Mapping, PersistentFormForLargeStepsAndForStepsOfOneBlock) {
+  // A warp a point: 40 points are 1280 threads (one block, block barriers); 1000 points are 32000
+  // threads, too many for one block and too few for a grid barrier to pay (launches); 10000 are 320000.
+  for (auto [n, chosen] : {std::pair{40, true}, {1000, false}, {10000, true}}) {
+    map::Mapping mapping = timeLoopMapping("N = " + std::to_string(n) + " and T >= 1", true);
+    ASSERT_EQ(mapping.bands.size(), 4u);
+    const std::optional<map::PersistentForm> &form = mapping.bands[1].persistent;
+    ASSERT_TRUE(form.has_value());
+    EXPECT_EQ(form->oneBlockThreadsMax, 2048);
+    EXPECT_EQ(form->chosen, std::optional<bool>(chosen)) << "N = " << n;
+  }
 }
 
 TEST(Mapping, SequentialOuterMemberOfAKernelBandIsAHostLoop) {

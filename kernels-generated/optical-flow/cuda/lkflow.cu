@@ -57,6 +57,7 @@
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/Persistent.cuh>
 #include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>
 
@@ -405,43 +406,109 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice progra
   // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
   for (int64_t t = 0; t < T; ++t) {
     // Band 1 (S0, S1, S2): a thread per point.
-    // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over the blocks
-    for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
-      // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the threads of a block
-      for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
-          += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
-        program.S0(t, y, x);
-        program.S1(t, y, x);
-        program.S2(t, y, x);
+    {
+      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over the blocks
+        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+          // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
+              += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S0(t, y, x);
+            program.S1(t, y, x);
+            program.S2(t, y, x);
+          }
+        }
+      } else {
+        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (int64_t y = 0
+            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+          // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the point slots of a row of
+          // blocks
+          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
+              * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + int64_t(threadIdx.x); x < W; x
+              += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S0(t, y, x);
+            program.S1(t, y, x);
+            program.S2(t, y, x);
+          }
+        }
       }
     }
-    polyc_grid.sync();
+    polyc::rt::cuda::stepBarrier(polyc_grid);
     // Band 2 (S3, S4, S5, S6, S7): a group of 32 threads per point.
-    // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the blocks
-    for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
-      // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the threads of a block
-      for (int64_t x = 0 + int64_t(threadIdx.x / 32); x < W; x
-          += int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
-        program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-        program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-        program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-        program.S6Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-        program.S7Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+    {
+      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the blocks
+        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+          // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
+          // a block
+          for (int64_t x = 0 + int64_t(threadIdx.x / 32); x < W; x
+              += int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
+            program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S6Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S7Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+          }
+        }
+      } else {
+        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (int64_t y = 0
+            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+          // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
+          // a row of blocks
+          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
+              * int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock) + int64_t(threadIdx.x / 32); x
+              < W; x += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
+            program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S6Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+            program.S7Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+          }
+        }
       }
     }
-    polyc_grid.sync();
+    polyc::rt::cuda::stepBarrier(polyc_grid);
     // Band 3 (S8, S9, S10): a thread per point.
-    // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the blocks
-    for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
-      // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the threads of a block
-      for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
-          += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
-        program.S8(t, y, x);
-        program.S9(t, y, x);
-        program.S10(t, y, x);
+    {
+      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the blocks
+        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+          // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
+              += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S8(t, y, x);
+            program.S9(t, y, x);
+            program.S10(t, y, x);
+          }
+        }
+      } else {
+        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (int64_t y = 0
+            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+          // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a row
+          // of blocks
+          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
+              * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + int64_t(threadIdx.x); x < W; x
+              += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S8(t, y, x);
+            program.S9(t, y, x);
+            program.S10(t, y, x);
+          }
+        }
       }
     }
-    polyc_grid.sync();
+    polyc::rt::cuda::stepBarrier(polyc_grid);
   }
 }
 
@@ -539,7 +606,7 @@ protected:
     [[maybe_unused]] const int64_t W = program.W;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144) && (T)
+      if (!polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144 || (H * W) * 32 <= 2048) && (T)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
@@ -555,10 +622,11 @@ protected:
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
     // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): one persistent kernel when the largest launch inside
-    // an iteration takes at least 262144 threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144)) {
-      polyc::rt::cuda::launchPersistent(band0Persistent, "band0Persistent", int64_t(H * W) * 32, 256, stream,
-          program);
+    // an iteration takes at least 262144 threads (or at most 2048, as one block), else a host loop
+    // (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144 || (H * W) * 32 <= 2048)) {
+      polyc::rt::cuda::launchPersistent(band0Persistent, "band0Persistent", int64_t(H * W) * 32, 256,
+          int64_t(H * W) * 32 <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band0Persistent");
     } else {
       if (polyc::rt::cuda::verbose())

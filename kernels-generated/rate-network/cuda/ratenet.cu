@@ -32,6 +32,7 @@
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/Persistent.cuh>
 #include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>
 
@@ -153,7 +154,7 @@ __global__ void __launch_bounds__(256) band1Persistent(const RatenetDevice progr
         += polyc::rt::cuda::GroupLayout<32>::points()) {
       program.S1Group<32>(t, j, polyc::rt::cuda::GroupLayout<32>::lane());
     }
-    polyc_grid.sync();
+    polyc::rt::cuda::stepBarrier(polyc_grid);
   }
 }
 
@@ -210,7 +211,7 @@ protected:
     [[maybe_unused]] const int64_t T = program.T;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice((N) * 32 >= 262144) && (T - 1)
+      if (!polyc::rt::cuda::persistentChoice((N) * 32 >= 262144 || (N) * 32 <= 2048) && (T - 1)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
@@ -236,10 +237,10 @@ protected:
       }
     }
     // Band 1 (S1): one persistent kernel when the largest launch inside an iteration takes at least 262144
-    // threads, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice((N) * 32 >= 262144)) {
-      polyc::rt::cuda::launchPersistent(band1Persistent, "band1Persistent", int64_t(N) * 32, 256, stream,
-          program);
+    // threads (or at most 2048, as one block), else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice((N) * 32 >= 262144 || (N) * 32 <= 2048)) {
+      polyc::rt::cuda::launchPersistent(band1Persistent, "band1Persistent", int64_t(N) * 32, 256, int64_t(N) * 32
+          <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band1Persistent");
     } else {
       if (polyc::rt::cuda::verbose())

@@ -25,6 +25,7 @@
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/Persistent.cuh>
 #include <polyc/cuda/SlidingSum.cuh>
 #include <polyc/cuda/Wavefront.cuh>
 

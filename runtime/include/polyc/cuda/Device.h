@@ -173,17 +173,18 @@ inline bool persistentChoice(bool preferred) { return persistentOverride().value
 // longer one launches directly (a graph holds a node per launch, and its capture is not free).
 inline constexpr int64_t GraphIterationsMax = 4096;
 
-// Host: launches the persistent kernel of a host loop, `threads` threads a block: enough blocks for the
-// `work` threads of the largest launch inside, and no more than can be resident at once, since its grid
-// barriers need every block resident (POLYC_CUDA_GRID overrides within that limit). The kernel's
-// parameters are taken as they are declared (the device view and int64_t loop values).
+// Host: launches the persistent kernel of a host loop, `threads` threads a block: one block when
+// `oneBlock` (its barriers are then the block's), else enough blocks for the `work` threads of the
+// largest launch inside, and no more than can be resident at once, since its grid barriers need every
+// block resident (POLYC_CUDA_GRID overrides within that limit). The kernel's parameters are taken as
+// they are declared (the device view and int64_t loop values).
 template <typename... Params>
-void launchPersistent(void (*kernel)(Params...), const char *name, int64_t work, unsigned threads,
+void launchPersistent(void (*kernel)(Params...), const char *name, int64_t work, unsigned threads, bool oneBlock,
                       cudaStream_t stream, Params... args) {
   int perProcessor = 0;
   POLYC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perProcessor, kernel, int(threads), 0));
   const int64_t resident = int64_t(std::max(perProcessor, 1)) * deviceProperties().multiProcessorCount;
-  int64_t blocks = std::clamp<int64_t>((work + threads - 1) / threads, 1, resident);
+  int64_t blocks = oneBlock ? 1 : std::clamp<int64_t>((work + threads - 1) / threads, 1, resident);
   if (const std::optional<int64_t> forced = gridOverride())
     blocks = std::min(*forced, resident);
   if (verbose())
