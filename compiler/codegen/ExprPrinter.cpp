@@ -1041,6 +1041,15 @@ static void collectConjuncts(const ast::Expr &expr, std::vector<const ast::Expr 
   conjuncts.push_back(&expr);
 }
 
+// The operands of an equality `a == b`, or of `!(a != b)` (fuzz seed 710420), else null.
+static const ast::Binary *asEquality(const ast::Expr *c) {
+  if (auto *u = llvm::dyn_cast<ast::Unary>(c); u && u->op == ast::UnaryOp::Not)
+    if (auto *ne = llvm::dyn_cast<ast::Binary>(u->operand.get()); ne && ne->op == ast::BinaryOp::Ne)
+      return ne;
+  auto *eq = llvm::dyn_cast<ast::Binary>(c);
+  return eq && eq->op == ast::BinaryOp::Eq ? eq : nullptr;
+}
+
 // The reduction's variables that a conjunct `v == e` of its `where` clause fixes, each with its e: an
 // integer expression of params, constants and outer variables (no array reads, none of the reduction's
 // own variables). The conjuncts used are taken out of `conditions`.
@@ -1067,8 +1076,8 @@ fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &condit
   auto isValue = [&](const ast::Expr &e) { return isIntegerExpr(e) && !readsArrays(e) && !mentionsAny(e, own); };
   std::map<const ast::IndexVar *, const ast::Expr *> fixed;
   llvm::erase_if(conditions, [&](const ast::Expr *c) {
-    auto *eq = llvm::dyn_cast<ast::Binary>(c);
-    if (!eq || eq->op != ast::BinaryOp::Eq)
+    const ast::Binary *eq = asEquality(c);
+    if (!eq)
       return false;
     for (auto [var, value] : {std::pair(eq->lhs.get(), eq->rhs.get()), std::pair(eq->rhs.get(), eq->lhs.get())})
       if (const ast::IndexVar *v = ownVariable(*var); v && !fixed.count(v) && isValue(*value)) {

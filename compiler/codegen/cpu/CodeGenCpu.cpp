@@ -541,12 +541,15 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.comment("Runs every statement instance in the order of the schedule.");
   w.openBlock("void run()");
   bool anyLocal = false;
+  // The storage vectors are named apart from the program's names (a param named rStorage: fuzz seed
+  // 601668), which run()'s body may use.
+  NameScope runNames = programNames(program);
   for (const model::ArrayInfo &a : model.arrays)
     if (a.decl->kind == ast::ArrayKind::Local) {
       if (!anyLocal)
         w.comment("Local arrays (a folded dimension holds only its window).");
       anyLocal = true;
-      std::string storage = exprs.arrayRef(a) + "Storage";
+      std::string storage = runNames.fresh(exprs.arrayRef(a) + "Storage");
       // static_cast, not size_t(N): `std::vector<float> v(size_t(N));` would declare a function.
       w.line("std::vector<" + exprs.typeName(a.decl->elemType) + "> " + storage + "(static_cast<size_t>(" +
              exprs.checkedStorageSize(a) + "));");
