@@ -1050,11 +1050,21 @@ static const ast::Binary *asEquality(const ast::Expr *c) {
   return eq && eq->op == ast::BinaryOp::Eq ? eq : nullptr;
 }
 
+// A conjunct `v op e` of a reduction's `where` clause that bounds its variable v (op: <, <=, >, >=).
+struct VariableBound {
+  ast::BinaryOp op;
+  const ast::Expr *value;
+};
+
 // The reduction's variables that a conjunct `v == e` of its `where` clause fixes, each with its e: an
 // integer expression of params, constants and outer variables (no array reads, none of the reduction's
-// own variables). The conjuncts used are taken out of `conditions`.
+// own variables); and into `bounds`, the conjuncts `v < e` (and <=, >, >=) of the other variables. The
+// conjuncts used are taken out of `conditions`: they narrow the variables' loops instead of testing each
+// iteration (NVIDIA's OpenCL compiler crashed on `for (v = 0; v < W; ++v) if (v < 1)`, seeds 720053,
+// 720277, and on `if (v == e)` inside the loop, seeds 200208, 300092).
 static std::map<const ast::IndexVar *, const ast::Expr *>
-fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &conditions) {
+fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &conditions,
+               std::map<const ast::IndexVar *, std::vector<VariableBound>> &bounds) {
   std::vector<const ast::IndexVar *> own;
   for (const ast::RangeBinding &binding : red.bindings)
     for (auto &var : binding.vars)
@@ -1086,6 +1096,32 @@ fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &condit
       }
     return false;
   });
+  // Then the bounds `v < e`, `v <= e`, `v > e`, `v >= e` (either side) of the variables left.
+  llvm::erase_if(conditions, [&](const ast::Expr *c) {
+    auto *cmp = llvm::dyn_cast<ast::Binary>(c);
+    if (!cmp)
+      return false;
+    ast::BinaryOp op = cmp->op;
+    const ast::Expr *var = cmp->lhs.get(), *value = cmp->rhs.get();
+    const ast::IndexVar *v = ownVariable(*var);
+    if (!v) { // e op v is v op' e
+      static const std::map<ast::BinaryOp, ast::BinaryOp> mirrored = {{ast::BinaryOp::Lt, ast::BinaryOp::Gt},
+          {ast::BinaryOp::Le, ast::BinaryOp::Ge}, {ast::BinaryOp::Gt, ast::BinaryOp::Lt},
+          {ast::BinaryOp::Ge, ast::BinaryOp::Le}};
+      auto m = mirrored.find(op);
+      if (m == mirrored.end())
+        return false;
+      op = m->second;
+      std::swap(var, value);
+      v = ownVariable(*var);
+    }
+    bool bound = op == ast::BinaryOp::Lt || op == ast::BinaryOp::Le || op == ast::BinaryOp::Gt ||
+                 op == ast::BinaryOp::Ge;
+    if (!v || !bound || fixed.count(v) || !isValue(*value))
+      return false;
+    bounds[v].push_back({op, value});
+    return true;
+  });
   return fixed;
 }
 
@@ -1103,7 +1139,8 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   std::vector<const ast::Expr *> conditions;
   if (red.where)
     collectConjuncts(*red.where, conditions);
-  std::map<const ast::IndexVar *, const ast::Expr *> fixed = fixedVariables(red, conditions);
+  std::map<const ast::IndexVar *, std::vector<VariableBound>> bounds;
+  std::map<const ast::IndexVar *, const ast::Expr *> fixed = fixedVariables(red, conditions, bounds);
   std::vector<std::string> rangeGuards;
   for (const ast::RangeBinding &binding : red.bindings) {
     Code loCode = index(*binding.lo, w), hiCode = index(*binding.hi, w);
@@ -1114,7 +1151,17 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
       scope_->reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
       auto value = fixed.find(var.get());
       if (value == fixed.end()) {
-        parts.loops.push_back({name, lo, hi});
+        // The where clause's bounds narrow the loop: [max(lo, e) or e + 1, min(hi, e) or e + 1).
+        std::string first = lo, end = hi;
+        for (const VariableBound &b : bounds[var.get()]) {
+          std::string e = "(" + index(*b.value, w).text + ")";
+          if (b.op == ast::BinaryOp::Le || b.op == ast::BinaryOp::Gt)
+            e = "(" + e + " + 1)";
+          std::string &side = b.op == ast::BinaryOp::Lt || b.op == ast::BinaryOp::Le ? end : first;
+          const char *keeps = &side == &end ? " < " : " > "; // the tighter of the two
+          side = "(" + e + keeps + "(" + side + ") ? " + e + " : (" + side + "))";
+        }
+        parts.loops.push_back({name, first, end});
         continue;
       }
       // A variable the `where` clause fixes (max(n in 0..N where n == m)) takes that value alone, if it
