@@ -1063,7 +1063,7 @@ struct VariableBound {
 // iteration (NVIDIA's OpenCL compiler crashed on `for (v = 0; v < W; ++v) if (v < 1)`, seeds 720053,
 // 720277, and on `if (v == e)` inside the loop, seeds 200208, 300092).
 static std::map<const ast::IndexVar *, const ast::Expr *>
-fixedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &conditions,
+restrictedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &conditions,
                std::map<const ast::IndexVar *, std::vector<VariableBound>> &bounds) {
   std::vector<const ast::IndexVar *> own;
   for (const ast::RangeBinding &binding : red.bindings)
@@ -1140,7 +1140,7 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   if (red.where)
     collectConjuncts(*red.where, conditions);
   std::map<const ast::IndexVar *, std::vector<VariableBound>> bounds;
-  std::map<const ast::IndexVar *, const ast::Expr *> fixed = fixedVariables(red, conditions, bounds);
+  std::map<const ast::IndexVar *, const ast::Expr *> fixed = restrictedVariables(red, conditions, bounds);
   std::vector<std::string> rangeGuards;
   for (const ast::RangeBinding &binding : red.bindings) {
     Code loCode = index(*binding.lo, w), hiCode = index(*binding.hi, w);
@@ -1157,9 +1157,11 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
           std::string e = "(" + index(*b.value, w).text + ")";
           if (b.op == ast::BinaryOp::Le || b.op == ast::BinaryOp::Gt)
             e = "(" + e + " + 1)";
-          std::string &side = b.op == ast::BinaryOp::Lt || b.op == ast::BinaryOp::Le ? end : first;
-          const char *keeps = &side == &end ? " < " : " > "; // the tighter of the two
-          side = "(" + e + keeps + "(" + side + ") ? " + e + " : (" + side + "))";
+          // The tighter of the two: the smaller end, the larger first.
+          if (b.op == ast::BinaryOp::Lt || b.op == ast::BinaryOp::Le)
+            end = "(" + e + " < (" + end + ") ? " + e + " : (" + end + "))";
+          else
+            first = "(" + e + " > (" + first + ") ? " + e + " : (" + first + "))";
         }
         parts.loops.push_back({name, first, end});
         continue;
