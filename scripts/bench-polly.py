@@ -42,6 +42,7 @@ SOURCES = {
     "atax": "linear-algebra/kernels/atax", "bicg": "linear-algebra/kernels/bicg",
     "mvt": "linear-algebra/kernels/mvt", "cholesky": "linear-algebra/solvers/cholesky",
     "durbin": "linear-algebra/solvers/durbin", "lu": "linear-algebra/solvers/lu",
+    "lu-right-looking": "linear-algebra/solvers/lu",
     "trisolv": "linear-algebra/solvers/trisolv", "floyd-warshall": "medley/floyd-warshall",
     "fdtd-2d": "stencils/fdtd-2d", "heat-3d": "stencils/heat-3d", "jacobi-1d": "stencils/jacobi-1d",
     "jacobi-2d": "stencils/jacobi-2d", "seidel-2d": "stencils/seidel-2d",

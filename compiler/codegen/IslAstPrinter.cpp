@@ -96,12 +96,23 @@ static std::vector<unsigned> statementsOf(const isl::union_set &domain, const mo
   return statements;
 }
 
+// The band tiled by `sizes`: a band of tile loops over a band of point loops (isl's tile loops step by
+// the sizes, the point loops run over the schedule's own values: see printSchedule's options).
+static isl::schedule_node tileBand(const isl::schedule_node_band &band, const std::vector<int64_t> &sizes) {
+  isl::space space = band.partial_schedule().space();
+  isl_multi_val *values = isl_multi_val_zero(space.release());
+  for (size_t m = 0; m < sizes.size(); ++m)
+    values = isl_multi_val_set_val(values, static_cast<int>(m), isl_val_int_from_si(band.ctx().get(), sizes[m]));
+  return band.tile(isl::manage(values));
+}
+
 // Inserts a mark "polyc_band<k>" above every band node, k in pre-order, and records a BandView for
-// each. Returns a node at the position `node` had.
+// each; tiles the bands that have tile sizes when `tile`. Returns a node at the position `node` had.
 static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput &input,
                                     std::vector<BandView> &views, std::vector<bool> &used,
-                                    const std::function<bool(const BandView &)> &atomic) {
+                                    const std::function<bool(const BandView &)> &atomic, bool tile) {
   bool marked = false;
+  unsigned pointBands = 0; // 1 when the band was tiled: its point band is below the tile band
   if (node.isa<isl::schedule_node_band>()) {
     auto band = node.as<isl::schedule_node_band>();
     BandView view;
@@ -144,13 +155,23 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     if (atomic(view))
       for (unsigned m = 0; m < members; ++m)
         node = node.as<isl::schedule_node_band>().member_set_ast_loop_atomic(static_cast<int>(m));
+    else if (tile && view.band && view.band->tileSizes.size() == members)
+      view.tiled = true;
+    if (view.tiled)
+      node = tileBand(node.as<isl::schedule_node_band>(), view.band->tileSizes);
     isl::id id(node.ctx(), MarkPrefix + std::to_string(views.size()));
     views.push_back(view);
     node = node.insert_mark(id).child(0);
     marked = true;
+    if (view.tiled) {
+      node = node.child(0);
+      pointBands = 1;
+    }
   }
   for (unsigned i = 0; i < node.n_children(); ++i)
-    node = markBands(node.child(i), input, views, used, atomic).parent();
+    node = markBands(node.child(i), input, views, used, atomic, tile).parent();
+  for (; pointBands > 0; --pointBands)
+    node = node.parent();
   return marked ? node.parent() : node;
 }
 
@@ -163,8 +184,12 @@ llvm::Error IslAstPrinter::printSchedule() {
     std::vector<bool> used(input_.schedule.bands.size(), false);
     bandViews_.clear();
     auto atomic = [this](const BandView &view) { return printsStatementsOnce(view); };
-    isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, atomic).schedule();
-    isl::ctx ctx = marked.ctx();
+    isl::ctx ctx = tree.ctx();
+    // Tile loops step by the tile size (for (i_tile = 0; i_tile < N; i_tile += 32)); point loops run
+    // over the schedule's values (for (i = i_tile; ...)), not from 0 within the tile.
+    isl_options_set_tile_scale_tile_loops(ctx.get(), 1);
+    isl_options_set_tile_shift_point_loops(ctx.get(), 0);
+    isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, atomic, tilesBands()).schedule();
     // Prefer min/max in bounds over if-splitting: shorter, more readable loops.
     isl_options_set_ast_build_detect_min_max(ctx.get(), 1);
     isl::set context = model.context.is_null() ? isl::set(ctx, "{ : }") : model.context;
@@ -264,11 +289,17 @@ void IslAstPrinter::printFor(const isl::ast_node_for &node) {
   if (currentBand_ && scheduleDim != ~0u && scheduleDim >= currentBand_->firstScheduleDim) {
     loop.band = currentBand_;
     loop.member = scheduleDim - currentBand_->firstScheduleDim;
+    if (currentBand_->tiled && currentBand_->band) {
+      unsigned members = static_cast<unsigned>(currentBand_->band->tileSizes.size());
+      loop.tileLoop = loop.member < members;
+      if (!loop.tileLoop)
+        loop.member -= members;
+    }
     if (currentBand_->band && loop.member < currentBand_->band->dimNames.size()) {
       // A skewed member reads as its expression ("t + i"): its loop keeps the generic name.
       const std::string &name = currentBand_->band->dimNames[loop.member];
       if (isIdentifier(name))
-        base = name;
+        base = loop.tileLoop ? name + "_tile" : name;
       loop.coincident = loop.member < currentBand_->band->coincident.size() &&
                         currentBand_->band->coincident[loop.member];
     }
@@ -357,6 +388,8 @@ std::string IslAstPrinter::loopComment(const LoopView &loop) const {
     return stmts + ": schedule dimension " + loop.iterator;
   std::string text = stmts + ", band " + std::to_string(loop.band->index) + " dimension " +
                      std::to_string(loop.member) + ": " + describeDimension(*loop.band, loop.member);
+  if (loop.tileLoop)
+    text += ", tiles of " + std::to_string(loop.band->band->tileSizes[loop.member]);
   if (loop.band->band->isSequentialRepeat)
     return text + "; the repeat loop, in order";
   return text + (loop.coincident ? "; carries no dependence" : "; carries dependences, in order");
@@ -365,7 +398,7 @@ std::string IslAstPrinter::loopComment(const LoopView &loop) const {
 void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
   w_.comment(loopComment(loop));
   markParallel_ = false;
-  printLoopPragma(loop);
+  printLoopPragma(loop, node);
   bool parallel = markParallel_;
   markParallel_ = false;
   parallelDepth_ += parallel;

@@ -8,7 +8,7 @@
 //                             A target replaces a whole band here (the CPU's flexible wavefront, a GPU
 //                             kernel launch), possibly printing printNode(body) in one branch of a
 //                             run-time choice.
-//   printLoopPragma(loop)     lines above a `for` (e.g. `#pragma omp parallel for` on a coincident loop).
+//   printLoopPragma(loop, node) lines above a `for` (e.g. `#pragma omp parallel for` on a coincident loop).
 //   printFor(loop, node)      the whole loop; the default is comment, pragma, `for (...) {`, body, `}`.
 //                             A GPU target can print a grid-mapped index instead of a loop.
 //   printStatementCall(call)  one statement instance; the default is `S0(i, j);`.
@@ -40,6 +40,9 @@ struct BandView {
   std::vector<unsigned> statements; // the statements under the band in the tree
   isl::multi_union_pw_aff partialSchedule; // the tree band's schedule, one member per dimension
   unsigned firstScheduleDim = 0;           // schedule depth of its first member (isl's c<k> iterators)
+  // Tiled (Band::tileSizes, for a printer whose tilesBands() is true): the tile loops are the members at
+  // firstScheduleDim .., the point loops the next as many.
+  bool tiled = false;
 };
 
 // One `for` loop about to be printed.
@@ -48,6 +51,7 @@ struct LoopView {
   std::string init, cond, inc;     // C text: `iterator = init; cond; iterator += inc`
   const BandView *band = nullptr;  // null when the loop is not inside a marked band
   unsigned member = 0;             // which dimension of the band
+  bool tileLoop = false;           // the loop over the band's tiles along `member` (BandView::tiled)
   bool coincident = false;         // the band says this dimension carries no dependence
   bool insideParallel = false;     // an enclosing loop was printed parallel (see markParallel)
   unsigned depth = 0;              // number of enclosing loops
@@ -86,13 +90,15 @@ protected:
   // Whether the band's loops are generated atomic (isl_ast_loop_atomic): each statement printed once
   // per loop, a non-convex domain as one guard, instead of one copy per convex piece.
   virtual bool printsStatementsOnce(const BandView &) const { return false; }
+  // Whether this target applies the schedule's tile sizes (Band::tileSizes; the CPU's caches).
+  virtual bool tilesBands() const { return false; }
   // Whether a GPU target may compute each point of the band with a whole work-group (thread block):
   // a reduction band. Its statements are printed once (printsStatementsOnce), because PoCL 3.1
   // miscompiles a work-group barrier inside one of several branches that every work-item takes alike:
   // the statement after it ran once per work-item (fuzz seed 90045).
   static bool mayComputePointsByGroups(const BandView &band);
   virtual void printFor(const LoopView &loop, const isl::ast_node_for &node);
-  virtual void printLoopPragma(const LoopView &) {}
+  virtual void printLoopPragma(const LoopView &, const isl::ast_node_for &) {}
   virtual void printStatementCall(const StatementCall &call);
   virtual std::string minFunction() const { return "polyc_min"; }
   virtual std::string maxFunction() const { return "polyc_max"; }

@@ -30,6 +30,11 @@ static cl::opt<bool> sharedNoHoist("no-hoist",
                                    cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<std::string> sharedTile(
+    "tile",
+    cl::desc("Tile sizes of the bands the CPU target tiles: S0,S1,... outermost first (a band with more "
+             "members repeats the last), or none (default: 32, and 64 for the innermost)"),
+    cl::value_desc("sizes|none"), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at compile time: NAME=VALUE"),
                                           cl::value_desc("NAME=VALUE"), cl::sub(EmitCommand),
                                           cl::sub(BuildCommand));
@@ -37,6 +42,27 @@ static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at 
 // emit's own.
 static cl::opt<std::string> emitOutput("o", cl::desc("Output folder (default: the current folder)"),
                                        cl::value_desc("dir"), cl::init("."), cl::sub(EmitCommand));
+
+// --tile's value: "none", or positive sizes separated by commas.
+static bool parseTileOption(StringRef text, schedule::TilingOptions &tiling) {
+  if (text.empty())
+    return true;
+  if (text == "none") {
+    tiling.enabled = false;
+    return true;
+  }
+  SmallVector<StringRef, 4> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t size = 0;
+    if (part.trim().getAsInteger(10, size) || size < 1) {
+      errs() << "polyc: error: --tile: '" << part << "' is not a positive size (expected S0,S1,... or none)\n";
+      return false;
+    }
+    tiling.sizes.push_back(size);
+  }
+  return true;
+}
 
 static const char *allocationName(allocate::AllocationChoice choice) {
   switch (choice) {
@@ -65,6 +91,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     errs() << "polyc: error: --block must be positive, got " << sharedBlock << "\n";
     return false;
   }
+  if (!parseTileOption(sharedTile, settings.pipeline.tiling))
+    return false;
   auto params = parseParamAssignments(sharedParams);
   if (!params) {
     errs() << "polyc: error: " << toString(params.takeError()) << "\n";
@@ -87,6 +115,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --no-hoist";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
+  if (!sharedTile.empty())
+    line += " --tile=" + sharedTile;
   for (const std::string &p : sharedParams)
     line += " --param " + p;
   settings.commandLine = line;

@@ -85,6 +85,11 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
        << (sequential.empty() ? "none" : sequential);
     if (band.isSequentialRepeat)
       os << " (repeat loop)";
+    if (!band.tileSizes.empty()) {
+      os << "; tiles on the cpu target: ";
+      for (size_t m = 0; m < band.tileSizes.size(); ++m)
+        os << (m ? " x " : "") << band.tileSizes[m];
+    }
     os << "\n";
     if (!band.hyperplane.empty())
       os << "    " << band.dimNames[0] << " = " << band.hyperplaneExpr << ", hyperplane " << vectorText(band.hyperplane)

@@ -1,9 +1,10 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
 // explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> computeDependences -> chooseSchedule ->
-// verifySchedule -> allocate -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
+// verifySchedule -> chooseTiles -> allocate -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
 #pragma once
 
 #include "compiler/map/Mapping.h"
+#include "compiler/schedule/Tiling.h"
 #include "compiler/support/IslContext.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -23,6 +24,7 @@ struct PipelineOptions {
   bool fuse = true;       // --no-fuse clears it
   bool hoist = true;      // --no-hoist clears it: no HoistInputTerms rewrite
   int64_t blockSize = 0;  // --block, 0: the cost model's
+  schedule::TilingOptions tiling; // --tile
 };
 
 // Every stage's result. The isl context is declared first so that it is destroyed last.

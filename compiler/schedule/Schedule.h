@@ -21,6 +21,8 @@ struct Band {
   std::vector<int64_t> hyperplane;
   std::string hyperplaneCount; // the number of hyperplanes over the domain, as an expression of params
   std::string hyperplaneExpr;  // t = pi . x over the statement's dimensions, e.g. "i + j"
+  // The CPU target's tile sizes, one per member, outermost first; empty: not tiled (Tiling.h).
+  std::vector<int64_t> tileSizes;
 };
 
 // Statements computed in one loop nest, one kernel ("package execution", seed 000).

@@ -4,6 +4,7 @@
 #include "compiler/allocate/CostModel.h"
 #include "compiler/map/Mapping.h"
 #include "compiler/model/IslUtil.h"
+#include "compiler/schedule/Tiling.h"
 #include "compiler/support/IslContext.h"
 #include "compiler/support/SourceError.h"
 
@@ -252,6 +253,41 @@ TEST(StorageFolding, PreviousStepOnlyGivesTwoBuffers) {
   EXPECT_EQ(schedule->folded[0].array, "r");
   EXPECT_EQ(schedule->folded[0].dim, 0u);
   EXPECT_EQ(schedule->folded[0].windowValue, 2);
+}
+
+// C[i, j] = sum(k) A[i, k] * B[k, j] (the reduction's reads over k), and the same with a read of row
+// r[j] only: the first reads blocks that do not follow i or j, the second one element a point.
+static schedule::Schedule productSchedule(bool reduction, const schedule::TilingOptions &options) {
+  ModelBuilder b("[N]", "N >= 0");
+  b.array("A", "A[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Input);
+  b.array("B", "B[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Input);
+  b.array("C", "C[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Output);
+  std::vector<std::string> reads =
+      reduction ? std::vector<std::string>{"S0[i, j] -> A[i, k] : 0 <= k < N", "S0[i, j] -> B[k, j] : 0 <= k < N"}
+                : std::vector<std::string>{"S0[i, j] -> A[i, j]", "S0[i, j] -> B[0, j]"};
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < N and 0 <= j < N", "S0[i, j] -> C[i, j]", reads);
+  auto deps = analysis::computeDependences(b.model);
+  EXPECT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  EXPECT_TRUE(static_cast<bool>(schedule));
+  schedule::chooseTiles(b.model, *schedule, options);
+  return std::move(*schedule);
+}
+
+TEST(Tiling, AReductionReadingBlocksAcrossAMemberIsTiled) {
+  schedule::Schedule s = productSchedule(true, {});
+  ASSERT_EQ(s.bands.size(), 1u);
+  EXPECT_EQ(s.bands[0].tileSizes, (std::vector<int64_t>{32, 64}));
+  schedule::TilingOptions sizes;
+  sizes.sizes = {8};
+  EXPECT_EQ(productSchedule(true, sizes).bands[0].tileSizes, (std::vector<int64_t>{8, 8}));
+  schedule::TilingOptions off;
+  off.enabled = false;
+  EXPECT_TRUE(productSchedule(true, off).bands[0].tileSizes.empty());
+}
+
+TEST(Tiling, OneElementAPointIsNotTiled) {
+  EXPECT_TRUE(productSchedule(false, {}).bands[0].tileSizes.empty());
 }
 
 TEST(Fusion, StatementsReadingTheSameInputShareALoopNest) {

@@ -101,7 +101,37 @@ private:
     const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "+"
                      : parts.reduction->op == ast::ReductionOp::Max ? "max"
                                                                     : "min";
-    return "#pragma omp parallel for reduction(" + std::string(op) + " : " + parts.accumulator + ")";
+    std::string pragma = "#pragma omp parallel for reduction(" + std::string(op) + " : " + parts.accumulator + ")";
+    if (parts.loops.size() != 1)
+      return pragma;
+    // One loop: its terms' array reads against MinParallelAccesses, as for a parallel loop.
+    const ReductionLoop &loop = parts.loops.front();
+    std::string terms = loop.lo == "0" ? loop.hi : "(" + loop.hi + ") - (" + loop.lo + ")";
+    return pragma + " if(" + std::to_string(std::max<size_t>(1, arrayReads(*parts.reduction->body))) + " * (" +
+           terms + ") >= polyc::rt::cpu::MinParallelAccesses)";
+  }
+
+  static size_t arrayReads(const ast::Expr &e) {
+    if (auto *read = llvm::dyn_cast<ast::ArrayRead>(&e)) {
+      size_t n = 1;
+      for (const ast::ExprPtr &index : read->indices)
+        n += arrayReads(*index);
+      return n;
+    }
+    if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
+      return arrayReads(*u->operand);
+    if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
+      return arrayReads(*b->lhs) + arrayReads(*b->rhs);
+    size_t n = 0;
+    if (auto *c = llvm::dyn_cast<ast::Call>(&e))
+      for (const ast::ExprPtr &arg : c->args)
+        n += arrayReads(*arg);
+    if (auto *t = llvm::dyn_cast<ast::Tuple>(&e))
+      for (const ast::ExprPtr &element : t->elements)
+        n += arrayReads(*element);
+    if (auto *r = llvm::dyn_cast<ast::Reduction>(&e))
+      n += arrayReads(*r->body);
+    return n;
   }
 };
 
@@ -175,11 +205,13 @@ public:
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
-  void printLoopPragma(const LoopView &loop) override;
+  void printLoopPragma(const LoopView &loop, const isl::ast_node_for &node) override;
   void printStatementCall(const StatementCall &call) override;
+  bool tilesBands() const override { return true; }
 
 private:
   bool printsParallel(const LoopView &loop) const;
+  std::optional<std::string> leafLoopAccesses(const LoopView &loop, const isl::ast_node_for &node) const;
   bool printStrip(const LoopView &loop, const isl::ast_node_for &node);
   void printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printFlexible(const BandView &band);
@@ -303,10 +335,60 @@ bool CpuAstPrinter::printsParallel(const LoopView &loop) const {
          !loop.band->band->isSequentialRepeat && !(kind_ && *kind_ == allocate::AllocationKind::Sequential);
 }
 
-void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
+// The array accesses of a loop whose body is statement calls only, as C text evaluated before the loop:
+// its trip count times the accesses of the statements in its body (reads and the write, each branch of
+// an `if` counted). None when the body has a loop, a reduction or a read of many elements a point (then
+// the work is assumed to be enough), or the loop does not step by 1.
+std::optional<std::string> CpuAstPrinter::leafLoopAccesses(const LoopView &loop,
+                                                          const isl::ast_node_for &node) const {
+  if (loop.inc != "1")
+    return std::nullopt;
+  isl::ast_expr_op cond = node.cond().as<isl::ast_expr_op>();
+  bool inclusive = cond.isa<isl::ast_expr_op_le>();
+  if (!inclusive && !cond.isa<isl::ast_expr_op_lt>())
+    return std::nullopt;
+  size_t accesses = 0;
+  std::function<bool(const isl::ast_node &)> count = [&](const isl::ast_node &n) {
+    if (n.isa<isl::ast_node_user>()) {
+      isl::ast_expr_op call = n.as<isl::ast_node_user>().expr().as<isl::ast_expr_op>();
+      unsigned s = statementIndex(call.arg(0).as<isl::ast_expr_id>().id().name());
+      if (s == ~0u || !input_.model.statements[s].reductions.empty())
+        return false;
+      for (const model::Access &read : input_.model.statements[s].reads)
+        if (!read.relation.is_null() && !read.relation.is_single_valued())
+          return false; // a window (the IIR's M x M) or a gather's range: many elements a point
+      accesses += input_.model.statements[s].reads.size() + 1;
+      return true;
+    }
+    if (n.isa<isl::ast_node_block>()) {
+      isl::ast_node_list children = n.as<isl::ast_node_block>().children();
+      for (unsigned c = 0; c < children.size(); ++c)
+        if (!count(children.at(c)))
+          return false;
+      return true;
+    }
+    if (n.isa<isl::ast_node_if>()) {
+      isl::ast_node_if branch = n.as<isl::ast_node_if>();
+      return count(branch.then_node()) && (!branch.has_else_node() || count(branch.else_node()));
+    }
+    return false;
+  };
+  if (!count(node.body()))
+    return std::nullopt;
+  std::string trips = expr(cond.arg(1));
+  if (loop.init != "0")
+    trips += " - " + (loop.init.find(' ') == std::string::npos ? loop.init : "(" + loop.init + ")");
+  if (inclusive)
+    trips += " + 1";
+  return std::to_string(accesses) + " * " + (trips.find(' ') == std::string::npos ? trips : "(" + trips + ")");
+}
+
+void CpuAstPrinter::printLoopPragma(const LoopView &loop, const isl::ast_node_for &node) {
   if (!printsParallel(loop))
     return;
-  w_.line("#pragma omp parallel for");
+  std::optional<std::string> accesses = leafLoopAccesses(loop, node);
+  w_.line("#pragma omp parallel for" +
+          (accesses ? " if(" + *accesses + " >= polyc::rt::cpu::MinParallelAccesses)" : std::string()));
   markParallel();
 }
 
@@ -479,6 +561,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.blank();
   w.line("#include <polyc/Runtime.h>");
   w.line("#include <polyc/Timer.h>");
+  w.line("#include <polyc/cpu/Parallel.h>");
   w.line("#include <polyc/cpu/Wavefront.h>");
   w.blank();
   for (const char *header : {"algorithm", "cfloat", "chrono", "cmath", "cstdint", "cstdio", "cstdlib", "cstring",

@@ -22,6 +22,7 @@
 
 #include <polyc/Runtime.h>
 #include <polyc/Timer.h>
+#include <polyc/cpu/Parallel.h>
 #include <polyc/cpu/Wavefront.h>
 
 #include <algorithm>

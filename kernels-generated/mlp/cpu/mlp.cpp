@@ -48,6 +48,7 @@
 
 #include <polyc/Runtime.h>
 #include <polyc/Timer.h>
+#include <polyc/cpu/Parallel.h>
 #include <polyc/cpu/Wavefront.h>
 
 #include <algorithm>
@@ -208,22 +209,34 @@ struct Mlp {
     for (int64_t e = 0; e < E; ++e) {
       // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel; the same loops
       // on the CPU.
-      // S0, band 1 dimension 0: p; carries no dependence
+      // S0, band 1 dimension 0: p, tiles of 32; carries no dependence
       #pragma omp parallel for
-      for (int64_t p_ = 0; p_ < P; ++p_) {
-        // S0, band 1 dimension 1: j; carries no dependence
-        for (int64_t j = 0; j < J; ++j) {
-          S0(e, p_, j);
+      for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
+        // S0, band 1 dimension 1: j, tiles of 64; carries no dependence
+        for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
+          // S0, band 1 dimension 0: p; carries no dependence
+          for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
+            // S0, band 1 dimension 1: j; carries no dependence
+            for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); ++j) {
+              S0(e, p_, j);
+            }
+          }
         }
       }
       // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel; the same loops
       // on the CPU.
-      // S1, band 2 dimension 0: p; carries no dependence
+      // S1, band 2 dimension 0: p, tiles of 32; carries no dependence
       #pragma omp parallel for
-      for (int64_t p_ = 0; p_ < P; ++p_) {
-        // S1, band 2 dimension 1: k; carries no dependence
-        for (int64_t k = 0; k < K; ++k) {
-          S1(e, p_, k);
+      for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
+        // S1, band 2 dimension 1: k, tiles of 64; carries no dependence
+        for (int64_t k_tile = 0; k_tile < K; k_tile += 64) {
+          // S1, band 2 dimension 0: p; carries no dependence
+          for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
+            // S1, band 2 dimension 1: k; carries no dependence
+            for (int64_t k = k_tile; k <= polyc_min(K - 1, k_tile + 63); ++k) {
+              S1(e, p_, k);
+            }
+          }
         }
       }
       // S2, band 3 dimension 0: p; carries no dependence
@@ -236,33 +249,51 @@ struct Mlp {
       }
       // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel; the same loops
       // on the CPU.
-      // S3, band 4 dimension 0: p; carries no dependence
+      // S3, band 4 dimension 0: p, tiles of 32; carries no dependence
       #pragma omp parallel for
-      for (int64_t p_ = 0; p_ < P; ++p_) {
-        // S3, band 4 dimension 1: j; carries no dependence; in runs of 64 points
-        for (int64_t j = 0; j < J; j += 64) {
-          S3_strip(e, p_, j, std::min<int64_t>(64, (J) - j));
+      for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
+        // S3, band 4 dimension 1: j, tiles of 64; carries no dependence
+        for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
+          // S3, band 4 dimension 0: p; carries no dependence
+          for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
+            // S3, band 4 dimension 1: j; carries no dependence; in runs of 64 points
+            for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); j += 64) {
+              S3_strip(e, p_, j, std::min<int64_t>(64, (polyc_min(J - 1, j_tile + 63)) - j + 1));
+            }
+          }
         }
       }
       S4(e);
       // Band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel; the same loops
       // on the CPU.
-      // S5, band 5 dimension 0: k; carries no dependence
+      // S5, band 5 dimension 0: k, tiles of 32; carries no dependence
       #pragma omp parallel for
-      for (int64_t k = 0; k < K; ++k) {
-        // S5, band 5 dimension 1: j; carries no dependence; in runs of 64 points
-        for (int64_t j = 0; j < J; j += 64) {
-          S5_strip(e, k, j, std::min<int64_t>(64, (J) - j));
+      for (int64_t k_tile = 0; k_tile < K; k_tile += 32) {
+        // S5, band 5 dimension 1: j, tiles of 64; carries no dependence
+        for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
+          // S5, band 5 dimension 0: k; carries no dependence
+          for (int64_t k = k_tile; k <= polyc_min(K - 1, k_tile + 31); ++k) {
+            // S5, band 5 dimension 1: j; carries no dependence; in runs of 64 points
+            for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); j += 64) {
+              S5_strip(e, k, j, std::min<int64_t>(64, (polyc_min(J - 1, j_tile + 63)) - j + 1));
+            }
+          }
         }
       }
       // Band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel; the same loops
       // on the CPU.
-      // S6, band 6 dimension 0: j; carries no dependence
+      // S6, band 6 dimension 0: j, tiles of 32; carries no dependence
       #pragma omp parallel for
-      for (int64_t j = 0; j < J; ++j) {
-        // S6, band 6 dimension 1: i; carries no dependence; in runs of 64 points
-        for (int64_t i = 0; i < I; i += 64) {
-          S6_strip(e, j, i, std::min<int64_t>(64, (I) - i));
+      for (int64_t j_tile = 0; j_tile < J; j_tile += 32) {
+        // S6, band 6 dimension 1: i, tiles of 64; carries no dependence
+        for (int64_t i_tile = 0; i_tile < I; i_tile += 64) {
+          // S6, band 6 dimension 0: j; carries no dependence
+          for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 31); ++j) {
+            // S6, band 6 dimension 1: i; carries no dependence; in runs of 64 points
+            for (int64_t i = i_tile; i <= polyc_min(I - 1, i_tile + 63); i += 64) {
+              S6_strip(e, j, i, std::min<int64_t>(64, (polyc_min(I - 1, i_tile + 63)) - i + 1));
+            }
+          }
         }
       }
     }

@@ -30,6 +30,7 @@
 
 #include <polyc/Runtime.h>
 #include <polyc/Timer.h>
+#include <polyc/cpu/Parallel.h>
 #include <polyc/cpu/Wavefront.h>
 
 #include <algorithm>
@@ -110,7 +111,7 @@ struct Ratenet {
 
     if (T >= 1) {
       // S0, band 0 dimension 0: j; carries no dependence
-      #pragma omp parallel for
+      #pragma omp parallel for if(2 * N >= polyc::rt::cpu::MinParallelAccesses)
       for (int64_t j = 0; j < N; ++j) {
         S0(j);
       }
@@ -126,7 +127,7 @@ struct Ratenet {
       }
     }
     // S2, band 3 dimension 0: j; carries no dependence
-    #pragma omp parallel for
+    #pragma omp parallel for if(2 * N >= polyc::rt::cpu::MinParallelAccesses)
     for (int64_t j = 0; j < N; ++j) {
       S2(j);
     }

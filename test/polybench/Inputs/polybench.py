@@ -59,6 +59,7 @@ PRESETS = {
     "syrk": {"small": "N=37,M=31", "medium": "N=600,M=500", "bench": "N=1200,M=1000"},
     "trisolv": {"small": "N=41", "medium": "N=1000", "bench": "N=2000"},
     "lu": {"small": "N=23", "medium": "N=200", "bench": "N=2000"},
+    "lu-right-looking": {"small": "N=23", "medium": "N=200", "bench": "N=2000"},
     "cholesky": {"small": "N=29", "medium": "N=300", "bench": "N=2000"},
     "durbin": {"small": "N=37", "medium": "N=1000", "bench": "N=2000"},
     "floyd-warshall": {"small": "N=31", "medium": "N=300", "bench": "N=2800"},

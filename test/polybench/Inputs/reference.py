@@ -371,6 +371,8 @@ KERNELS = {
     "syrk": Kernel(("N", "M"), gen_syrk, ref_syrk, F32_TOLERANCE),
     "trisolv": Kernel(("N",), gen_trisolv, ref_trisolv, F64_TOLERANCE),
     "lu": Kernel(("N",), gen_lu, ref_lu, F64_TOLERANCE),
+    # The same factors, written as elimination steps over k (test/polybench/lu-right-looking.poly).
+    "lu-right-looking": Kernel(("N",), gen_lu, ref_lu, F64_TOLERANCE),
     "cholesky": Kernel(("N",), gen_cholesky, ref_cholesky, F64_TOLERANCE),
     "durbin": Kernel(("N",), gen_durbin, ref_durbin, F64_TOLERANCE),
     "floyd-warshall": Kernel(("N",), gen_floyd_warshall, ref_floyd_warshall, 0.0),
