@@ -116,6 +116,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
       o["hyperplaneExpr"] = band.hyperplaneExpr;
       o["hyperplaneCount"] = band.hyperplaneCount;
     }
+    if (!band.tileSizes.empty())
+      o["cpuTileSizes"] = intArray(band.tileSizes);
     bands.push_back(std::move(o));
   }
   sched["bands"] = std::move(bands);
