@@ -1222,7 +1222,11 @@ void ExprPrinter::printStore(const model::ArrayInfo &, llvm::ArrayRef<std::strin
 
 std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
   w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
-  std::string pragma = reductionLoopPragma(parts);
+  printReductionLoops(parts, reductionLoopPragma(parts), w);
+  return parts.accumulator;
+}
+
+void ExprPrinter::printReductionLoops(const ReductionParts &parts, const std::string &pragma, CodeWriter &w) {
   if (!pragma.empty())
     w.line(pragma);
   for (const ReductionLoop &loop : parts.loops)
@@ -1236,7 +1240,6 @@ std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter 
     w.closeBlock();
   for (size_t k = 0; k < parts.loops.size(); ++k)
     w.closeBlock();
-  return parts.accumulator;
 }
 
 void ExprPrinter::declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,

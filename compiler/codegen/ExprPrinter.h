@@ -134,6 +134,8 @@ public:
   // accumulator, prints reductionLoopPragma (if not empty) and a loop nest calling parts.body.
   virtual std::string printReduction(const ReductionParts &parts, CodeWriter &w);
   virtual std::string reductionLoopPragma(const ReductionParts &) const { return ""; }
+  // The reduction's loop nest (`pragma` above it when not empty), folding parts.body into the accumulator.
+  void printReductionLoops(const ReductionParts &parts, const std::string &pragma, CodeWriter &w);
   // The element of `array` (held in `storage`) at `indices`, as read by a statement. Default:
   // storage[elementIndex(array, indices)]. A target may read from a cache instead (the OpenCL flexible
   // wavefront reads the recurrence from a ring of recent rows in local memory).

@@ -418,8 +418,9 @@ GeneratedFile polyc::codegen::emitLibraryHeader(const CodegenInput &input) {
     w.line("int64_t unused; // the program has no params");
   w.closeBlock(" " + prog + "_params;");
   w.blank();
-  w.comment("Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below;");
-  w.comment("outputs are written, inouts updated in place. Safe to call from several threads at once.");
+  w.comment("Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and");
+  w.comment("no two overlap; outputs are written, inouts updated in place. Safe to call from several threads at");
+  w.comment("once.");
   for (const model::ArrayInfo *a : interfaceArrays(input.model))
     w.comment("  " + cIdentifier(a->name) + ": " + ast::spelling(a->decl->kind) + " " +
               ast::spelling(a->decl->elemType) + " " + shapeText(*a->decl));

@@ -2,6 +2,7 @@
 #include "Pipeline.h"
 
 #include "compiler/model/HoistInputTerms.h"
+#include "compiler/model/DeadInstances.h"
 #include "compiler/model/SnapshotUpdates.h"
 #include "compiler/support/SourceError.h"
 #include "dsl/Diagnostics.h"
@@ -74,6 +75,8 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
                                      "could be made"),
                            sm),
                nullptr;
+    // Definitions of local elements that nothing reads are not computed.
+    model::removeDeadInstances(*model);
     compiled->model = std::move(*model);
     auto deps = analysis::computeDependences(compiled->model);
     if (!deps)

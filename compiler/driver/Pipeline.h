@@ -1,6 +1,7 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
-// explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> computeDependences -> chooseSchedule ->
-// verifySchedule -> chooseTiles -> allocate -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
+// explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> snapshotUpdates ->
+// removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule -> chooseTiles -> allocate
+// -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
 #pragma once
 
 #include "compiler/map/Mapping.h"

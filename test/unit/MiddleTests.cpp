@@ -255,6 +255,44 @@ TEST(StorageFolding, PreviousStepOnlyGivesTwoBuffers) {
   EXPECT_EQ(schedule->folded[0].windowValue, 2);
 }
 
+TEST(StorageFolding, ADeadWriteIsInTheWindow) {
+  // q[r] = r for r < M, of which only q[0] and q[1] are read, after every write (fuzz; the pipeline
+  // removes such writes first, DeadInstances.cpp, but folding must not count on it): q[2] overwrote q[0]
+  // when q was folded to 2 slots.
+  ModelBuilder b("[M]", "M >= 0");
+  b.array("q", "q[a] : 0 <= a < M", ast::ArrayKind::Local);
+  b.array("lock", "lock[a, c] : 0 <= a < 3 and 0 <= c < M", ast::ArrayKind::Output);
+  b.statement({"r"}, "S0[r] : 0 <= r < M", "S0[r] -> q[r]", {});
+  b.statement({"s", "c"}, "S1[s, c] : 0 <= s < 2 and c = 2 and c < M", "S1[s, c] -> lock[s, c]",
+              {"S1[s, c] -> q[s]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  for (const schedule::FoldedStorage &f : schedule->folded)
+    EXPECT_NE(f.array, "q") << "q folded modulo " << f.window;
+}
+
+TEST(StorageFolding, StatementsBelowAParallelMemberAreNotOrdered) {
+  // b[k, d] = h[d] for d in 1..2 (S0), b[k, 3] = 7 (S1), out[k] = b[k, 2] + b[k, 3] (S2), with b[k, 1]
+  // never read (fuzz seed 2600752 on CUDA). S0 and S1 share the band (k, d), parallel in d: S0 at d = 1
+  // and S1 at d = 3 run on different threads in no order, so b must not be folded modulo 2 along d,
+  // although S1 comes after S0 in the band's sequence.
+  ModelBuilder b("[C]", "C >= 0");
+  b.array("h", "h[a] : 0 <= a < 4", ast::ArrayKind::Input);
+  b.array("b", "b[a, c] : 0 <= a < C and 0 <= c < 4", ast::ArrayKind::Local);
+  b.array("out", "out[a] : 0 <= a < C", ast::ArrayKind::Output);
+  b.statement({"k", "d"}, "S0[k, d] : 0 <= k < C and 1 <= d <= 2", "S0[k, d] -> b[k, d]", {"S0[k, d] -> h[d]"});
+  b.statement({"k", "d"}, "S1[k, d] : 0 <= k < C and d = 3", "S1[k, d] -> b[k, d]", {});
+  b.statement({"k"}, "S2[k] : 0 <= k < C", "S2[k] -> out[k]", {"S2[k] -> b[k, 2]", "S2[k] -> b[k, 3]"});
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  for (const schedule::FoldedStorage &f : schedule->folded)
+    EXPECT_FALSE(f.array == "b" && f.dim == 1 && f.windowValue == 2) << "b folded modulo 2 along d";
+}
+
 // C[i, j] = sum(k) A[i, k] * B[k, j] (the reduction's reads over k), and the same with a read of row
 // r[j] only: the first reads blocks that do not follow i or j, the second one element a point.
 static schedule::Schedule productSchedule(bool reduction, const schedule::TilingOptions &options) {

@@ -72,6 +72,9 @@ struct Iir2d {
   // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
   // (iir2d.poly:12)
   void S0(int64_t i, int64_t j) const {
+    const float *__restrict__ b = this->b;
+    float *__restrict__ y = this->y;
+    float *__restrict__ y_in = this->y_in;
     float sum0 = 0.0f;
     for (int64_t k1 = 0; k1 < M; ++k1) {
       for (int64_t k2 = 0; k2 < M; ++k2) {
@@ -85,6 +88,9 @@ struct Iir2d {
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12)
   void S1_strip(int64_t i, int64_t polyc_first, int64_t polyc_run) const {
+    const float *__restrict__ x = this->x;
+    const float *__restrict__ a = this->a;
+    float *__restrict__ y_in = this->y_in;
     float sum0[64];
     for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
       sum0[polyc_r] = 0.0f;

@@ -33,8 +33,9 @@ typedef struct iir2d_params {
   int64_t M;
 } iir2d_params;
 
-// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below;
-// outputs are written, inouts updated in place. Safe to call from several threads at once.
+// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and
+// no two overlap; outputs are written, inouts updated in place. Safe to call from several threads at
+// once.
 //   x: input f32 [H, W]
 //   a: input f32 [M, M]
 //   b: input f32 [M, M]

@@ -109,7 +109,11 @@ struct Mlp {
 
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20)
   void S0(int64_t /*e*/, int64_t p_, int64_t j) const {
+    const float *__restrict__ X = this->X;
+    float *__restrict__ W1 = this->W1;
+    float *__restrict__ h = this->h;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t i = 0; i < I; ++i) {
       sum0 += W1[j * I + i] * X[p_ * I + i];
     }
@@ -118,7 +122,11 @@ struct Mlp {
 
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21)
   void S1(int64_t /*e*/, int64_t p_, int64_t k) const {
+    float *__restrict__ W2 = this->W2;
+    float *__restrict__ h = this->h;
+    float *__restrict__ y = this->y;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t j = 0; j < J; ++j) {
       sum0 += W2[k * J + j] * h[p_ * J + j];
     }
@@ -127,11 +135,18 @@ struct Mlp {
 
   // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);  (mlp.poly:22)
   void S2(int64_t /*e*/, int64_t p_, int64_t k) const {
+    const float *__restrict__ D = this->D;
+    float *__restrict__ y = this->y;
+    float *__restrict__ d2 = this->d2;
     d2[p_ * K + k] = -(D[p_ * K + k] - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23)
   void S3_strip(int64_t /*e*/, int64_t p_, int64_t polyc_first, int64_t polyc_run) const {
+    float *__restrict__ W2 = this->W2;
+    float *__restrict__ h = this->h;
+    float *__restrict__ d2 = this->d2;
+    float *__restrict__ d1 = this->d1;
     float sum0[64];
     for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
       sum0[polyc_r] = 0.0f;
@@ -149,6 +164,9 @@ struct Mlp {
 
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24)
   void S4(int64_t e) const {
+    const float *__restrict__ D = this->D;
+    float *__restrict__ loss = this->loss;
+    float *__restrict__ y = this->y;
     float sum0 = 0.0f;
     #pragma omp parallel for reduction(+ : sum0)
     for (int64_t p_ = 0; p_ < P; ++p_) {
@@ -161,6 +179,10 @@ struct Mlp {
 
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25)
   void S5_strip(int64_t /*e*/, int64_t k, int64_t polyc_first, int64_t polyc_run) const {
+    const float *__restrict__ eta = this->eta;
+    float *__restrict__ W2 = this->W2;
+    float *__restrict__ h = this->h;
+    float *__restrict__ d2 = this->d2;
     float sum0[64];
     for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
       sum0[polyc_r] = 0.0f;
@@ -178,6 +200,10 @@ struct Mlp {
 
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26)
   void S6_strip(int64_t /*e*/, int64_t j, int64_t polyc_first, int64_t polyc_run) const {
+    const float *__restrict__ X = this->X;
+    const float *__restrict__ eta = this->eta;
+    float *__restrict__ W1 = this->W1;
+    float *__restrict__ d1 = this->d1;
     float sum0[64];
     for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
       sum0[polyc_r] = 0.0f;
@@ -207,18 +233,20 @@ struct Mlp {
 
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
-      // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel; the same loops
-      // on the CPU.
-      // S0, band 1 dimension 0: p, tiles of 32; carries no dependence
-      #pragma omp parallel for
-      for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
-        // S0, band 1 dimension 1: j, tiles of 64; carries no dependence
-        for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
-          // S0, band 1 dimension 0: p; carries no dependence
-          for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
-            // S0, band 1 dimension 1: j; carries no dependence
-            for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); ++j) {
-              S0(e, p_, j);
+      if (I + K >= 1) {
+        // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel; the same
+        // loops on the CPU.
+        // S0, band 1 dimension 0: p, tiles of 32; carries no dependence
+        #pragma omp parallel for
+        for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
+          // S0, band 1 dimension 1: j, tiles of 64; carries no dependence
+          for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
+            // S0, band 1 dimension 0: p; carries no dependence
+            for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
+              // S0, band 1 dimension 1: j; carries no dependence
+              for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); ++j) {
+                S0(e, p_, j);
+              }
             }
           }
         }
@@ -239,26 +267,30 @@ struct Mlp {
           }
         }
       }
-      // S2, band 3 dimension 0: p; carries no dependence
-      #pragma omp parallel for
-      for (int64_t p_ = 0; p_ < P; ++p_) {
-        // S2, band 3 dimension 1: k; carries no dependence
-        for (int64_t k = 0; k < K; ++k) {
-          S2(e, p_, k);
+      if (J >= 1) {
+        // S2, band 3 dimension 0: p; carries no dependence
+        #pragma omp parallel for
+        for (int64_t p_ = 0; p_ < P; ++p_) {
+          // S2, band 3 dimension 1: k; carries no dependence
+          for (int64_t k = 0; k < K; ++k) {
+            S2(e, p_, k);
+          }
         }
       }
-      // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel; the same loops
-      // on the CPU.
-      // S3, band 4 dimension 0: p, tiles of 32; carries no dependence
-      #pragma omp parallel for
-      for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
-        // S3, band 4 dimension 1: j, tiles of 64; carries no dependence
-        for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
-          // S3, band 4 dimension 0: p; carries no dependence
-          for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
-            // S3, band 4 dimension 1: j; carries no dependence; in runs of 64 points
-            for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); j += 64) {
-              S3_strip(e, p_, j, std::min<int64_t>(64, (polyc_min(J - 1, j_tile + 63)) - j + 1));
+      if (I >= 1) {
+        // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel; the same
+        // loops on the CPU.
+        // S3, band 4 dimension 0: p, tiles of 32; carries no dependence
+        #pragma omp parallel for
+        for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
+          // S3, band 4 dimension 1: j, tiles of 64; carries no dependence
+          for (int64_t j_tile = 0; j_tile < J; j_tile += 64) {
+            // S3, band 4 dimension 0: p; carries no dependence
+            for (int64_t p_ = p_tile; p_ <= polyc_min(P - 1, p_tile + 31); ++p_) {
+              // S3, band 4 dimension 1: j; carries no dependence; in runs of 64 points
+              for (int64_t j = j_tile; j <= polyc_min(J - 1, j_tile + 63); j += 64) {
+                S3_strip(e, p_, j, std::min<int64_t>(64, (polyc_min(J - 1, j_tile + 63)) - j + 1));
+              }
             }
           }
         }

@@ -579,31 +579,34 @@ private:
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = polyc::rt::cuda::wavefrontOverride();
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
-      // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel.
-      if (I >= 32 && P * J < 65536) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 1 (S0): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (I terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(I), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel (a group of G threads per point)
+      if (I + K >= 1) {
+        // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel.
+        if (I >= 32 && P * J < 65536) {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 1 (S0): reduction (pattern-parallel)\n");
+          // The group size from the reduction's length (I terms): the next power of two in [32, 1024].
+          polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(I), [&](auto groupSize) {
+            constexpr unsigned G = decltype(groupSize)::value;
+            // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel (a group of G threads per
+            // point)
+            {
+              const dim3 grid
+                  = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
+                  polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
+              band1Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+              POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
+            }
+          });
+        } else {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 1 (S0): data-parallel\n");
+          // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel1 (one thread per point)
           {
             const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-            band1Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
+                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
+            band1Kernel1<<<grid, 256, 0, stream>>>(program, e);
+            POLYC_CUDA_CHECK_LAUNCH("band1Kernel1");
           }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 1 (S0): data-parallel\n");
-        // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel1 (one thread per point)
-        {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band1Kernel1<<<grid, 256, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band1Kernel1");
         }
       }
       // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel.
@@ -633,40 +636,45 @@ private:
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }
-      if (polyc::rt::cuda::verbose())
-        std::fprintf(stderr, "polyc: band 3 (S2): data-parallel\n");
-      // S2, band 3 dimension 0: p; carries no dependence: kernel band3Kernel (one thread per point)
-      {
-        const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
-        band3Kernel<<<grid, 256, 0, stream>>>(program, e);
-        POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
-      }
-      // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel.
-      if (K >= 32 && P * J < 65536) {
+      if (J >= 1) {
         if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 4 (S3): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (K terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(K), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel (a group of G threads per point)
-          {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-            band4Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
-          }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 4 (S3): data-parallel\n");
-        // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel1 (one thread per point)
+          std::fprintf(stderr, "polyc: band 3 (S2): data-parallel\n");
+        // S2, band 3 dimension 0: p; carries no dependence: kernel band3Kernel (one thread per point)
         {
           const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band4Kernel1<<<grid, 256, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band4Kernel1");
+              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
+          band3Kernel<<<grid, 256, 0, stream>>>(program, e);
+          POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+        }
+      }
+      if (I >= 1) {
+        // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel.
+        if (K >= 32 && P * J < 65536) {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 4 (S3): reduction (pattern-parallel)\n");
+          // The group size from the reduction's length (K terms): the next power of two in [32, 1024].
+          polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(K), [&](auto groupSize) {
+            constexpr unsigned G = decltype(groupSize)::value;
+            // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel (a group of G threads per
+            // point)
+            {
+              const dim3 grid
+                  = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
+                  polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
+              band4Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+              POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
+            }
+          });
+        } else {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 4 (S3): data-parallel\n");
+          // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel1 (one thread per point)
+          {
+            const dim3 grid
+                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
+            band4Kernel1<<<grid, 256, 0, stream>>>(program, e);
+            POLYC_CUDA_CHECK_LAUNCH("band4Kernel1");
+          }
         }
       }
       S4Instance<<<1, 256, 0, stream>>>(program, e, e);

@@ -966,44 +966,46 @@ public:
     // Band 0 (band 0 over S0, S1, S2, S3, S4, S5, S6: (e sequential), the repeat loop): host loop.
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
-      // Band 1 (band 1 over S0: (p parallel, j parallel)): band 1: reduction (pattern-parallel) if I >= 32 && P *
-      // J < 65536, else data-parallel.
-      if (I >= 32 && P * J < 65536) {
-        // reduction: one work-group per point, its reductions shared by the work-group.
-        {
-          const size_t polyc_group
-              = polyc::rt::ocl::pointGroupSize(device(), S0_reduce_, std::max<int64_t>((0 + 1 * I) - (0), 0));
-          S0_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
-              cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_).localArg(12, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_p_1 = 0;
-          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1_ = 0;
-          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S0_reduce's points", polyc_points * int64_t(polyc_group));
-            S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
-                cl_int(polyc_n_j1_));
-            timer.enqueue(device(), S0_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
+      if (I + K >= 1) {
+        // Band 1 (band 1 over S0: (p parallel, j parallel)): band 1: reduction (pattern-parallel) if I >= 32 && P
+        // * J < 65536, else data-parallel.
+        if (I >= 32 && P * J < 65536) {
+          // reduction: one work-group per point, its reductions shared by the work-group.
+          {
+            const size_t polyc_group
+                = polyc::rt::ocl::pointGroupSize(device(), S0_reduce_, std::max<int64_t>((0 + 1 * I) - (0), 0));
+            S0_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
+                cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_).localArg(12, polyc_group * sizeof(cl_float));
+            const int64_t polyc_lo_p_1 = 0;
+            const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
+            const int64_t polyc_lo_j1_ = 0;
+            const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S0_reduce's points", polyc_points * int64_t(polyc_group));
+              S0_reduce_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
+                  cl_int(polyc_n_j1_));
+              timer.enqueue(device(), S0_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
+            }
           }
-        }
-      } else {
-        // data-parallel: one work-item per point.
-        {
-          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
-          S0_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
-              cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_);
-          const int64_t polyc_lo_p_1 = 0;
-          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1_ = 0;
-          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
-            S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
-                cl_int(polyc_n_j1_)).arg(12, cl_int(polyc_points));
-            timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-                * polyc_group, polyc_group);
+        } else {
+          // data-parallel: one work-item per point.
+          {
+            const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
+            S0_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
+                cl_int(E)).arg(5, X_).arg(6, W1_).arg(7, h_);
+            const int64_t polyc_lo_p_1 = 0;
+            const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
+            const int64_t polyc_lo_j1_ = 0;
+            const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
+              S0_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_j1_)).arg(11,
+                  cl_int(polyc_n_j1_)).arg(12, cl_int(polyc_points));
+              timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                  * polyc_group, polyc_group);
+            }
           }
         }
       }
@@ -1048,64 +1050,68 @@ public:
           }
         }
       }
-      // Band 3 (band 3 over S2: (p parallel, k parallel)): band 3: data-parallel.
-      // data-parallel: one work-item per point.
-      {
-        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_parallel_);
-        S2_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
-            cl_int(E)).arg(5, D_).arg(6, y_).arg(7, d2_);
-        const int64_t polyc_lo_p_1 = 0;
-        const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-        const int64_t polyc_lo_k1 = 0;
-        const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_k1;
-        if (polyc_points > 0) {
-          polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);
-          S2_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
-              cl_int(polyc_n_k1)).arg(12, cl_int(polyc_points));
-          timer.enqueue(device(), S2_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-              * polyc_group, polyc_group);
-        }
-      }
-      // Band 4 (band 4 over S3: (p parallel, j parallel)): band 4: reduction (pattern-parallel) if K >= 32 && P *
-      // J < 65536, else data-parallel.
-      if (K >= 32 && P * J < 65536) {
-        // reduction: one work-group per point, its reductions shared by the work-group.
-        {
-          const size_t polyc_group
-              = polyc::rt::ocl::pointGroupSize(device(), S3_reduce_, std::max<int64_t>((0 + 1 * K) - (0), 0));
-          S3_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
-              cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_).localArg(13, polyc_group
-              * sizeof(cl_float));
-          const int64_t polyc_lo_p_1 = 0;
-          const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1_ = 0;
-          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S3_reduce's points", polyc_points * int64_t(polyc_group));
-            S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
-                cl_int(polyc_n_j1_));
-            timer.enqueue(device(), S3_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
-          }
-        }
-      } else {
+      if (J >= 1) {
+        // Band 3 (band 3 over S2: (p parallel, k parallel)): band 3: data-parallel.
         // data-parallel: one work-item per point.
         {
-          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S3_parallel_);
-          S3_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
-              cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_);
+          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_parallel_);
+          S2_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
+              cl_int(E)).arg(5, D_).arg(6, y_).arg(7, d2_);
           const int64_t polyc_lo_p_1 = 0;
           const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
-          const int64_t polyc_lo_j1_ = 0;
-          const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
+          const int64_t polyc_lo_k1 = 0;
+          const int64_t polyc_n_k1 = std::max<int64_t>((K - 1) - polyc_lo_k1 + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_k1;
           if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
-            S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
-                cl_int(polyc_n_j1_)).arg(13, cl_int(polyc_points));
-            timer.enqueue(device(), S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+            polyc::rt::ocl::checkIndexable("S2_parallel's points", polyc_points);
+            S2_parallel_.arg(8, cl_int(e)).arg(9, cl_int(polyc_lo_p_1)).arg(10, cl_int(polyc_lo_k1)).arg(11,
+                cl_int(polyc_n_k1)).arg(12, cl_int(polyc_points));
+            timer.enqueue(device(), S2_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
                 * polyc_group, polyc_group);
+          }
+        }
+      }
+      if (I >= 1) {
+        // Band 4 (band 4 over S3: (p parallel, j parallel)): band 4: reduction (pattern-parallel) if K >= 32 && P
+        // * J < 65536, else data-parallel.
+        if (K >= 32 && P * J < 65536) {
+          // reduction: one work-group per point, its reductions shared by the work-group.
+          {
+            const size_t polyc_group
+                = polyc::rt::ocl::pointGroupSize(device(), S3_reduce_, std::max<int64_t>((0 + 1 * K) - (0), 0));
+            S3_reduce_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
+                cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_).localArg(13, polyc_group
+                * sizeof(cl_float));
+            const int64_t polyc_lo_p_1 = 0;
+            const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
+            const int64_t polyc_lo_j1_ = 0;
+            const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S3_reduce's points", polyc_points * int64_t(polyc_group));
+              S3_reduce_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                  cl_int(polyc_n_j1_));
+              timer.enqueue(device(), S3_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
+            }
+          }
+        } else {
+          // data-parallel: one work-item per point.
+          {
+            const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S3_parallel_);
+            S3_parallel_.arg(0, cl_int(P)).arg(1, cl_int(I)).arg(2, cl_int(J)).arg(3, cl_int(K)).arg(4,
+                cl_int(E)).arg(5, W2_).arg(6, h_).arg(7, d2_).arg(8, d1_);
+            const int64_t polyc_lo_p_1 = 0;
+            const int64_t polyc_n_p_1 = std::max<int64_t>((P - 1) - polyc_lo_p_1 + 1, 0);
+            const int64_t polyc_lo_j1_ = 0;
+            const int64_t polyc_n_j1_ = std::max<int64_t>((J - 1) - polyc_lo_j1_ + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_p_1 * polyc_n_j1_;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
+              S3_parallel_.arg(9, cl_int(e)).arg(10, cl_int(polyc_lo_p_1)).arg(11, cl_int(polyc_lo_j1_)).arg(12,
+                  cl_int(polyc_n_j1_)).arg(13, cl_int(polyc_points));
+              timer.enqueue(device(), S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                  * polyc_group, polyc_group);
+            }
           }
         }
       }

@@ -61,8 +61,9 @@ typedef struct mlp_params {
   int64_t E;
 } mlp_params;
 
-// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below;
-// outputs are written, inouts updated in place. Safe to call from several threads at once.
+// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and
+// no two overlap; outputs are written, inouts updated in place. Safe to call from several threads at
+// once.
 //   X: input f32 [P, I]
 //   D: input f32 [P, K]
 //   eta: input f32 a scalar

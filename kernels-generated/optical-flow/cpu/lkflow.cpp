@@ -120,24 +120,35 @@ struct Lkflow {
 
   // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
   void S0(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ I = this->I;
+    float *__restrict__ Ix = this->Ix;
     Ix[((t % 20) * H + y) * W + x]
         = (I[(t * H + y) * W + polyc_clamp(x + 1, W)] - I[(t * H + y) * W + polyc_clamp(x - 1, W)]) / 2.0f;
   }
 
   // S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
   void S1(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ I = this->I;
+    float *__restrict__ Iy = this->Iy;
     Iy[((t % 20) * H + y) * W + x]
         = (I[(t * H + polyc_clamp(y + 1, H)) * W + x] - I[(t * H + polyc_clamp(y - 1, H)) * W + x]) / 2.0f;
   }
 
   // S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
   void S2(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ I = this->I;
+    float *__restrict__ It = this->It;
     It[((t % 20) * H + y) * W + x] = I[(t * H + y) * W + x] - I[(polyc_clamp(t - 1, T) * H + y) * W + x];
   }
 
   // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
   void S3(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ Sxx = this->Sxx;
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       for (int64_t b = 0; b < M; ++b) {
@@ -156,6 +167,11 @@ struct Lkflow {
   // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
   void S4(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ Syy = this->Syy;
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       for (int64_t b = 0; b < M; ++b) {
@@ -174,6 +190,12 @@ struct Lkflow {
   // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
   void S5(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ Sxy = this->Sxy;
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       for (int64_t b = 0; b < M; ++b) {
@@ -192,6 +214,12 @@ struct Lkflow {
   // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
   void S6(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ It = this->It;
+    float *__restrict__ Sxt = this->Sxt;
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       for (int64_t b = 0; b < M; ++b) {
@@ -210,6 +238,12 @@ struct Lkflow {
   // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
   void S7(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ It = this->It;
+    float *__restrict__ Syt = this->Syt;
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       for (int64_t b = 0; b < M; ++b) {
@@ -227,6 +261,10 @@ struct Lkflow {
 
   // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
   void S8(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Sxx = this->Sxx;
+    float *__restrict__ Syy = this->Syy;
+    float *__restrict__ Sxy = this->Sxy;
+    float *__restrict__ det = this->det;
     det[(0 * H + y) * W + x] = Sxx[(0 * H + y) * W + x] * Syy[(0 * H + y) * W + x] - Sxy[(0 * H + y) * W + x]
         * Sxy[(0 * H + y) * W + x];
   }
@@ -234,6 +272,12 @@ struct Lkflow {
   // S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:44)
   void S9(int64_t t, int64_t y, int64_t x) const {
+    float *__restrict__ u = this->u;
+    float *__restrict__ Syy = this->Syy;
+    float *__restrict__ Sxy = this->Sxy;
+    float *__restrict__ Sxt = this->Sxt;
+    float *__restrict__ Syt = this->Syt;
+    float *__restrict__ det = this->det;
     u[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Syt[(0 * H + y) * W + x] - Syy[(0 * H + y) * W + x]
@@ -243,6 +287,12 @@ struct Lkflow {
   // S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:46)
   void S10(int64_t t, int64_t y, int64_t x) const {
+    float *__restrict__ v = this->v;
+    float *__restrict__ Sxx = this->Sxx;
+    float *__restrict__ Sxy = this->Sxy;
+    float *__restrict__ Sxt = this->Sxt;
+    float *__restrict__ Syt = this->Syt;
+    float *__restrict__ det = this->det;
     v[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Sxt[(0 * H + y) * W + x] - Sxx[(0 * H + y) * W + x]

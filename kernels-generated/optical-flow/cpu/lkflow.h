@@ -65,8 +65,9 @@ typedef struct lkflow_params {
   int64_t W;
 } lkflow_params;
 
-// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below;
-// outputs are written, inouts updated in place. Safe to call from several threads at once.
+// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and
+// no two overlap; outputs are written, inouts updated in place. Safe to call from several threads at
+// once.
 //   I: input f32 [T, H, W]
 //   gx: input f32 [H, W, N]
 //   gy: input f32 [H, W, M]

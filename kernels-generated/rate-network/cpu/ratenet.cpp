@@ -83,13 +83,20 @@ struct Ratenet {
 
   // S0: r[0, j] = r0[j];  (ratenet.poly:14)
   void S0(int64_t j) const {
+    const float *__restrict__ r0 = this->r0;
+    float *__restrict__ r = this->r;
     r[0 * N + j] = r0[j];
   }
 
   // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t -
   // 1, j]) / tau where t >= 1;  (ratenet.poly:15)
   void S1(int64_t t, int64_t j) const {
+    const int32_t *__restrict__ pre = this->pre;
+    const float *__restrict__ w = this->w;
+    const float *__restrict__ baseline = this->baseline;
+    float *__restrict__ r = this->r;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t c = 0; c < C; ++c) {
       const int64_t rIndex1 = pre[j * C + c];
       sum0 += w[j * C + c] * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
@@ -100,6 +107,8 @@ struct Ratenet {
 
   // S2: rT[j] = r[T - 1, j];  (ratenet.poly:18)
   void S2(int64_t j) const {
+    float *__restrict__ rT = this->rT;
+    float *__restrict__ r = this->r;
     rT[j] = (T - 1 >= 0 ? r[((T - 1) % 2) * N + j] : 0.0f);
   }
 
@@ -110,10 +119,17 @@ struct Ratenet {
     r = rStorage.data();
 
     if (T >= 1) {
-      // S0, band 0 dimension 0: j; carries no dependence
-      #pragma omp parallel for if(2 * N >= polyc::rt::cpu::MinParallelAccesses)
-      for (int64_t j = 0; j < N; ++j) {
-        S0(j);
+      if (2 * N >= polyc::rt::cpu::MinParallelAccesses) {
+        // S0, band 0 dimension 0: j; carries no dependence
+        #pragma omp parallel for
+        for (int64_t j = 0; j < N; ++j) {
+          S0(j);
+        }
+      } else {
+        // S0, band 0 dimension 0: j; carries no dependence
+        for (int64_t j = 0; j < N; ++j) {
+          S0(j);
+        }
       }
     }
     // S1, band 1 dimension 0: t; carries dependences, in order
@@ -126,10 +142,17 @@ struct Ratenet {
         S1(t, j);
       }
     }
-    // S2, band 3 dimension 0: j; carries no dependence
-    #pragma omp parallel for if(2 * N >= polyc::rt::cpu::MinParallelAccesses)
-    for (int64_t j = 0; j < N; ++j) {
-      S2(j);
+    if (2 * N >= polyc::rt::cpu::MinParallelAccesses) {
+      // S2, band 3 dimension 0: j; carries no dependence
+      #pragma omp parallel for
+      for (int64_t j = 0; j < N; ++j) {
+        S2(j);
+      }
+    } else {
+      // S2, band 3 dimension 0: j; carries no dependence
+      for (int64_t j = 0; j < N; ++j) {
+        S2(j);
+      }
     }
   }
 };

@@ -40,8 +40,9 @@ typedef struct ratenet_params {
   int64_t T;
 } ratenet_params;
 
-// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below;
-// outputs are written, inouts updated in place. Safe to call from several threads at once.
+// Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and
+// no two overlap; outputs are written, inouts updated in place. Safe to call from several threads at
+// once.
 //   r0: input f32 [N]
 //   pre: input i32 [N, C]
 //   w: input f32 [N, C]
