@@ -33,10 +33,14 @@ static isl::set liveInstances(const Statement &statement, const isl::union_set &
   try {
     isl::set elements = readElements.extract_set(statement.write.relation.range().space()).coalesce();
     live = statement.write.relation.intersect_range(elements).domain().intersect(statement.domain).coalesce();
-    // A live part more complex than the domain (gathers' ranges cut it into pieces) would cost the
-    // dependence analysis more than the dead instances cost at run time (fuzz seed 1000): kept whole.
+    // A live part more complex than the domain is kept whole: more pieces (gathers' ranges cut it) cost
+    // the dependence analysis more than the dead instances cost at run time (fuzz seed 1000), and new
+    // equalities (2 new = not - 1 where one element of a row is read) give dimensions that the GPU
+    // targets cannot map (fuzz seed 3000413). Only bounds narrow a domain, or the whole of it is dead.
     if (statement.domain.is_subset(live) ||
-        (!live.is_empty() && isl_set_n_basic_set(live.get()) > isl_set_n_basic_set(statement.domain.get())))
+        (!live.is_empty() &&
+         (isl_set_n_basic_set(live.get()) > isl_set_n_basic_set(statement.domain.get()) ||
+          !live.affine_hull().is_equal(statement.domain.affine_hull()))))
       live = statement.domain;
   } catch (const isl::exception_quota &) {
     isl_ctx_reset_error(ctx);
