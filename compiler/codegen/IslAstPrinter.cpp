@@ -112,7 +112,7 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
                                     std::vector<BandView> &views, std::vector<bool> &used,
                                     const std::function<bool(const BandView &)> &atomic, bool tile) {
   bool marked = false;
-  unsigned pointBands = 0; // 1 when the band was tiled: its point band is below the tile band
+  bool inPointBand = false; // the band was tiled: `node` is its point band, below the tile band
   if (node.isa<isl::schedule_node_band>()) {
     auto band = node.as<isl::schedule_node_band>();
     BandView view;
@@ -165,12 +165,12 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     marked = true;
     if (view.tiled) {
       node = node.child(0);
-      pointBands = 1;
+      inPointBand = true;
     }
   }
   for (unsigned i = 0; i < node.n_children(); ++i)
     node = markBands(node.child(i), input, views, used, atomic, tile).parent();
-  for (; pointBands > 0; --pointBands)
+  if (inPointBand)
     node = node.parent();
   return marked ? node.parent() : node;
 }
@@ -398,7 +398,7 @@ std::string IslAstPrinter::loopComment(const LoopView &loop) const {
 void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
   w_.comment(loopComment(loop));
   markParallel_ = false;
-  printLoopPragma(loop, node);
+  printLoopPragma(loop);
   bool parallel = markParallel_;
   markParallel_ = false;
   parallelDepth_ += parallel;

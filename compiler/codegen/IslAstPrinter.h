@@ -8,7 +8,7 @@
 //                             A target replaces a whole band here (the CPU's flexible wavefront, a GPU
 //                             kernel launch), possibly printing printNode(body) in one branch of a
 //                             run-time choice.
-//   printLoopPragma(loop, node) lines above a `for` (e.g. `#pragma omp parallel for` on a coincident loop).
+//   printLoopPragma(loop)     lines above a `for` (e.g. `#pragma omp parallel for` on a coincident loop).
 //   printFor(loop, node)      the whole loop; the default is comment, pragma, `for (...) {`, body, `}`.
 //                             A GPU target can print a grid-mapped index instead of a loop.
 //   printStatementCall(call)  one statement instance; the default is `S0(i, j);`.
@@ -98,7 +98,7 @@ protected:
   // the statement after it ran once per work-item (fuzz seed 90045).
   static bool mayComputePointsByGroups(const BandView &band);
   virtual void printFor(const LoopView &loop, const isl::ast_node_for &node);
-  virtual void printLoopPragma(const LoopView &, const isl::ast_node_for &) {}
+  virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);
   virtual std::string minFunction() const { return "polyc_min"; }
   virtual std::string maxFunction() const { return "polyc_max"; }

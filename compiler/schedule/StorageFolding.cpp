@@ -73,8 +73,8 @@ static isl::schedule_node withoutParallelMembers(isl::schedule_node node) {
 // The isl operations the window of one array may take. Boundary rules and gathers can make the
 // liveness relation a union of many pieces, and its spreads then take minutes (fuzz seed 2700291: 67 s
 // of a CUDA build that timed out; 45 s with this bound): past the bound the array is not folded, which
-// is always correct. heat-3d's arrays need some 30 million (25 s of compile time, the slowest of the
-// PolyBench kernels): the bound is twice that.
+// is always correct. heat-3d's arrays need between 20 and 40 million (25 s of compile time, the slowest
+// of the PolyBench kernels; 20 million left them unfolded): the bound is 60 million.
 constexpr unsigned long FoldOperations = 60000000;
 
 // The folded dimension of `array` and its window, if any (see foldStorage).

@@ -10,6 +10,7 @@
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/TermTables.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -105,7 +106,7 @@ private:
   // Whether the reduction's one loop may run as SIMD lanes: its terms read and write nothing but the
   // accumulator, so any order is allowed, and no reduction nested in its terms runs its own loop.
   static bool vectorisable(const ReductionParts &parts) {
-    return parts.loops.size() == 1 && !containsReduction(*parts.reduction->body);
+    return parts.loops.size() == 1 && outerReductions(*parts.reduction->body).empty();
   }
 
   static std::string simdPragma(const ReductionParts &parts) {
@@ -136,22 +137,6 @@ private:
     printReductionLoops(parts, simdPragma(parts), w);
     w.closeBlock();
     return parts.accumulator;
-  }
-
-  static bool containsReduction(const ast::Expr &e) {
-    if (llvm::isa<ast::Reduction>(&e))
-      return true;
-    if (auto *read = llvm::dyn_cast<ast::ArrayRead>(&e))
-      return llvm::any_of(read->indices, [](const ast::ExprPtr &i) { return containsReduction(*i); });
-    if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
-      return containsReduction(*u->operand);
-    if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
-      return containsReduction(*b->lhs) || containsReduction(*b->rhs);
-    if (auto *c = llvm::dyn_cast<ast::Call>(&e))
-      return llvm::any_of(c->args, [](const ast::ExprPtr &a) { return containsReduction(*a); });
-    if (auto *t = llvm::dyn_cast<ast::Tuple>(&e))
-      return llvm::any_of(t->elements, [](const ast::ExprPtr &a) { return containsReduction(*a); });
-    return false;
   }
 
   static size_t arrayReads(const ast::Expr &e) {
@@ -248,7 +233,7 @@ public:
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
-  void printLoopPragma(const LoopView &loop, const isl::ast_node_for &node) override;
+  void printLoopPragma(const LoopView &loop) override;
   void printStatementCall(const StatementCall &call) override;
   bool tilesBands() const override { return true; }
 
@@ -427,7 +412,7 @@ std::optional<std::string> CpuAstPrinter::leafLoopAccesses(const LoopView &loop,
   return std::to_string(accesses) + " * " + (trips.find(' ') == std::string::npos ? trips : "(" + trips + ")");
 }
 
-void CpuAstPrinter::printLoopPragma(const LoopView &loop, const isl::ast_node_for &) {
+void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
   if (!printsParallel(loop) || printingSmallLoop_)
     return;
   w_.line("#pragma omp parallel for");

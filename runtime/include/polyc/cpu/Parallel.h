@@ -4,7 +4,7 @@
 // accesses), and runs the loop under `#pragma omp parallel for` or as a plain loop. OpenMP's fork and
 // join cost a few microseconds, what some ten thousand cached accesses take on one core: below that a
 // parallel loop is slower than a plain one (jacobi-1d's steps of 400 points, durbin's updates of k
-// points, each step). A top-level reduction's pragma gets the same test as an `if` clause.
+// points, each step). A top-level OpenMP reduction over one loop is printed twice behind the same test.
 #pragma once
 
 #include <cstdint>
