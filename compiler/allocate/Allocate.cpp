@@ -132,6 +132,9 @@ BandAllocation Allocator::wavefront(unsigned index, const schedule::Band &band) 
   if (local != 2) {
     notApplicable = "the flexible allocation maps a 2D recurrence to rows and columns; this band has " +
                     std::to_string(local) + " dimensions";
+  } else if (!iu::isBox(model_.context.is_null() ? stmt.domain : stmt.domain.intersect_params(model_.context))) {
+    // Workers walk whole columns of a rectangle: the printers take its extents from the projections.
+    notApplicable = "the domain is not a rectangle";
   } else {
     // A worker walks down a column row after row, so rows are the contiguous (last) dimension and
     // columns the other (the runtime's wavefront drivers are written for that mapping).

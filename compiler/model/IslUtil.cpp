@@ -64,6 +64,19 @@ isl::set projectOutDims(const isl::set &set, unsigned first, unsigned n) {
   return checked(isl::manage(isl_set_project_out(set.copy(), isl_dim_set, first, n)), set.ctx().get());
 }
 
+bool isBox(const isl::set &set) {
+  unsigned n = tupleDims(set.space());
+  isl::set plain = isl::manage(isl_set_reset_tuple_id(set.copy()));
+  if (n == 0)
+    return true;
+  isl::set box;
+  for (unsigned k = 0; k < n; ++k) {
+    isl::set projection = projectOutDims(projectOutDims(plain, k + 1, n - k - 1), 0, k);
+    box = k == 0 ? projection : isl::manage(isl_set_flat_product(box.release(), projection.release()));
+  }
+  return box.is_equal(plain);
+}
+
 isl::map projectOutInputs(const isl::map &map, unsigned first, unsigned n) {
   return checked(isl::manage(isl_map_project_out(map.copy(), isl_dim_in, first, n)), map.ctx().get());
 }

@@ -38,6 +38,9 @@ isl::map lexGe(const isl::space &setSpace);
 isl::map lexLt(const isl::space &setSpace);
 
 bool isBounded(const isl::set &set);
+// Whether the set is the product of its projections on each dimension (a rectangle, a box): no bound of
+// one dimension depends on another.
+bool isBox(const isl::set &set);
 // The maximum / minimum of dimension pos as a function of the parameters.
 isl::pw_aff dimMax(const isl::set &set, unsigned pos);
 isl::pw_aff dimMin(const isl::set &set, unsigned pos);

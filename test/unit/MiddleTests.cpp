@@ -538,6 +538,20 @@ TEST(IslUtil, AffinePrinting) {
   EXPECT_FALSE(islutil::constantValue(isl::pw_aff(ctx, "[N] -> { [(N)] }")).has_value());
 }
 
+// A box is the product of its projections: parametric extents and an empty set are boxes, a triangle, a
+// set whose bound of one dimension depends on another, or a union of two rectangles is not.
+TEST(IslUtil, Boxes) {
+  IslContext isl;
+  isl::ctx ctx(isl.get());
+  EXPECT_TRUE(islutil::isBox(isl::set(ctx, "[N, M] -> { S[i, j] : 0 <= i < N and 1 <= j <= M + 2 }")));
+  EXPECT_TRUE(islutil::isBox(isl::set(ctx, "[N] -> { S[i, j, k] : 0 <= i, j, k < N }")));
+  EXPECT_TRUE(islutil::isBox(isl::set(ctx, "[N] -> { S[i, j] : false }")));
+  EXPECT_TRUE(islutil::isBox(isl::set(ctx, "{ S[] }")));
+  EXPECT_FALSE(islutil::isBox(isl::set(ctx, "[N] -> { S[i, j] : 0 <= j <= i < N }")));
+  EXPECT_FALSE(islutil::isBox(isl::set(ctx, "[N, D] -> { S[r, i] : 0 <= r < D and 0 <= i < N and i <= N + D - 10 - r }")));
+  EXPECT_FALSE(islutil::isBox(isl::set(ctx, "{ S[i, j] : (0 <= i < 2 and 0 <= j < 4) or (2 <= i < 4 and 0 <= j < 2) }")));
+}
+
 // A count with several pieces (sum(k in 0..D where k < 2): min(D, 2) terms) is printed as C that selects
 // the piece, not in isl's notation, in parentheses (it is used inside larger expressions: "... > 1 ? ..."); a
 // floor division as C's truncating division made a floor.
