@@ -29,6 +29,8 @@ ROLES = {
               "  {n}[i] += 0.25 * x[i] + 0.1 * {n}[i - 1];\n  s += sum(k in 0..N) {n}[k];\n}}\n"),
     "param": ("param {n};\ninput f32 x[{n}];\noutput f32 y[{n}];\n"
               "y[i] = x[i] * {n} + sum(k in 0..{n}) x[k] + y[i - 1] * 0.5;\n"),
+    "param-2d": ("param {n}, M;\ninput f32 x[{n}, M];\noutput f32 y[{n}, M];\n"
+                 "y[i, j] = x[i, j] + 0.5 * y[i - 1, j] + 0.25 * y[i, j - 1] + 0.125 * y[i - 2, j - 1];\n"),
     "const": ("param N;\nconst {n} = 3;\ninput f32 x[N, {n}];\noutput f32 y[N];\n"
               "y[i] = sum(k in 0..{n}) x[i, k] * {n} + x[i, {n} - 1];\n"),
     "const-float": ("param N;\nconst {n} = 0.5;\ninput f32 x[N];\noutput f32 y[N];\n"
@@ -55,6 +57,8 @@ def allowed(name, role):
         return False
     if role in ("array-out", "param", "const", "const-float", "func", "inout") and \
             name in ("N", "x", "y", "i", "k", "e", "s"):
+        return False
+    if role == "param-2d" and name in ("M", "x", "y", "i", "j"):
         return False
     if role == "file" and not all(c.isalnum() or c == "_" for c in name):
         return False
@@ -101,6 +105,8 @@ def main():
                 ins["x"] = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
             elif "input f32 x[" in text:
                 ins["x"] = rng.uniform(-1, 1, (n,)).astype(np.float32)
+            if role == "param-2d":
+                ins["x"] = rng.uniform(-1, 1, (n, 6)).astype(np.float32)
             if role == "array-in":
                 ins[name] = rng.uniform(-1, 1, (n,)).astype(np.float32)
             if role == "inout":
@@ -113,8 +119,8 @@ def main():
                 outs = [name]
             if role == "inout":
                 outs = [name, "s"]
-            pname = name if role == "param" else "N"
-            meta = dict(program=fname, params={pname: n}, inputs={k: "inputs/%s.npy" % k for k in ins},
+            params = {name: n, "M": 6} if role == "param-2d" else {name if role == "param" else "N": n}
+            meta = dict(program=fname, params=params, inputs={k: "inputs/%s.npy" % k for k in ins},
                         outputs=outs)
             res = runner.evaluate(d, meta, text)
             runs += 1

@@ -1557,12 +1557,16 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   std::string board = "band" + b + "Board_";
   program_.memberVariables.push_back("polyc::rt::cuda::FlexibleBoardStorage " + board + ";");
   auto extentText = [&](const model::ArrayInfo &a, unsigned d) { return program_.exprs.extent(a, d); };
+  // The lambda's names are fresh: the params are locals of the same scope, and a param `S` was shadowed
+  // by the strip's width (fuzz seed 3620470: 64 rows of a 52-row array written).
+  const std::string launch = names().fresh("launch"), shape = names().fresh("shape"),
+                    shapeType = names().fresh("Shape"), width = names().fresh("stripWidth");
   w_.openBlock("");
   w_.comment("Returns false, launching nothing, when the windows do not fit in shared memory or the indices "
              "and params not in int.");
-  w_.openBlock("auto launch = [&](auto shape)");
-  w_.line("using Shape = decltype(shape);");
-  w_.line("constexpr int S = Shape::Width;");
+  w_.openBlock("auto " + launch + " = [&](auto " + shape + ")");
+  w_.line("using " + shapeType + " = decltype(" + shape + ");");
+  w_.line("constexpr int " + width + " = " + shapeType + "::Width;");
   w_.line(args + " args;");
   w_.line("args." + program_.program + " = " + program_.program + ";");
   const std::string rows = paramsExpr(dimMax(domain, r).add_constant(isl::val(ctx, 1)));
@@ -1591,7 +1595,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       w_.line(g + ".ahead = " + bound(r, false) + ";");
       w_.line(g + ".right = " + bound(c, false) + ";");
     }
-    w_.line("polyc::rt::cuda::layoutWindow(" + g + ", S, sharedBytes);");
+    w_.line("polyc::rt::cuda::layoutWindow(" + g + ", " + width + ", sharedBytes);");
   }
   for (const std::string &name : staged) {
     const model::ArrayInfo &a = *model.findArray(name);
@@ -1605,13 +1609,15 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
             llvm::join(variant.termTables[t].extents, ", ") + "}, sharedBytes);");
   // The value function computes in int: the params, and the element indices of the arrays it reads in
   // global memory (their sizes bound them), must fit.
-  w_.openBlock("if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols "
+  w_.openBlock("if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + " + width +
+               " >= INT32_MAX || args.cols "
                ">= INT32_MAX || !" + fitInIntCall("", {global.begin(), global.end()}) + ")");
   w_.line("return false;");
   w_.closeBlock();
-  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<Shape>, " + board + ", args, " + strip +
-          "<Shape>::Threads, sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1, " + args +
-          "::PublishInterval, " + program_.stream + ", \"" + kernel + "\");");
+  w_.line("polyc::rt::cuda::launchFlexible(" + kernel + "<" + shapeType + ">, " + board + ", args, " + strip + "<" +
+          shapeType + ">::Threads, sharedBytes, int((args.cols + " + width + " - 1) / " + width +
+          "), int(args.rows) + " + width + " - 1, " + width + " + 1, " + args + "::PublishInterval, " +
+          program_.stream + ", \"" + kernel + "\");");
   w_.line("return true;");
   w_.closeBlock(";");
   bool afterDecoupled = false; // the alternatives below are else-ifs of the decoupled step's
@@ -1673,13 +1679,13 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
                "polyc::rt::cuda::withTermTableShape(" +
                (capacities.size() == 1 ? capacities.front()
                                        : "std::max<int64_t>({" + llvm::join(capacities, ", ") + "})") +
-               ", " + columns + ", launch)");
+               ", " + columns + ", " + launch + ")");
   } else if (lanes) {
     openChoice("Threads per point from the length of the loop a point's lanes share; the fixed wavefront runs "
                "when the flexible one does not fit.",
-               "polyc::rt::cuda::withLaneShape(polyc::rt::cuda::lanesFor(" + *lanes + "), launch)");
+               "polyc::rt::cuda::withLaneShape(polyc::rt::cuda::lanesFor(" + *lanes + "), " + launch + ")");
   } else {
-    openChoice("", "launch(polyc::rt::cuda::StripShape<1, polyc::rt::cuda::stripWidthFor(1), 0>())");
+    openChoice("", launch + "(polyc::rt::cuda::StripShape<1, polyc::rt::cuda::stripWidthFor(1), 0>())");
   }
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
               "): flexible wavefront\\n\");");

@@ -491,7 +491,7 @@ protected:
         // params not in int.
         auto launch = [&](auto shape) {
           using Shape = decltype(shape);
-          constexpr int S = Shape::Width;
+          constexpr int stripWidth = Shape::Width;
           Band1FlexibleArgs args;
           args.program = program;
           args.rows = H;
@@ -504,7 +504,7 @@ protected:
           args.yWindow.colStride = 1;
           args.yWindow.back = int(std::max<int64_t>(0, M - 1));
           args.yWindow.left = int(std::max<int64_t>(0, M - 1));
-          polyc::rt::cuda::layoutWindow(args.yWindow, S, sharedBytes);
+          polyc::rt::cuda::layoutWindow(args.yWindow, stripWidth, sharedBytes);
           args.y_inWindow.array = program.y_in;
           args.y_inWindow.rows = H;
           args.y_inWindow.cols = W;
@@ -514,18 +514,18 @@ protected:
           args.y_inWindow.left = int(std::max<int64_t>(0, 0));
           args.y_inWindow.ahead = int(std::max<int64_t>(0, 0));
           args.y_inWindow.right = int(std::max<int64_t>(0, 0));
-          polyc::rt::cuda::layoutWindow(args.y_inWindow, S, sharedBytes);
+          polyc::rt::cuda::layoutWindow(args.y_inWindow, stripWidth, sharedBytes);
           args.bStaged.array = program.b;
           args.bStaged.count = M * M;
           polyc::rt::cuda::layoutStaged(args.bStaged, sharedBytes);
           polyc::rt::cuda::layoutTerms<float>(args.terms[0], {int64_t(M), int64_t(M)}, sharedBytes);
-          if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + S >= INT32_MAX || args.cols
-              >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
+          if (!polyc::rt::cuda::fitsInSharedMemory(sharedBytes) || args.rows + stripWidth >= INT32_MAX
+              || args.cols >= INT32_MAX || !polyc::rt::cuda::fitInInt({H, W, M})) {
             return false;
           }
           polyc::rt::cuda::launchFlexible(band1Flexible<Shape>, band1Board_, args, Band1Strip<Shape>::Threads,
-              sharedBytes, int((args.cols + S - 1) / S), int(args.rows) + S - 1, S + 1,
-              Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
+              sharedBytes, int((args.cols + stripWidth - 1) / stripWidth), int(args.rows) + stripWidth - 1,
+              stripWidth + 1, Band1FlexibleArgs::PublishInterval, stream, "band1Flexible");
           return true;
         };
         // A recurrence over a full box window: the decoupled step, for the window extents it is built for and
