@@ -55,11 +55,8 @@
 #include <polyc/Runtime.h>
 #include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/CudaCompute.h>
-#include <polyc/cuda/DecoupledWindow.cuh>
 #include <polyc/cuda/Device.h>
 #include <polyc/cuda/Persistent.cuh>
-#include <polyc/cuda/SlidingSum.cuh>
-#include <polyc/cuda/Wavefront.cuh>
 
 #include <cooperative_groups.h>
 #include <algorithm>
