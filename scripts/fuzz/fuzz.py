@@ -744,6 +744,11 @@ def save_mismatch(out_root, seed, target, kind, msg, original, shrunk, oracle, t
     return d
 
 
+# A program whose builds and runs take longer than this is named in the log (a run stopped by the time
+# limit of a device call otherwise shows nothing of it).
+SLOW_PROGRAM_S = 120
+
+
 def fuzz(args):
     polyc = os.path.abspath(args.polyc)
     oracle = args.oracle
@@ -781,7 +786,11 @@ def fuzz(args):
         meta = case.write(d)
         meta["tolerance"] = tolerance_types(case.prog)
         text = case.text()
+        began = time.time()
         res = runner.evaluate(d, meta, text)
+        if time.time() - began > SLOW_PROGRAM_S:
+            log("fuzz-programs: slow: seed %d took %.0f s (%s)" % (
+                seed, time.time() - began, ", ".join("%s %s" % (t, r[0]) for t, r in sorted(res.items()))))
         mm = mismatches(res, meta["tolerance"])
         this_program = set()
         seen = set()
@@ -881,8 +890,10 @@ def parallel(args):
                     totals["programs"] += int(m.group(1))
                     totals["mismatches"] += int(m.group(2))
             elif line.startswith("fuzz-programs: MISMATCH"):
+                # Printed at once: shrinking takes minutes, and a run stopped meanwhile still shows it.
                 flush()
-                block.append(line)
+                with lock:
+                    log(line)
             elif line.startswith("fuzz-programs:   "):
                 block.append(line)
             elif re.match(r"fuzz-programs: (\d+)/\d+ programs, (\d+) mismatches", line):
