@@ -437,7 +437,7 @@ private:
 
   const map::BandMapping &mappingOf(const BandView &band) const { return input_.mapping->bands.at(band.index); }
   void printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping);
-  void printHostLaunches(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping);
+  void printHostLaunches(const BandView &band, const isl::ast_node &body);
   void printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form);
   CapturedCall capturedCall(const BandView &band, const std::string &what, const std::string &prepareGuard,
                             const std::function<void(CudaHostPrinter &)> &print);
@@ -1146,7 +1146,7 @@ void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body
 // model prefers it (POLYC_CUDA_PERSISTENT overrides).
 void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping) {
   if (!mapping.persistent)
-    return printHostLaunches(band, body, mapping);
+    return printHostLaunches(band, body);
   const map::PersistentForm &form = *mapping.persistent;
   w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
              "): one persistent kernel when the largest launch inside an iteration takes at least " +
@@ -1157,13 +1157,12 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   printPersistent(band, body, form);
   w_.elseBlock();
   choiceGuards_.push_back("!" + choice);
-  printHostLaunches(band, body, mapping);
+  printHostLaunches(band, body);
   choiceGuards_.pop_back();
   w_.closeBlock();
 }
 
-void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_node &body,
-                                        const map::BandMapping &mapping) {
+void CudaHostPrinter::printHostLaunches(const BandView &band, const isl::ast_node &body) {
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + std::to_string(band.index) +
               " (" + statementList(input_.model, band.statements) + "): host loop\\n\");");
   auto launches = [&](CudaHostPrinter &printer) {
