@@ -9,7 +9,8 @@
 
 namespace polyc::model {
 
-// Shrinks the domain of every statement that writes a local array to the instances whose element some
+// Empties the domain of every statement that writes a local array no output or inout depends on, then
+// shrinks the domain of every statement that writes a local array to the instances whose element some
 // instance reads (must- and may-reads, reductions' operands included), repeated while a round removes
 // readers. Returns the number of statements whose domain shrank.
 unsigned removeDeadInstances(Model &model);
