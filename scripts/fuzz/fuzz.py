@@ -84,6 +84,11 @@ class Runner:
         self.cache[key] = out
         return out
 
+    def forget_builds(self):
+        """Deletes the executables built so far: a long run keeps none (10,000 programs left 44 GB)."""
+        self.cache.clear()
+        shutil.rmtree(os.path.join(self.work, "exe"), ignore_errors=True)
+
     def run(self, cmd, meta, case_dir, outdir):
         os.makedirs(outdir, exist_ok=True)
         args = []
@@ -826,6 +831,7 @@ def fuzz(args):
             log("fuzz-programs:   | // params: " + " ".join("%s=%d" % kv for kv in shrunk.params.items()))
             found.append((seed, t, kind))
         shutil.rmtree(d, ignore_errors=True)
+        runner.forget_builds()
         if (k + 1) % args.progress == 0 or k + 1 == args.count:
             log("fuzz-programs: %d/%d programs, %d mismatches, %.0f s" % (k + 1, args.count, n_mm, time.time() - start))
     if not args.keep:
