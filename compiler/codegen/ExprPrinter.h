@@ -128,6 +128,9 @@ public:
   virtual std::string convert(const std::string &expr, ast::ElemType to) const; // float(x)
   virtual std::string indexCast(const std::string &expr) const;              // int64_t(x)
   virtual std::string functionQualifier() const { return "static inline"; }
+  // Whether the index helpers (polyc_min, polyc_clamp, ...) are templates over their arguments' types,
+  // computing in the wider signed one: CUDA's kernels index in int or int64_t.
+  virtual bool genericIndexHelpers() const { return false; }
   virtual std::string paramRef(const std::string &param) const { return cIdentifier(param); }
   virtual std::string arrayRef(const model::ArrayInfo &array) const { return cIdentifier(array.name); }
   // Computes a reduction and returns an expression holding its value. Default: declares the

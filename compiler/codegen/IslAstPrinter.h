@@ -115,8 +115,11 @@ protected:
   // in use) but writes to `w`: a GPU target prints a band's loops into a kernel with it. `outer`
   // must outlive it.
   IslAstPrinter(const IslAstPrinter &outer, CodeWriter &w);
+  // The type of the loop iterators that printFor declares: int64_t; a GPU kernel's may be its template's.
+  virtual std::string loopIndexType() const { return "int64_t"; }
   // The default `for` header text: "for (int64_t t = 0; t <= H + W - 2; ++t)".
-  std::string forHeader(const LoopView &loop, const std::string &indexType = "int64_t") const;
+  std::string forHeader(const LoopView &loop, const std::string &indexType) const;
+  std::string forHeader(const LoopView &loop) const { return forHeader(loop, loopIndexType()); }
   // A comment line for a loop: its statements and schedule dimension.
   std::string loopComment(const LoopView &loop) const;
   // The index in Model::statements of the statement named `name` (isl's tuple name), or ~0u.

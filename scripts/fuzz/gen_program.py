@@ -55,7 +55,8 @@ COLLIDE = ["p", "program", "stream", "grid", "i0", "i1", "j1", "lane", "lanes", 
            "ProgDevice", "ProgCompute", "ProgOpenCL", "cl_mem", "queue", "event", "buffer", "status", "err",
            "out", "tmp0", "sum1", "polyc_arg0", "polyc_point", "polyc_group", "polyc_wf_state",
            "polyc_scratch_f32", "rStorage", "strideX", "firstX", "groupSize", "graphKey", "kKernelSource",
-           "S", "Shape", "shape", "launch", "stripWidth", "sharedBytes", "board", "strip"]
+           "S", "Shape", "shape", "launch", "stripWidth", "sharedBytes", "board", "strip",
+           "runAs", "prepareAs", "indexFitsInt", "polyc_index"]
 FILE_NAMES = ["prog.poly", "prog.poly", "prog.poly", "value.poly", "program.poly", "main.poly", "int.poly",
               "x-y.poly", "9lives.poly", "grid.poly", "kernel.poly", "Prog.poly"]
 

@@ -413,6 +413,9 @@ TEST(NamesTest, KeywordsAndReservedPrefixGetASuffix) {
   EXPECT_EQ(cIdentifier("float4"), "float4_");
   EXPECT_EQ(cIdentifier("float5"), "float5");
   EXPECT_EQ(cIdentifier("graphKey"), "graphKey_");
+  EXPECT_EQ(cIdentifier("runAs"), "runAs_");
+  EXPECT_EQ(cIdentifier("indexFitsInt"), "indexFitsInt_");
+  EXPECT_EQ(cIdentifier("polyc_index"), "polyc_index_");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,21 @@ static constexpr int ThreadsPerBlock = 256;
 // (CudaStatementMode::Rows): a cell load serves this many FMAs (docs/performance.md, CUDA, measured 4, 8
 // and 16).
 static constexpr int RowsPerThread = 16;
+// The template parameter of the device struct and the kernels: their index type, int or int64_t as the
+// run's sizes allow (polyc::rt::cuda::indexFitsInt). No program's name is spelled with polyc_.
+static constexpr const char *IndexType = "polyc_index";
+
+// A kernel's template header: its own parameters, then the index type (last, so that a launch may give
+// the others and let the device struct argument give the index type; launches here give it too).
+static std::string kernelTemplate(std::vector<std::string> params) {
+  params.push_back(std::string("typename ") + IndexType);
+  return "template <" + llvm::join(params, ", ") + ">";
+}
+// `kernel`'s instance for `args` and the index type.
+static std::string kernelInstance(const std::string &kernel, std::vector<std::string> args = {}) {
+  args.push_back(IndexType);
+  return kernel + "<" + llvm::join(args, ", ") + ">";
+}
 
 // A lane's view of a term table, its first `held` terms in registers.
 static std::string laneTermsType(const std::string &elem, const std::string &held) {
@@ -103,7 +118,8 @@ struct CudaProgram {
   const CodegenInput &input;
   CudaExprPrinter &exprs;
   std::string type;     // Iir2d
-  std::string device;   // Iir2dDevice: the params and device arrays, as kernels see them
+  std::string device;   // Iir2dDevice: the params and device arrays, as kernels see them (int64_t indices)
+  std::string deviceOf; // Iir2dDeviceOf: the template of `device` over the index type
   std::string program;  // the name of the device view in host code and kernels
   std::string stream;   // the stream in host code
   CodeWriter kernels;   // kernels, strips and their argument structs
@@ -120,6 +136,9 @@ struct CudaProgram {
   std::vector<FlexibleVariant> flexibleVariants;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
+
+  // The device struct of the index type being printed: the kernels' and the host's templated code's.
+  std::string indexedDevice() const { return deviceOf + "<" + IndexType + ">"; }
 
   void fail(const std::string &message) {
     if (!error)
@@ -155,6 +174,7 @@ public:
   std::map<std::string, std::pair<std::string, std::string>> axisNames;
 
 protected:
+  std::string loopIndexType() const override { return IndexType; }
   void printBand(const BandView &, const isl::ast_node &body) override { printNode(body); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
     bool inBand = loop.band && band_ && loop.band->index == band_->index;
@@ -164,8 +184,8 @@ protected:
     auto [first, stride] = axisNames.at(axis->second);
     std::string scale = loop.inc == "1" ? "" : " * " + loop.inc;
     w_.comment(loopComment(loop) + "; spread over the grid's " + axis->second + " dimension");
-    w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond + "; " +
-                 loop.iterator + " += " + stride + scale + ")");
+    w_.openBlock("for (" + std::string(IndexType) + " " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " +
+                 loop.cond + "; " + loop.iterator + " += " + stride + scale + ")");
     bound_.insert(loop.member);
     printNode(node.body());
     bound_.erase(loop.member);
@@ -243,6 +263,7 @@ public:
   void printSubtree(const isl::ast_node &node) { printNode(node); }
 
 protected:
+  std::string loopIndexType() const override { return IndexType; }
   // A kernel band: its grid members spread over the grid, then a barrier before what follows.
   void printBand(const BandView &band, const isl::ast_node &body) override {
     const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
@@ -261,12 +282,13 @@ protected:
       // 1056 resident blocks had work; the optical flow's 240 rows). Else a block a point, printed
       // apart: with its constant strides the loops ran faster (jacobi-2d folded, 1300^2: 1.67x).
       w_.openBlock("");
-      w_.line("const int64_t " + std::string(BlocksAPoint) + " = polyc_max(int64_t(1), int64_t(gridDim.x) / " +
+      w_.line("const " + std::string(IndexType) + " " + BlocksAPoint + " = polyc_max(int64_t(1), int64_t(gridDim.x) / " +
               "polyc_max(int64_t(1), " + *extent + "));");
       w_.openBlock("if (" + std::string(BlocksAPoint) + " == 1)");
       printNode(body);
       w_.elseBlock();
-      w_.line("const int64_t " + std::string(BlockRows) + " = int64_t(gridDim.x) / " + BlocksAPoint + ";");
+      w_.line("const " + std::string(IndexType) + " " + BlockRows + " = " + IndexType + "(gridDim.x) / " + BlocksAPoint +
+              ";");
       rows_ = true;
       printNode(body);
       rows_ = false;
@@ -299,8 +321,8 @@ protected:
       return IslAstPrinter::printFor(loop, node);
     std::string scale = loop.inc == "1" ? "" : " * " + loop.inc;
     w_.comment(loopComment(loop) + "; spread over " + where);
-    w_.openBlock("for (int64_t " + loop.iterator + " = " + loop.init + " + " + first + scale + "; " + loop.cond +
-                 "; " + loop.iterator + " += " + stride + scale + ")");
+    w_.openBlock("for (" + std::string(IndexType) + " " + loop.iterator + " = " + loop.init + " + " + first + scale +
+                 "; " + loop.cond + "; " + loop.iterator + " += " + stride + scale + ")");
     bound_.insert(loop.member);
     printNode(node.body());
     bound_.erase(loop.member);
@@ -374,7 +396,7 @@ private:
     std::string layout = "polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">";
     if (grid.size() == 1)
       return {layout + "::point()", layout + "::points()", "the grid"};
-    const std::string block = "int64_t(blockIdx.x)", perPoint(BlocksAPoint), rows(BlockRows);
+    const std::string index(IndexType), block = index + "(blockIdx.x)", perPoint(BlocksAPoint), rows(BlockRows);
     // Slots of a block (warps or points): the calling thread's first and the stride, over its block or,
     // with rows, over its row of blocks.
     auto slots = [&](const std::string &inBlock, const std::string &perBlock, const std::string &what)
@@ -386,20 +408,20 @@ private:
     };
     if (member == rowsMember()) {
       if (!rows_)
-        return {block, "int64_t(gridDim.x)", "the blocks"};
+        return {block, index + "(gridDim.x)", "the blocks"};
       return {"(" + block + " < " + perPoint + " * " + rows + " ? " + block + " / " + perPoint +
-                  " : polyc::rt::cuda::NoPoint)",
+                  " : polyc::rt::cuda::NoPoint<" + index + ">)",
               rows, "rows of blocks"};
     }
     if (spreadsOverWarps()) {
-      const std::string warps = "int64_t(" + std::to_string(ThreadsPerBlock) + " / 32)";
+      const std::string warps = index + "(" + std::to_string(ThreadsPerBlock) + " / 32)";
       if (position == 1)
-        return slots("int64_t(threadIdx.x / 32)", warps, "the warps");
-      return {"int64_t(threadIdx.x % 32)", "int64_t(32)", "the lanes of a warp"};
+        return slots(index + "(threadIdx.x / 32)", warps, "the warps");
+      return {index + "(threadIdx.x % 32)", index + "(32)", "the lanes of a warp"};
     }
     if (position + 1 == grid.size())
-      return slots(group_ == 1 ? "int64_t(threadIdx.x)" : "int64_t(threadIdx.x / " + std::to_string(group_) + ")",
-                   "int64_t(" + layout + "::PointsPerBlock)", "the point slots");
+      return slots(index + (group_ == 1 ? "(threadIdx.x)" : "(threadIdx.x / " + std::to_string(group_) + ")"),
+                   index + "(" + layout + "::PointsPerBlock)", "the point slots");
     return {"", "", ""};
   }
 
@@ -453,6 +475,11 @@ private:
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
   std::string slidingRunLength(const ast::Reduction &sum, const ast::IndexVar *slide) const;
   std::string fitInIntCall(const std::string &paramSlack, const std::vector<std::string> &arrays) const;
+
+public:
+  std::string indexFitsCall() const;
+
+private:
   std::optional<std::string> interiorRunCondition(const model::Statement &statement, unsigned rowsDim,
                                                   const CudaRowsPlan &plan);
   // While interiorRunCondition prints its condition: the Rows function's names for the first instance
@@ -522,9 +549,9 @@ std::string CudaHostPrinter::extentOf(const BandView &band, unsigned member) {
 }
 
 std::string CudaHostPrinter::kernelParams() const {
-  std::string params = "const " + program_.device + " " + program_.program;
+  std::string params = "const " + program_.indexedDevice() + " " + program_.program;
   for (const std::string &loop : hostLoops_)
-    params += ", const int64_t " + loop;
+    params += ", const " + std::string(IndexType) + " " + loop;
   return params;
 }
 
@@ -538,8 +565,8 @@ std::string CudaHostPrinter::kernelArgs() const {
 // The lines every kernel starts with: the params as locals, and the lane in the group.
 std::string CudaHostPrinter::kernelPrologue(CodeWriter &kw, const std::string &group) {
   for (auto &param : input_.model.program->params)
-    kw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
-            cIdentifier(param->name) + ";");
+    kw.line("[[maybe_unused]] const " + std::string(IndexType) + " " + cIdentifier(param->name) + " = " +
+            program_.program + "." + cIdentifier(param->name) + ";");
   if (group != "1")
     kw.line("[[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<" + group + ">::lane();");
   return group == "1" ? std::to_string(ThreadsPerBlock) : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
@@ -593,6 +620,48 @@ std::string CudaHostPrinter::fitInIntCall(const std::string &paramSlack,
     if (std::string size = program_.exprs.storageSize(*model.findArray(name)); !llvm::is_contained(fit, size))
       fit.push_back(size);
   return "polyc::rt::cuda::fitInInt({" + llvm::join(fit, ", ") + "})";
+}
+
+// `polyc::rt::cuda::indexFitsInt({...}, {...})` for the Compute class: the params, the bounds of every
+// statement's dimensions and of the schedule's, as host expressions of the params, and every array's
+// size; "false" (kernels index in int64_t) where isl gives no finite bound.
+std::string CudaHostPrinter::indexFitsCall() const {
+  const model::Model &model = input_.model;
+  std::vector<std::string> values, sizes;
+  auto add = [](std::vector<std::string> &list, std::string text) {
+    if (!llvm::is_contained(list, text))
+      list.push_back(std::move(text));
+  };
+  for (auto &param : model.program->params)
+    add(values, cIdentifier(param->name));
+  auto addBounds = [&](isl::set set) {
+    if (!model.context.is_null())
+      set = set.intersect_params(model.context);
+    if (set.is_empty())
+      return true;
+    for (unsigned d = 0; d < unsigned(set.tuple_dim()); ++d)
+      for (isl::pw_aff bound : {dimMin(set, d), dimMax(set, d)}) {
+        if (isl_pw_aff_involves_nan(bound.get()) != isl_bool_false)
+          return false;
+        add(values, paramsExpr(bound));
+      }
+    return true;
+  };
+  try {
+    bool bounded = true;
+    for (const model::Statement &statement : model.statements)
+      bounded = bounded && addBounds(statement.domain);
+    model.domains().apply(input_.schedule.scheduleMap).foreach_set([&](isl::set set) {
+      bounded = bounded && addBounds(set);
+    });
+    if (!bounded)
+      return "false";
+  } catch (const isl::exception &) {
+    return "false";
+  }
+  for (const model::ArrayInfo &array : model.arrays)
+    add(sizes, program_.exprs.storageSize(array));
+  return "polyc::rt::cuda::indexFitsInt({" + llvm::join(values, ", ") + "}, {" + llvm::join(sizes, ", ") + "})";
 }
 
 // Whether a data-parallel band's kernel computes RowsPerThread points a thread (CudaStatementMode::Rows):
@@ -766,10 +835,12 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
+  std::vector<std::string> templateParams;
   if (templated)
-    kw.line("template <unsigned G>");
+    templateParams.push_back("unsigned G");
   if (rows)
-    kw.line("template <int " + std::string(CudaExprPrinter::RowsRun) + ">");
+    templateParams.push_back("int " + std::string(CudaExprPrinter::RowsRun));
+  kw.line(kernelTemplate(templateParams));
   std::string kernelGroup = templated ? "G" : "1";
   std::string threads = kernelGroup == "1" ? std::to_string(ThreadsPerBlock)
                                            : "polyc::rt::cuda::GroupLayout<G>::Threads";
@@ -782,18 +853,19 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
     std::string stride = kp.names().fresh("stride" + upper);
     std::string index, step;
     if (axis == "x") {
-      index = kernelGroup == "1" ? "int64_t(blockIdx.x) * blockDim.x + threadIdx.x"
+      index = kernelGroup == "1" ? std::string(IndexType) + "(blockIdx.x) * blockDim.x + threadIdx.x"
                                  : "polyc::rt::cuda::GroupLayout<G>::point()";
-      step = kernelGroup == "1" ? "int64_t(gridDim.x) * blockDim.x" : "polyc::rt::cuda::GroupLayout<G>::points()";
+      step = kernelGroup == "1" ? std::string(IndexType) + "(gridDim.x) * blockDim.x"
+                                : "polyc::rt::cuda::GroupLayout<G>::points()";
     } else {
-      index = "int64_t(blockIdx." + axis + ")";
-      step = "int64_t(gridDim." + axis + ")";
+      index = std::string(IndexType) + "(blockIdx." + axis + ")";
+      step = std::string(IndexType) + "(gridDim." + axis + ")";
       if (rows && member == loop.member) {
         index += " * " + std::to_string(RowsPerThread);
         step += " * " + std::to_string(RowsPerThread);
       }
     }
-    kw.line("const int64_t " + first + " = " + index + ", " + stride + " = " + step + ";");
+    kw.line("const " + std::string(IndexType) + " " + first + " = " + index + ", " + stride + " = " + step + ";");
     kp.axisNames[axis] = {first, stride};
   }
   kp.printKernelLoop(loop, node);
@@ -837,7 +909,7 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
                                             : "polyc::rt::cuda::GroupLayout<" + group + ">::PointsPerBlock";
   std::string launchThreads = group == "1" ? std::to_string(ThreadsPerBlock)
                                            : "polyc::rt::cuda::GroupLayout<" + group + ">::Threads";
-  std::string kernel = group != "1" ? name + "<" + group + ">" : name;
+
   std::string what = kernelThreads(group, rows);
   w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
   w_.openBlock("");
@@ -851,10 +923,11 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
     w_.comment(
         "The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.");
     w_.openBlock("polyc::rt::cuda::withSlidingRun(" + rows->runLength + ", [&](auto polyc_run)");
-    launch(kernel + "<decltype(polyc_run)::value>");
+    std::vector<std::string> args{"decltype(polyc_run)::value"};
+    launch(kernelInstance(name, args));
     w_.closeBlock(");");
   } else {
-    launch(kernel);
+    launch(group != "1" ? kernelInstance(name, {group}) : kernelInstance(name));
   }
   w_.closeBlock();
 }
@@ -880,7 +953,8 @@ void CudaHostPrinter::printStatementCall(const StatementCall &call) {
              ".");
   std::string params = kernelParams();
   for (size_t k = 0; k < call.args.size(); ++k)
-    params += ", const int64_t polyc_arg" + std::to_string(k);
+    params += ", const " + std::string(IndexType) + " polyc_arg" + std::to_string(k);
+  kw.line(kernelTemplate({}));
   kw.openBlock("__global__ void __launch_bounds__(" + std::string(grouped ? "256" : "1") + ") " + name + "(" + params +
                ")");
   kernelPrologue(kw, group);
@@ -899,8 +973,8 @@ void CudaHostPrinter::printStatementCall(const StatementCall &call) {
   std::string launchArgs = kernelArgs();
   for (const std::string &a : call.args)
     launchArgs += ", " + a;
-  w_.line(name + "<<<1, " + std::string(grouped ? "256" : "1") + ", 0, " + program_.stream + ">>>(" + launchArgs +
-          ");");
+  w_.line(kernelInstance(name) + "<<<1, " + std::string(grouped ? "256" : "1") + ", 0, " + program_.stream + ">>>(" +
+          launchArgs + ");");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
 }
 
@@ -1106,7 +1180,8 @@ CapturedCall CudaHostPrinter::capturedCall(const BandView &band, const std::stri
   mw.blank();
   mw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              what + ".");
-  mw.openBlock("void " + function + "(const " + program_.device + " &" + program_.program + ", cudaStream_t " +
+  mw.line(kernelTemplate({}));
+  mw.openBlock("void " + function + "(const " + program_.indexedDevice() + " &" + program_.program + ", cudaStream_t " +
                program_.stream + ")");
   for (auto &param : input_.model.program->params)
     mw.line("[[maybe_unused]] const int64_t " + cIdentifier(param->name) + " = " + program_.program + "." +
@@ -1184,6 +1259,7 @@ void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node 
              "), persistent: the host loop as one cooperative kernel; its threads stride over each kernel band "
              "inside and meet at a grid barrier after it (" +
              std::to_string(form.barriersPerStep) + " an iteration).");
+  kw.line(kernelTemplate({}));
   kw.openBlock("__global__ void __launch_bounds__(" + std::to_string(ThreadsPerBlock) + ") " + name + "(" +
                kernelParams() + ")");
   kernelPrologue(kw, "1");
@@ -1195,7 +1271,7 @@ void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node 
   kw.closeBlock();
   std::string threads = "int64_t(" + spellParams(form.pointsPerStep, *input_.model.program) + ")" +
                         (form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "");
-  w_.line("polyc::rt::cuda::launchPersistent(" + name + ", \"" + name + "\", " + threads + ", " +
+  w_.line("polyc::rt::cuda::launchPersistent(" + kernelInstance(name) + ", \"" + name + "\", " + threads + ", " +
           std::to_string(ThreadsPerBlock) + ", " + threads + " <= " + std::to_string(form.oneBlockThreadsMax) +
           ", " + program_.stream + ", " + kernelArgs() + ");");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
@@ -1224,12 +1300,13 @@ void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node 
   kw.blank();
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
              "): no parallel dimension, one thread runs it in order.");
+  kw.line(kernelTemplate({}));
   kw.openBlock("__global__ void __launch_bounds__(1) " + name + "(" + kernelParams() + ")");
   kernelPrologue(kw, "1");
   CudaKernelPrinter kp(*this, kw, program_, &band, {}, "1");
   kp.printKernelNode(body);
   kw.closeBlock();
-  w_.line(name + "<<<1, 1, 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+  w_.line(kernelInstance(name) + "<<<1, 1, 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
 }
 
@@ -1953,7 +2030,7 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   if (gridGroup)
     w.line("#include <cooperative_groups.h>");
   for (const char *header : {"algorithm", "cfloat", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "exception",
-                             "vector"})
+                             "type_traits", "vector"})
     w.line(std::string("#include <") + header + ">");
 }
 
@@ -1965,10 +2042,12 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   CudaProgram cp(input, exprs);
   cp.type = programTypeName(program, prog, "");
   cp.device = cp.type + "Device";
+  cp.deviceOf = cp.type + "DeviceOf";
 
   CodeWriter host;
   CudaHostPrinter printer(input, host, cp);
   printer.names().take(cp.device);
+  printer.names().take(cp.deviceOf);
   cp.program = printer.names().fresh("program");
   cp.stream = printer.names().fresh("stream");
   // The printer's own names (cIdentifier spells a program's `grid` as grid_, so none is taken here).
@@ -1994,17 +2073,38 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
 
   // The device struct: what every kernel receives by value.
   w.comment("The params and device arrays of one run, as every kernel receives them (by value), and one "
-            "device member function per statement and variant.");
-  w.openBlock("struct " + cp.device);
+            "device member function per statement and variant; its params and indices of type " +
+            std::string(IndexType) + ", int where the run's sizes fit (" + cp.type + "Compute::indexFitsInt).");
+  w.line(kernelTemplate({}));
+  w.openBlock("struct " + cp.deviceOf);
   for (auto &p : program.params)
-    w.line("int64_t " + cIdentifier(p->name) + " = 0;");
+    w.line(std::string(IndexType) + " " + cIdentifier(p->name) + " = 0;");
+  std::vector<std::string> members;
   for (const model::ArrayInfo &a : model.arrays) {
     bool readOnly = a.decl->kind == ast::ArrayKind::Input;
     w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
            " = nullptr; // " + roleWord(a.decl->kind) + (a.decl->rank() ? "" : " scalar"));
   }
+  for (auto &p : program.params)
+    members.push_back(cIdentifier(p->name));
+  for (const model::ArrayInfo &a : model.arrays)
+    members.push_back(exprs.arrayRef(a));
+  w.blank();
+  w.line(cp.deviceOf + "() = default;");
+  if (!members.empty()) {
+    w.comment("The view of another index type (the flexible wavefront's code takes int64_t's).");
+    w.line("template <typename polyc_other>");
+    std::vector<std::string> inits;
+    for (const std::string &m : members)
+      inits.push_back(m + "(polyc_from." + m + ")");
+    w.line("__host__ __device__ " + cp.deviceOf + "(const " + cp.deviceOf + "<polyc_other> &polyc_from) : " +
+           llvm::join(inits, ", ") + " {}");
+  }
+  exprs.threadIndexType = IndexType;
   printStatementFunctions(cp, w);
+  exprs.threadIndexType = "int64_t";
   w.closeBlock(";");
+  w.line("using " + cp.device + " = " + cp.deviceOf + "<int64_t>;");
   w.verbatim(cp.kernels.str());
   w.blank();
 
@@ -2017,8 +2117,31 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.dedent();
   w.line("protected:");
   w.indent();
-  w.openBlock("void prepare(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
-  w.line("const " + cp.device + " " + cp.program + " = view(context);");
+  for (const char *function : {"prepare", "run"}) {
+    w.openBlock("void " + std::string(function) + "(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
+    w.openBlock("if (indexFitsInt(context))");
+    w.line(std::string(function) + "As<int>(context, " + cp.stream + ");");
+    w.elseBlock();
+    w.line(std::string(function) + "As<int64_t>(context, " + cp.stream + ");");
+    w.closeBlock();
+    w.closeBlock();
+    w.blank();
+  }
+  w.dedent();
+  w.line("private:");
+  w.indent();
+  w.comment("Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the "
+            "bounds of the statements' and the schedule's dimensions, and the arrays' sizes.");
+  w.openBlock("static bool indexFitsInt(" + ctxParam + ")");
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = context.params[" +
+           std::to_string(k) + "];");
+  w.line("return " + printer.indexFitsCall() + ";");
+  w.closeBlock();
+  w.blank();
+  w.line(kernelTemplate({}));
+  w.openBlock("void prepareAs(" + ctxParam + ", cudaStream_t " + cp.stream + ")");
+  w.line("const " + cp.indexedDevice() + " " + cp.program + " = view<" + IndexType + ">(context);");
   if (cp.prepareLines.empty()) {
     w.line("(void)" + cp.program + ";");
     w.line("(void)" + cp.stream + ";");
@@ -2041,8 +2164,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   }
   w.closeBlock();
   w.blank();
-  w.openBlock("void run(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
-  w.line("const " + cp.device + " " + cp.program + " = view(context);");
+  w.line(kernelTemplate({}));
+  w.openBlock("void runAs(" + ctxParam + ", cudaStream_t " + cp.stream + ")");
+  w.line("const " + cp.indexedDevice() + " " + cp.program + " = view<" + IndexType + ">(context);");
   for (auto &p : program.params)
     w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = " + cp.program + "." + cIdentifier(p->name) +
            ";");
@@ -2051,15 +2175,16 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.verbatim(host.str());
   w.closeBlock();
   w.blank();
-  w.dedent();
-  w.line("private:");
-  w.indent();
   w.comment("The device view of this run: params, the device arrays, local arrays (allocated on first use).");
-  w.openBlock(cp.device + " view(" + ctxParam + ")");
-  w.line(cp.device + " " + cp.program + ";");
+  w.line(kernelTemplate({}));
+  w.openBlock(cp.indexedDevice() + " view(" + ctxParam + ")");
+  w.line(cp.indexedDevice() + " " + cp.program + ";");
   for (unsigned k = 0; k < program.params.size(); ++k)
-    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = " + cp.program + "." +
-           cIdentifier(program.params[k]->name) + " = context.params[" + std::to_string(k) + "];");
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = context.params[" +
+           std::to_string(k) + "];");
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line(cp.program + "." + cIdentifier(program.params[k]->name) + " = " + IndexType + "(" +
+           cIdentifier(program.params[k]->name) + ");");
   std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
   for (unsigned k = 0; k < interface.size(); ++k)
     w.line(cp.program + "." + exprs.arrayRef(*interface[k]) + " = device<" + exprs.typeName(interface[k]->decl->elemType) +
@@ -2077,9 +2202,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.line("return " + cp.program + ";");
   w.closeBlock();
   w.blank();
-  w.comment("What a captured graph depends on: the sizes and the device arrays.");
-  w.openBlock("static uint64_t graphKey(const " + cp.device + " &" + cp.program + ")");
-  std::vector<std::string> keys;
+  w.comment("What a captured graph depends on: the index type, the sizes and the device arrays.");
+  w.line(kernelTemplate({}));
+  w.openBlock("static uint64_t graphKey(const " + cp.indexedDevice() + " &" + cp.program + ")");
+  std::vector<std::string> keys{"uint64_t(sizeof(" + std::string(IndexType) + "))"};
   for (auto &p : program.params)
     keys.push_back("uint64_t(" + cp.program + "." + cIdentifier(p->name) + ")");
   for (const model::ArrayInfo &a : model.arrays)

@@ -82,10 +82,14 @@ public:
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
+  bool genericIndexHelpers() const override { return true; }
   // The flexible wavefront's value function and the Rows variant compute in int (their host code checks
   // that the params, and the strip's rows and columns or the arrays' sizes, fit): 64-bit index arithmetic
   // costs GPUs several instructions a term.
-  std::string indexType() const override { return inInt() ? "int" : "int64_t"; }
+  std::string indexType() const override { return inInt() ? "int" : threadIndexType; }
+  // The index type of the other modes: int64_t in helpers and user functions, the device struct's
+  // template parameter (int or int64_t, chosen at run time) in its member functions.
+  std::string threadIndexType = "int64_t";
   std::string paramRef(const std::string &param) const override {
     return inInt() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }

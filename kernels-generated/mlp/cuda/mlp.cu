@@ -59,23 +59,34 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 #include <vector>
 
 namespace {
 
+// The type the index helpers compute in: the wider of their arguments' signed types.
+template <typename A, typename B>
+using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;
 // Index arithmetic as isl defines it: floor division and a modulo that is never negative.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mod(int64_t a, int64_t b) { int64_t r = a
-    % b; return r < 0 ? r + b : r; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_floord(int64_t a,
-    int64_t b) { return (a - polyc_mod(a, b)) / b; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r
+    + T(b) : r; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b))
+    / T(b); }
 
 // Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_clamp(int64_t i, int64_t n) { return i < 0 ? 0
-    : (i >= n ? n - 1 : i); }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mirror(int64_t i, int64_t n) {
-  return polyc_clamp(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i), n);
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_clamp(A i, B n) { return T(i) < 0 ? T(0)
+    : (T(i) >= T(n) ? T(n) - 1 : T(i)); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mirror(A i, B n) {
+  const T x = i, m = n;
+  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);
 }
 
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
@@ -91,13 +102,15 @@ namespace {
 }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
-// function per statement and variant.
-struct MlpDevice {
-  int64_t P = 0;
-  int64_t I = 0;
-  int64_t J = 0;
-  int64_t K = 0;
-  int64_t E = 0;
+// function per statement and variant; its params and indices of type polyc_index, int where the run's sizes
+// fit (MlpCompute::indexFitsInt).
+template <typename polyc_index>
+struct MlpDeviceOf {
+  polyc_index P = 0;
+  polyc_index I = 0;
+  polyc_index J = 0;
+  polyc_index K = 0;
+  polyc_index E = 0;
   const float *X = nullptr; // input
   const float *D = nullptr; // input
   const float *eta = nullptr; // input scalar
@@ -109,11 +122,19 @@ struct MlpDevice {
   float *d2 = nullptr; // local
   float *d1 = nullptr; // local
 
+  MlpDeviceOf() = default;
+  // The view of another index type (the flexible wavefront's code takes int64_t's).
+  template <typename polyc_other>
+  __host__ __device__ MlpDeviceOf(const MlpDeviceOf<polyc_other> &polyc_from) : P(polyc_from.P),
+      I(polyc_from.I), J(polyc_from.J), K(polyc_from.K), E(polyc_from.E), X(polyc_from.X), D(polyc_from.D),
+      eta(polyc_from.eta), W1(polyc_from.W1), W2(polyc_from.W2), loss(polyc_from.loss), h(polyc_from.h),
+      y(polyc_from.y), d2(polyc_from.d2), d1(polyc_from.d1) {}
+
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); one thread computes an
   // instance.
-  __device__ void S0(int64_t e, int64_t p_, int64_t j) const {
+  __device__ void S0(polyc_index e, polyc_index p_, polyc_index j) const {
     float sum0 = 0.0f;
-    for (int64_t i = 0; i < I; ++i) {
+    for (polyc_index i = 0; i < I; ++i) {
       sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
     }
     h[p_ * J + j] = sigmoid(sum0);
@@ -122,10 +143,10 @@ struct MlpDevice {
   // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); the G threads of a group
   // compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S0Group(int64_t e, int64_t p_, int64_t j, unsigned lane) const {
+  __device__ void S0Group(polyc_index e, polyc_index p_, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t i = 0 + lane; i < I; i += G) {
+    for (polyc_index i = 0 + lane; i < I; i += G) {
       sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -135,9 +156,9 @@ struct MlpDevice {
 
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); one thread computes an
   // instance.
-  __device__ void S1(int64_t e, int64_t p_, int64_t k) const {
+  __device__ void S1(polyc_index e, polyc_index p_, polyc_index k) const {
     float sum0 = 0.0f;
-    for (int64_t j = 0; j < J; ++j) {
+    for (polyc_index j = 0; j < J; ++j) {
       sum0 += W2[k * J + j] * h[p_ * J + j];
     }
     y[p_ * K + k] = sigmoid(sum0);
@@ -146,10 +167,10 @@ struct MlpDevice {
   // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); the G threads of a group
   // compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S1Group(int64_t e, int64_t p_, int64_t k, unsigned lane) const {
+  __device__ void S1Group(polyc_index e, polyc_index p_, polyc_index k, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t j = 0 + lane; j < J; j += G) {
+    for (polyc_index j = 0 + lane; j < J; j += G) {
       sum0 += W2[k * J + j] * h[p_ * J + j];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -159,15 +180,15 @@ struct MlpDevice {
 
   // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);  (mlp.poly:22); one thread computes an
   // instance.
-  __device__ void S2(int64_t e, int64_t p_, int64_t k) const {
+  __device__ void S2(polyc_index e, polyc_index p_, polyc_index k) const {
     d2[p_ * K + k] = -(__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
   }
 
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); one thread
   // computes an instance.
-  __device__ void S3(int64_t e, int64_t p_, int64_t j) const {
+  __device__ void S3(polyc_index e, polyc_index p_, polyc_index j) const {
     float sum0 = 0.0f;
-    for (int64_t k = 0; k < K; ++k) {
+    for (polyc_index k = 0; k < K; ++k) {
       sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
     d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
@@ -176,10 +197,10 @@ struct MlpDevice {
   // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S3Group(int64_t e, int64_t p_, int64_t j, unsigned lane) const {
+  __device__ void S3Group(polyc_index e, polyc_index p_, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t k = 0 + lane; k < K; k += G) {
+    for (polyc_index k = 0 + lane; k < K; k += G) {
       sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -190,12 +211,12 @@ struct MlpDevice {
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24);
   // the G threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S4Group(int64_t e, unsigned lane) const {
+  __device__ void S4Group(polyc_index e, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of k; each runs the other variables in order.
-    for (int64_t k = 0 + lane; k < K; k += G) {
+    for (polyc_index k = 0 + lane; k < K; k += G) {
       #pragma unroll 4
-      for (int64_t p_ = 0; p_ < P; ++p_) {
+      for (polyc_index p_ = 0; p_ < P; ++p_) {
         sum0 += (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) / 2.0f;
       }
     }
@@ -205,9 +226,9 @@ struct MlpDevice {
   }
 
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); one thread computes an instance.
-  __device__ void S5(int64_t e, int64_t k, int64_t j) const {
+  __device__ void S5(polyc_index e, polyc_index k, polyc_index j) const {
     float sum0 = 0.0f;
-    for (int64_t p_ = 0; p_ < P; ++p_) {
+    for (polyc_index p_ = 0; p_ < P; ++p_) {
       sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     W2[k * J + j] -= eta[0] * sum0;
@@ -216,10 +237,10 @@ struct MlpDevice {
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); the G threads of a group compute
   // an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S5Group(int64_t e, int64_t k, int64_t j, unsigned lane) const {
+  __device__ void S5Group(polyc_index e, polyc_index k, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t p_ = 0 + lane; p_ < P; p_ += G) {
+    for (polyc_index p_ = 0 + lane; p_ < P; p_ += G) {
       sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -228,9 +249,9 @@ struct MlpDevice {
   }
 
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); one thread computes an instance.
-  __device__ void S6(int64_t e, int64_t j, int64_t i) const {
+  __device__ void S6(polyc_index e, polyc_index j, polyc_index i) const {
     float sum0 = 0.0f;
-    for (int64_t p_ = 0; p_ < P; ++p_) {
+    for (polyc_index p_ = 0; p_ < P; ++p_) {
       sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
     }
     W1[j * I + i] -= eta[0] * sum0;
@@ -239,10 +260,10 @@ struct MlpDevice {
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); the G threads of a group compute
   // an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S6Group(int64_t e, int64_t j, int64_t i, unsigned lane) const {
+  __device__ void S6Group(polyc_index e, polyc_index j, polyc_index i, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t p_ = 0 + lane; p_ < P; p_ += G) {
+    for (polyc_index p_ = 0 + lane; p_ < P; p_ += G) {
       sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -250,237 +271,251 @@ struct MlpDevice {
       W1[j * I + i] -= eta[0] * sum0;
   }
 };
+using MlpDevice = MlpDeviceOf<int64_t>;
 // Band 1 (S0), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const MlpDevice program,
-    const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S0Group<G>(e, p_, j, lane);
     }
   }
 }
 
 // Band 1 (S0), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band1Kernel1(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band1Kernel1(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S0(e, p_, j);
     }
   }
 }
 
 // Band 2 (S1), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const MlpDevice program,
-    const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (int64_t k = 0 + firstX; k < K; k += strideX) {
+    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
       program.S1Group<G>(e, p_, k, lane);
     }
   }
 }
 
 // Band 2 (S1), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band2Kernel1(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band2Kernel1(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (int64_t k = 0 + firstX; k < K; k += strideX) {
+    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
       program.S1(e, p_, k);
     }
   }
 }
 
 // Band 3 (S2), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band3Kernel(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band3Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S2, band 3 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S2, band 3 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (int64_t k = 0 + firstX; k < K; k += strideX) {
+    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
       program.S2(e, p_, k);
     }
   }
 }
 
 // Band 4 (S3), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band4Kernel(const MlpDevice program,
-    const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band4Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S3Group<G>(e, p_, j, lane);
     }
   }
 }
 
 // Band 4 (S3), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band4Kernel1(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band4Kernel1(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (int64_t p_ = 0 + firstY; p_ < P; p_ += strideY) {
+  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
     // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S3(e, p_, j);
     }
   }
 }
 
 // S4: one instance, its reductions over a block of 256 threads.
-__global__ void __launch_bounds__(256) S4Instance(const MlpDevice program, const int64_t e,
-    const int64_t polyc_arg0) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) S4Instance(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e, const polyc_index polyc_arg0) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<256>::lane();
   program.S4Group<256>(polyc_arg0, lane);
 }
 
 // Band 5 (S5), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band5Kernel(const MlpDevice program,
-    const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band5Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S5, band 5 dimension 0: k; carries no dependence; spread over the grid's y dimension
-  for (int64_t k = 0 + firstY; k < K; k += strideY) {
+  for (polyc_index k = 0 + firstY; k < K; k += strideY) {
     // S5, band 5 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S5Group<G>(e, k, j, lane);
     }
   }
 }
 
 // Band 5 (S5), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band5Kernel1(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band5Kernel1(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S5, band 5 dimension 0: k; carries no dependence; spread over the grid's y dimension
-  for (int64_t k = 0 + firstY; k < K; k += strideY) {
+  for (polyc_index k = 0 + firstY; k < K; k += strideY) {
     // S5, band 5 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < J; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
       program.S5(e, k, j);
     }
   }
 }
 
 // Band 6 (S6), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band6Kernel(const MlpDevice program,
-    const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band6Kernel(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S6, band 6 dimension 0: j; carries no dependence; spread over the grid's y dimension
-  for (int64_t j = 0 + firstY; j < J; j += strideY) {
+  for (polyc_index j = 0 + firstY; j < J; j += strideY) {
     // S6, band 6 dimension 1: i; carries no dependence; spread over the grid's x dimension
-    for (int64_t i = 0 + firstX; i < I; i += strideX) {
+    for (polyc_index i = 0 + firstX; i < I; i += strideX) {
       program.S6Group<G>(e, j, i, lane);
     }
   }
 }
 
 // Band 6 (S6), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band6Kernel1(const MlpDevice program, const int64_t e) {
-  [[maybe_unused]] const int64_t P = program.P;
-  [[maybe_unused]] const int64_t I = program.I;
-  [[maybe_unused]] const int64_t J = program.J;
-  [[maybe_unused]] const int64_t K = program.K;
-  [[maybe_unused]] const int64_t E = program.E;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band6Kernel1(const MlpDeviceOf<polyc_index> program,
+    const polyc_index e) {
+  [[maybe_unused]] const polyc_index P = program.P;
+  [[maybe_unused]] const polyc_index I = program.I;
+  [[maybe_unused]] const polyc_index J = program.J;
+  [[maybe_unused]] const polyc_index K = program.K;
+  [[maybe_unused]] const polyc_index E = program.E;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S6, band 6 dimension 0: j; carries no dependence; spread over the grid's y dimension
-  for (int64_t j = 0 + firstY; j < J; j += strideY) {
+  for (polyc_index j = 0 + firstY; j < J; j += strideY) {
     // S6, band 6 dimension 1: i; carries no dependence; spread over the grid's x dimension
-    for (int64_t i = 0 + firstX; i < I; i += strideX) {
+    for (polyc_index i = 0 + firstX; i < I; i += strideX) {
       program.S6(e, j, i);
     }
   }
@@ -491,7 +526,45 @@ __global__ void __launch_bounds__(256) band6Kernel1(const MlpDevice program, con
 class MlpCompute final : public polyc::rt::cuda::CudaCompute {
 protected:
   void prepare(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const MlpDevice program = view(context);
+    if (indexFitsInt(context)) {
+      prepareAs<int>(context, stream);
+    } else {
+      prepareAs<int64_t>(context, stream);
+    }
+  }
+
+  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
+    if (indexFitsInt(context)) {
+      runAs<int>(context, stream);
+    } else {
+      runAs<int64_t>(context, stream);
+    }
+  }
+
+private:
+  // Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the bounds of
+  // the statements' and the schedule's dimensions, and the arrays' sizes.
+  static bool indexFitsInt(const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t P = context.params[0];
+    [[maybe_unused]] const int64_t I = context.params[1];
+    [[maybe_unused]] const int64_t J = context.params[2];
+    [[maybe_unused]] const int64_t K = context.params[3];
+    [[maybe_unused]] const int64_t E = context.params[4];
+    return polyc::rt::cuda::indexFitsInt({P, I, J, K, E, 0, E - 1, P - 1, J - 1, K - 1, I - 1, P >= 1 && J
+        >= 1 && I + K >= 1 ? 0 : P >= 1 && J == 0 && K >= 1 ? 1 : 4, I == 0 && J >= 1 && K >= 1 ? 5 : I >= 1
+        && J >= 1 ? 6 : 4, I >= 1 && J >= 1 && J >= P && J >= K ? J - 1 : J >= 1 && K >= P + 1 && K >= J + 1
+        || I == 0 && K >= 2 && K >= P + 1 && J >= K ? K - 1
+        : (J >= 1 && P >= J + 1 && I + K >= 1 && P >= K || P >= 2 && J == 0 && K >= 1) || P >= 2 && I == 0
+        && J >= P && K >= 1 && P >= K ? P - 1 : 0, P >= 1 && J >= 2 && J >= I + 1 && I + K >= 1 && J >= K
+        || P == 0 && J >= 2 && J >= I + 1 && K >= 1 ? J - 1 : P >= 1 && K >= 2 && K >= I + 1 && K >= J + 1
+        || P >= 1 && J == 0 && K >= 2 && I >= K ? K - 1
+        : (J >= 1 && I >= J && I >= K || P == 0 && J >= 1 && I >= J && K >= I + 1) || P == 0 && I >= 1 && J
+        >= I + 1 && K == 0 ? I - 1 : 0}, {P * I, P * K, 1, J * I, K * J, E, P * J});
+  }
+
+  template <typename polyc_index>
+  void prepareAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const MlpDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t P = program.P;
     [[maybe_unused]] const int64_t I = program.I;
     [[maybe_unused]] const int64_t J = program.J;
@@ -506,8 +579,9 @@ protected:
     }
   }
 
-  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const MlpDevice program = view(context);
+  template <typename polyc_index>
+  void runAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const MlpDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t P = program.P;
     [[maybe_unused]] const int64_t I = program.I;
     [[maybe_unused]] const int64_t J = program.J;
@@ -527,15 +601,20 @@ protected:
     }
   }
 
-private:
   // The device view of this run: params, the device arrays, local arrays (allocated on first use).
-  MlpDevice view(const polyc::rt::RunContext &context) {
-    MlpDevice program;
-    [[maybe_unused]] const int64_t P = program.P = context.params[0];
-    [[maybe_unused]] const int64_t I = program.I = context.params[1];
-    [[maybe_unused]] const int64_t J = program.J = context.params[2];
-    [[maybe_unused]] const int64_t K = program.K = context.params[3];
-    [[maybe_unused]] const int64_t E = program.E = context.params[4];
+  template <typename polyc_index>
+  MlpDeviceOf<polyc_index> view(const polyc::rt::RunContext &context) {
+    MlpDeviceOf<polyc_index> program;
+    [[maybe_unused]] const int64_t P = context.params[0];
+    [[maybe_unused]] const int64_t I = context.params[1];
+    [[maybe_unused]] const int64_t J = context.params[2];
+    [[maybe_unused]] const int64_t K = context.params[3];
+    [[maybe_unused]] const int64_t E = context.params[4];
+    program.P = polyc_index(P);
+    program.I = polyc_index(I);
+    program.J = polyc_index(J);
+    program.K = polyc_index(K);
+    program.E = polyc_index(E);
     program.X = device<float>(0);
     program.D = device<float>(1);
     program.eta = device<float>(2);
@@ -553,11 +632,13 @@ private:
     return program;
   }
 
-  // What a captured graph depends on: the sizes and the device arrays.
-  static uint64_t graphKey(const MlpDevice &program) {
-    return polyc::rt::cuda::hashKey({uint64_t(program.P), uint64_t(program.I), uint64_t(program.J),
-        uint64_t(program.K), uint64_t(program.E), uint64_t(reinterpret_cast<uintptr_t>(program.X)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.D)), uint64_t(reinterpret_cast<uintptr_t>(program.eta)),
+  // What a captured graph depends on: the index type, the sizes and the device arrays.
+  template <typename polyc_index>
+  static uint64_t graphKey(const MlpDeviceOf<polyc_index> &program) {
+    return polyc::rt::cuda::hashKey({uint64_t(sizeof(polyc_index)), uint64_t(program.P), uint64_t(program.I),
+        uint64_t(program.J), uint64_t(program.K), uint64_t(program.E),
+        uint64_t(reinterpret_cast<uintptr_t>(program.X)), uint64_t(reinterpret_cast<uintptr_t>(program.D)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.eta)),
         uint64_t(reinterpret_cast<uintptr_t>(program.W1)), uint64_t(reinterpret_cast<uintptr_t>(program.W2)),
         uint64_t(reinterpret_cast<uintptr_t>(program.loss)),
         uint64_t(reinterpret_cast<uintptr_t>(program.h)), uint64_t(reinterpret_cast<uintptr_t>(program.y)),
@@ -565,7 +646,8 @@ private:
         uint64_t(reinterpret_cast<uintptr_t>(program.d1))});
   }
   // Band 0 (S0, S1, S2, S3, S4, S5, S6), host loop.
-  void enqueueBand0(const MlpDevice &program, cudaStream_t stream) {
+  template <typename polyc_index>
+  void enqueueBand0(const MlpDeviceOf<polyc_index> &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t P = program.P;
     [[maybe_unused]] const int64_t I = program.I;
     [[maybe_unused]] const int64_t J = program.J;
@@ -588,7 +670,8 @@ private:
               const dim3 grid
                   = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
                   polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-              band1Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+              band1Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                  stream>>>(program, e);
               POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
             }
           });
@@ -599,7 +682,7 @@ private:
           {
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-            band1Kernel1<<<grid, 256, 0, stream>>>(program, e);
+            band1Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band1Kernel1");
           }
         }
@@ -616,7 +699,8 @@ private:
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K),
                 polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-            band2Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+            band2Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
           }
         });
@@ -627,7 +711,7 @@ private:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band2Kernel1<<<grid, 256, 0, stream>>>(program, e);
+          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }
@@ -638,7 +722,7 @@ private:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band3Kernel<<<grid, 256, 0, stream>>>(program, e);
+          band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
         }
       }
@@ -656,7 +740,8 @@ private:
               const dim3 grid
                   = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
                   polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-              band4Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+              band4Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                  stream>>>(program, e);
               POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
             }
           });
@@ -667,12 +752,12 @@ private:
           {
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-            band4Kernel1<<<grid, 256, 0, stream>>>(program, e);
+            band4Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band4Kernel1");
           }
         }
       }
-      S4Instance<<<1, 256, 0, stream>>>(program, e, e);
+      S4Instance<polyc_index><<<1, 256, 0, stream>>>(program, e, e);
       POLYC_CUDA_CHECK_LAUNCH("S4Instance");
       // Band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel.
       if (P >= 32 && K * J < 65536) {
@@ -686,7 +771,8 @@ private:
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
                 polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (K) - (0)), 1);
-            band5Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+            band5Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
           }
         });
@@ -697,7 +783,7 @@ private:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (K) - (0)), 1);
-          band5Kernel1<<<grid, 256, 0, stream>>>(program, e);
+          band5Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band5Kernel1");
         }
       }
@@ -713,7 +799,8 @@ private:
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, I),
                 polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (J) - (0)), 1);
-            band6Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, e);
+            band6Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
           }
         });
@@ -724,7 +811,7 @@ private:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, I), 256, std::max<int64_t>(1, (J) - (0)), 1);
-          band6Kernel1<<<grid, 256, 0, stream>>>(program, e);
+          band6Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band6Kernel1");
         }
       }

@@ -67,6 +67,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -77,19 +78,29 @@ constexpr int64_t M = 15;
 constexpr int64_t L = 20;
 constexpr double eps = 1.0000000000000001e-09;
 
+// The type the index helpers compute in: the wider of their arguments' signed types.
+template <typename A, typename B>
+using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;
 // Index arithmetic as isl defines it: floor division and a modulo that is never negative.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mod(int64_t a, int64_t b) { int64_t r = a
-    % b; return r < 0 ? r + b : r; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_floord(int64_t a,
-    int64_t b) { return (a - polyc_mod(a, b)) / b; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r
+    + T(b) : r; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b))
+    / T(b); }
 
 // Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_clamp(int64_t i, int64_t n) { return i < 0 ? 0
-    : (i >= n ? n - 1 : i); }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mirror(int64_t i, int64_t n) {
-  return polyc_clamp(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i), n);
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_clamp(A i, B n) { return T(i) < 0 ? T(0)
+    : (T(i) >= T(n) ? T(n) - 1 : T(i)); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mirror(A i, B n) {
+  const T x = i, m = n;
+  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);
 }
 
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
@@ -100,11 +111,13 @@ constexpr double eps = 1.0000000000000001e-09;
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
-// function per statement and variant.
-struct LkflowDevice {
-  int64_t T = 0;
-  int64_t H = 0;
-  int64_t W = 0;
+// function per statement and variant; its params and indices of type polyc_index, int where the run's sizes
+// fit (LkflowCompute::indexFitsInt).
+template <typename polyc_index>
+struct LkflowDeviceOf {
+  polyc_index T = 0;
+  polyc_index H = 0;
+  polyc_index W = 0;
   const float *I = nullptr; // input
   const float *gx = nullptr; // input
   const float *gy = nullptr; // input
@@ -121,9 +134,18 @@ struct LkflowDevice {
   float *Syt = nullptr; // local
   float *det = nullptr; // local
 
+  LkflowDeviceOf() = default;
+  // The view of another index type (the flexible wavefront's code takes int64_t's).
+  template <typename polyc_other>
+  __host__ __device__ LkflowDeviceOf(const LkflowDeviceOf<polyc_other> &polyc_from) : T(polyc_from.T),
+      H(polyc_from.H), W(polyc_from.W), I(polyc_from.I), gx(polyc_from.gx), gy(polyc_from.gy),
+      gt(polyc_from.gt), u(polyc_from.u), v(polyc_from.v), Ix(polyc_from.Ix), Iy(polyc_from.Iy),
+      It(polyc_from.It), Sxx(polyc_from.Sxx), Syy(polyc_from.Syy), Sxy(polyc_from.Sxy), Sxt(polyc_from.Sxt),
+      Syt(polyc_from.Syt), det(polyc_from.det) {}
+
   // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21); one thread computes an
   // instance.
-  __device__ void S0(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S0(polyc_index t, polyc_index y, polyc_index x) const {
     Ix[((t % 20) * H + y) * W + x]
         = (__ldg(&I[(t * H + y) * W + polyc_clamp(x + 1, W)])
         - __ldg(&I[(t * H + y) * W + polyc_clamp(x - 1, W)])) / 2.0f;
@@ -131,14 +153,14 @@ struct LkflowDevice {
 
   // S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22); one thread computes an
   // instance.
-  __device__ void S1(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S1(polyc_index t, polyc_index y, polyc_index x) const {
     Iy[((t % 20) * H + y) * W + x]
         = (__ldg(&I[(t * H + polyc_clamp(y + 1, H)) * W + x])
         - __ldg(&I[(t * H + polyc_clamp(y - 1, H)) * W + x])) / 2.0f;
   }
 
   // S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23); one thread computes an instance.
-  __device__ void S2(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S2(polyc_index t, polyc_index y, polyc_index x) const {
     It[((t % 20) * H + y) * W + x] = __ldg(&I[(t * H + y) * W + x])
         - __ldg(&I[(polyc_clamp(t - 1, T) * H + y) * W + x]);
   }
@@ -146,11 +168,11 @@ struct LkflowDevice {
   // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30); one thread
   // computes an instance.
-  __device__ void S3(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S3(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
+    for (polyc_index a = 0; a < L; ++a) {
+      for (polyc_index b = 0; b < M; ++b) {
+        for (polyc_index c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -167,13 +189,13 @@ struct LkflowDevice {
   // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S3Group(int64_t t, int64_t y, int64_t x, unsigned lane) const {
+  __device__ void S3Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (int64_t c = 0 + lane; c < N; c += G) {
-      for (int64_t a = 0; a < L; ++a) {
+    for (polyc_index c = 0 + lane; c < N; c += G) {
+      for (polyc_index a = 0; a < L; ++a) {
         #pragma unroll 4
-        for (int64_t b = 0; b < M; ++b) {
+        for (polyc_index b = 0; b < M; ++b) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -191,11 +213,11 @@ struct LkflowDevice {
   // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32); one thread
   // computes an instance.
-  __device__ void S4(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S4(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
+    for (polyc_index a = 0; a < L; ++a) {
+      for (polyc_index b = 0; b < M; ++b) {
+        for (polyc_index c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -212,13 +234,13 @@ struct LkflowDevice {
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S4Group(int64_t t, int64_t y, int64_t x, unsigned lane) const {
+  __device__ void S4Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (int64_t c = 0 + lane; c < N; c += G) {
-      for (int64_t a = 0; a < L; ++a) {
+    for (polyc_index c = 0 + lane; c < N; c += G) {
+      for (polyc_index a = 0; a < L; ++a) {
         #pragma unroll 4
-        for (int64_t b = 0; b < M; ++b) {
+        for (polyc_index b = 0; b < M; ++b) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -236,11 +258,11 @@ struct LkflowDevice {
   // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34); one thread
   // computes an instance.
-  __device__ void S5(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S5(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
+    for (polyc_index a = 0; a < L; ++a) {
+      for (polyc_index b = 0; b < M; ++b) {
+        for (polyc_index c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -257,13 +279,13 @@ struct LkflowDevice {
   // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S5Group(int64_t t, int64_t y, int64_t x, unsigned lane) const {
+  __device__ void S5Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (int64_t c = 0 + lane; c < N; c += G) {
-      for (int64_t a = 0; a < L; ++a) {
+    for (polyc_index c = 0 + lane; c < N; c += G) {
+      for (polyc_index a = 0; a < L; ++a) {
         #pragma unroll 4
-        for (int64_t b = 0; b < M; ++b) {
+        for (polyc_index b = 0; b < M; ++b) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -281,11 +303,11 @@ struct LkflowDevice {
   // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36); one thread
   // computes an instance.
-  __device__ void S6(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S6(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
+    for (polyc_index a = 0; a < L; ++a) {
+      for (polyc_index b = 0; b < M; ++b) {
+        for (polyc_index c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -302,13 +324,13 @@ struct LkflowDevice {
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S6Group(int64_t t, int64_t y, int64_t x, unsigned lane) const {
+  __device__ void S6Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (int64_t c = 0 + lane; c < N; c += G) {
-      for (int64_t a = 0; a < L; ++a) {
+    for (polyc_index c = 0 + lane; c < N; c += G) {
+      for (polyc_index a = 0; a < L; ++a) {
         #pragma unroll 4
-        for (int64_t b = 0; b < M; ++b) {
+        for (polyc_index b = 0; b < M; ++b) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -326,11 +348,11 @@ struct LkflowDevice {
   // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38); one thread
   // computes an instance.
-  __device__ void S7(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S7(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
+    for (polyc_index a = 0; a < L; ++a) {
+      for (polyc_index b = 0; b < M; ++b) {
+        for (polyc_index c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -347,13 +369,13 @@ struct LkflowDevice {
   // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38); the G
   // threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S7Group(int64_t t, int64_t y, int64_t x, unsigned lane) const {
+  __device__ void S7Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (int64_t c = 0 + lane; c < N; c += G) {
-      for (int64_t a = 0; a < L; ++a) {
+    for (polyc_index c = 0 + lane; c < N; c += G) {
+      for (polyc_index a = 0; a < L; ++a) {
         #pragma unroll 4
-        for (int64_t b = 0; b < M; ++b) {
+        for (polyc_index b = 0; b < M; ++b) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -370,14 +392,14 @@ struct LkflowDevice {
 
   // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43); one
   // thread computes an instance.
-  __device__ void S8(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S8(polyc_index t, polyc_index y, polyc_index x) const {
     det[(0 * H + y) * W + x] = Sxx[(0 * H + y) * W + x] * Syy[(0 * H + y) * W + x] - Sxy[(0 * H + y) * W + x]
         * Sxy[(0 * H + y) * W + x];
   }
 
   // S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:44); one thread computes an instance.
-  __device__ void S9(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S9(polyc_index t, polyc_index y, polyc_index x) const {
     u[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Syt[(0 * H + y) * W + x] - Syy[(0 * H + y) * W + x]
@@ -386,47 +408,50 @@ struct LkflowDevice {
 
   // S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:46); one thread computes an instance.
-  __device__ void S10(int64_t t, int64_t y, int64_t x) const {
+  __device__ void S10(polyc_index t, polyc_index y, polyc_index x) const {
     v[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Sxt[(0 * H + y) * W + x] - Sxx[(0 * H + y) * W + x]
         * Syt[(0 * H + y) * W + x]) / det[(0 * H + y) * W + x] : 0.0f);
   }
 };
+using LkflowDevice = LkflowDeviceOf<int64_t>;
 // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10), persistent: the host loop as one cooperative kernel;
 // its threads stride over each kernel band inside and meet at a grid barrier after it (3 an iteration).
-__global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice program) {
-  [[maybe_unused]] const int64_t T = program.T;
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band0Persistent(const LkflowDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
   cooperative_groups::grid_group polyc_grid = cooperative_groups::this_grid();
   // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
-  for (int64_t t = 0; t < T; ++t) {
+  for (polyc_index t = 0; t < T; ++t) {
     // Band 1 (S0, S1, S2): a thread per point.
     {
-      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
       if (polyc_blocksAPoint == 1) {
         // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over the blocks
-        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
           // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the point slots of a block
-          for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
-              += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S0(t, y, x);
             program.S1(t, y, x);
             program.S2(t, y, x);
           }
         }
       } else {
-        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
         // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over rows of blocks
-        for (int64_t y = 0
-            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
-            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
           // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the point slots of a row of
           // blocks
-          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
-              * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + int64_t(threadIdx.x); x < W; x
-              += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S0(t, y, x);
             program.S1(t, y, x);
             program.S2(t, y, x);
@@ -437,14 +462,15 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice progra
     polyc::rt::cuda::stepBarrier(polyc_grid);
     // Band 2 (S3, S4, S5, S6, S7): a group of 32 threads per point.
     {
-      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
       if (polyc_blocksAPoint == 1) {
         // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the blocks
-        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
           // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
           // a block
-          for (int64_t x = 0 + int64_t(threadIdx.x / 32); x < W; x
-              += int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
+          for (polyc_index x = 0 + polyc_index(threadIdx.x / 32); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
             program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
             program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
             program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
@@ -453,16 +479,17 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice progra
           }
         }
       } else {
-        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
         // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over rows of blocks
-        for (int64_t y = 0
-            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
-            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
           // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
           // a row of blocks
-          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
-              * int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock) + int64_t(threadIdx.x / 32); x
-              < W; x += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)
+              + polyc_index(threadIdx.x / 32); x < W; x += polyc_blocksAPoint
+              * polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
             program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
             program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
             program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
@@ -475,29 +502,30 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice progra
     polyc::rt::cuda::stepBarrier(polyc_grid);
     // Band 3 (S8, S9, S10): a thread per point.
     {
-      const int64_t polyc_blocksAPoint = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
       if (polyc_blocksAPoint == 1) {
         // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the blocks
-        for (int64_t y = 0 + int64_t(blockIdx.x); y < H; y += int64_t(gridDim.x)) {
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
           // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a block
-          for (int64_t x = 0 + int64_t(threadIdx.x); x < W; x
-              += int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S8(t, y, x);
             program.S9(t, y, x);
             program.S10(t, y, x);
           }
         }
       } else {
-        const int64_t polyc_blockRows = int64_t(gridDim.x) / polyc_blocksAPoint;
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
         // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over rows of blocks
-        for (int64_t y = 0
-            + (int64_t(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? int64_t(blockIdx.x)
-            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint); y < H; y += polyc_blockRows) {
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
           // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a row
           // of blocks
-          for (int64_t x = 0 + (int64_t(blockIdx.x) % polyc_blocksAPoint)
-              * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + int64_t(threadIdx.x); x < W; x
-              += polyc_blocksAPoint * int64_t(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S8(t, y, x);
             program.S9(t, y, x);
             program.S10(t, y, x);
@@ -510,17 +538,19 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDevice progra
 }
 
 // Band 1 (S0, S1, S2), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band1Kernel(const LkflowDevice program, const int64_t t) {
-  [[maybe_unused]] const int64_t T = program.T;
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band1Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over the grid's y dimension
-  for (int64_t y = 0 + firstY; y < H; y += strideY) {
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
     // S0, S1, S2, band 1 dimension 1: x; carries no dependence; spread over the grid's x dimension
-    for (int64_t x = 0 + firstX; x < W; x += strideX) {
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S0(t, y, x);
       program.S1(t, y, x);
       program.S2(t, y, x);
@@ -529,20 +559,20 @@ __global__ void __launch_bounds__(256) band1Kernel(const LkflowDevice program, c
 }
 
 // Band 2 (S3, S4, S5, S6, S7), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const LkflowDevice program,
-    const int64_t t) {
-  [[maybe_unused]] const int64_t T = program.T;
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
-  for (int64_t y = 0 + firstY; y < H; y += strideY) {
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
     // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
-    for (int64_t x = 0 + firstX; x < W; x += strideX) {
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S3Group<G>(t, y, x, lane);
       program.S4Group<G>(t, y, x, lane);
       program.S5Group<G>(t, y, x, lane);
@@ -553,17 +583,19 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
 }
 
 // Band 2 (S3, S4, S5, S6, S7), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band2Kernel1(const LkflowDevice program, const int64_t t) {
-  [[maybe_unused]] const int64_t T = program.T;
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band2Kernel1(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
-  for (int64_t y = 0 + firstY; y < H; y += strideY) {
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
     // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
-    for (int64_t x = 0 + firstX; x < W; x += strideX) {
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S3(t, y, x);
       program.S4(t, y, x);
       program.S5(t, y, x);
@@ -574,17 +606,19 @@ __global__ void __launch_bounds__(256) band2Kernel1(const LkflowDevice program, 
 }
 
 // Band 3 (S8, S9, S10), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band3Kernel(const LkflowDevice program, const int64_t t) {
-  [[maybe_unused]] const int64_t T = program.T;
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the grid's y dimension
-  for (int64_t y = 0 + firstY; y < H; y += strideY) {
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
     // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the grid's x dimension
-    for (int64_t x = 0 + firstX; x < W; x += strideX) {
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S8(t, y, x);
       program.S9(t, y, x);
       program.S10(t, y, x);
@@ -597,7 +631,35 @@ __global__ void __launch_bounds__(256) band3Kernel(const LkflowDevice program, c
 class LkflowCompute final : public polyc::rt::cuda::CudaCompute {
 protected:
   void prepare(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const LkflowDevice program = view(context);
+    if (indexFitsInt(context)) {
+      prepareAs<int>(context, stream);
+    } else {
+      prepareAs<int64_t>(context, stream);
+    }
+  }
+
+  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
+    if (indexFitsInt(context)) {
+      runAs<int>(context, stream);
+    } else {
+      runAs<int64_t>(context, stream);
+    }
+  }
+
+private:
+  // Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the bounds of
+  // the statements' and the schedule's dimensions, and the arrays' sizes.
+  static bool indexFitsInt(const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t T = context.params[0];
+    [[maybe_unused]] const int64_t H = context.params[1];
+    [[maybe_unused]] const int64_t W = context.params[2];
+    return polyc::rt::cuda::indexFitsInt({T, H, W, 0, T - 1, H - 1, W - 1, 2, 4},
+        {T * H * W, H * W * N, H * W * M, H * W * L, 20 * H * W, 1 * H * W});
+  }
+
+  template <typename polyc_index>
+  void prepareAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const LkflowDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t T = program.T;
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
@@ -611,8 +673,9 @@ protected:
     }
   }
 
-  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const LkflowDevice program = view(context);
+  template <typename polyc_index>
+  void runAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const LkflowDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t T = program.T;
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
@@ -622,8 +685,8 @@ protected:
     // an iteration takes at least 262144 threads (or at most 2048, as one block), else a host loop
     // (POLYC_CUDA_PERSISTENT=0|1 forces either).
     if (polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144 || (H * W) * 32 <= 2048)) {
-      polyc::rt::cuda::launchPersistent(band0Persistent, "band0Persistent", int64_t(H * W) * 32, 256,
-          int64_t(H * W) * 32 <= 2048, stream, program);
+      polyc::rt::cuda::launchPersistent(band0Persistent<polyc_index>, "band0Persistent", int64_t(H * W) * 32,
+          256, int64_t(H * W) * 32 <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band0Persistent");
     } else {
       if (polyc::rt::cuda::verbose())
@@ -639,13 +702,16 @@ protected:
     }
   }
 
-private:
   // The device view of this run: params, the device arrays, local arrays (allocated on first use).
-  LkflowDevice view(const polyc::rt::RunContext &context) {
-    LkflowDevice program;
-    [[maybe_unused]] const int64_t T = program.T = context.params[0];
-    [[maybe_unused]] const int64_t H = program.H = context.params[1];
-    [[maybe_unused]] const int64_t W = program.W = context.params[2];
+  template <typename polyc_index>
+  LkflowDeviceOf<polyc_index> view(const polyc::rt::RunContext &context) {
+    LkflowDeviceOf<polyc_index> program;
+    [[maybe_unused]] const int64_t T = context.params[0];
+    [[maybe_unused]] const int64_t H = context.params[1];
+    [[maybe_unused]] const int64_t W = context.params[2];
+    program.T = polyc_index(T);
+    program.H = polyc_index(H);
+    program.W = polyc_index(W);
     program.I = device<float>(0);
     program.gx = device<float>(1);
     program.gy = device<float>(2);
@@ -673,14 +739,15 @@ private:
     return program;
   }
 
-  // What a captured graph depends on: the sizes and the device arrays.
-  static uint64_t graphKey(const LkflowDevice &program) {
-    return polyc::rt::cuda::hashKey({uint64_t(program.T), uint64_t(program.H), uint64_t(program.W),
-        uint64_t(reinterpret_cast<uintptr_t>(program.I)), uint64_t(reinterpret_cast<uintptr_t>(program.gx)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.gy)), uint64_t(reinterpret_cast<uintptr_t>(program.gt)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.u)), uint64_t(reinterpret_cast<uintptr_t>(program.v)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.Ix)), uint64_t(reinterpret_cast<uintptr_t>(program.Iy)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.It)),
+  // What a captured graph depends on: the index type, the sizes and the device arrays.
+  template <typename polyc_index>
+  static uint64_t graphKey(const LkflowDeviceOf<polyc_index> &program) {
+    return polyc::rt::cuda::hashKey({uint64_t(sizeof(polyc_index)), uint64_t(program.T), uint64_t(program.H),
+        uint64_t(program.W), uint64_t(reinterpret_cast<uintptr_t>(program.I)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.gx)), uint64_t(reinterpret_cast<uintptr_t>(program.gy)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.gt)), uint64_t(reinterpret_cast<uintptr_t>(program.u)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.v)), uint64_t(reinterpret_cast<uintptr_t>(program.Ix)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Iy)), uint64_t(reinterpret_cast<uintptr_t>(program.It)),
         uint64_t(reinterpret_cast<uintptr_t>(program.Sxx)),
         uint64_t(reinterpret_cast<uintptr_t>(program.Syy)),
         uint64_t(reinterpret_cast<uintptr_t>(program.Sxy)),
@@ -689,7 +756,8 @@ private:
         uint64_t(reinterpret_cast<uintptr_t>(program.det))});
   }
   // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10), host loop.
-  void enqueueBand0(const LkflowDevice &program, cudaStream_t stream) {
+  template <typename polyc_index>
+  void enqueueBand0(const LkflowDeviceOf<polyc_index> &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t T = program.T;
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
@@ -702,7 +770,7 @@ private:
       {
         const dim3 grid
             = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-        band1Kernel<<<grid, 256, 0, stream>>>(program, t);
+        band1Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
       // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel.
@@ -718,7 +786,8 @@ private:
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W),
                 polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (H) - (0)), 1);
-            band2Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, t);
+            band2Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                stream>>>(program, t);
             POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
           }
         });
@@ -730,7 +799,7 @@ private:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-          band2Kernel1<<<grid, 256, 0, stream>>>(program, t);
+          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, t);
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }
@@ -740,7 +809,7 @@ private:
       {
         const dim3 grid
             = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-        band3Kernel<<<grid, 256, 0, stream>>>(program, t);
+        band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
       }
     }

@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -49,19 +50,29 @@ namespace {
 // Constants of the program.
 constexpr double tau = 10.0;
 
+// The type the index helpers compute in: the wider of their arguments' signed types.
+template <typename A, typename B>
+using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;
 // Index arithmetic as isl defines it: floor division and a modulo that is never negative.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mod(int64_t a, int64_t b) { int64_t r = a
-    % b; return r < 0 ? r + b : r; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_floord(int64_t a,
-    int64_t b) { return (a - polyc_mod(a, b)) / b; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r
+    + T(b) : r; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b))
+    / T(b); }
 
 // Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_clamp(int64_t i, int64_t n) { return i < 0 ? 0
-    : (i >= n ? n - 1 : i); }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mirror(int64_t i, int64_t n) {
-  return polyc_clamp(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i), n);
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_clamp(A i, B n) { return T(i) < 0 ? T(0)
+    : (T(i) >= T(n) ? T(n) - 1 : T(i)); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mirror(A i, B n) {
+  const T x = i, m = n;
+  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);
 }
 
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
@@ -72,11 +83,13 @@ constexpr double tau = 10.0;
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
-// function per statement and variant.
-struct RatenetDevice {
-  int64_t N = 0;
-  int64_t C = 0;
-  int64_t T = 0;
+// function per statement and variant; its params and indices of type polyc_index, int where the run's sizes
+// fit (RatenetCompute::indexFitsInt).
+template <typename polyc_index>
+struct RatenetDeviceOf {
+  polyc_index N = 0;
+  polyc_index C = 0;
+  polyc_index T = 0;
   const float *r0 = nullptr; // input
   const int32_t *pre = nullptr; // input
   const float *w = nullptr; // input
@@ -84,17 +97,24 @@ struct RatenetDevice {
   float *rT = nullptr; // output
   float *r = nullptr; // local
 
+  RatenetDeviceOf() = default;
+  // The view of another index type (the flexible wavefront's code takes int64_t's).
+  template <typename polyc_other>
+  __host__ __device__ RatenetDeviceOf(const RatenetDeviceOf<polyc_other> &polyc_from) : N(polyc_from.N),
+      C(polyc_from.C), T(polyc_from.T), r0(polyc_from.r0), pre(polyc_from.pre), w(polyc_from.w),
+      baseline(polyc_from.baseline), rT(polyc_from.rT), r(polyc_from.r) {}
+
   // S0: r[0, j] = r0[j];  (ratenet.poly:14); one thread computes an instance.
-  __device__ void S0(int64_t j) const {
+  __device__ void S0(polyc_index j) const {
     r[0 * N + j] = __ldg(&r0[j]);
   }
 
   // S1: r[t, j] = r[t - 1, j] + (max(sum(c in 0..C) w[j, c] * r[t - 1, pre[j, c]] + baseline[j], 0.0) - r[t -
   // 1, j]) / tau where t >= 1;  (ratenet.poly:15); one thread computes an instance.
-  __device__ void S1(int64_t t, int64_t j) const {
+  __device__ void S1(polyc_index t, polyc_index j) const {
     float sum0 = 0.0f;
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t rIndex1 = __ldg(&pre[j * C + c]);
+    for (polyc_index c = 0; c < C; ++c) {
+      const polyc_index rIndex1 = __ldg(&pre[j * C + c]);
       sum0 += __ldg(&w[j * C + c]) * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
     }
     r[(t % 2) * N + j] = r[((t - 1) % 2) * N + j]
@@ -105,11 +125,11 @@ struct RatenetDevice {
   // 1, j]) / tau where t >= 1;  (ratenet.poly:15); the G threads of a group compute an instance together,
   // lane 0 stores it.
   template <unsigned G>
-  __device__ void S1Group(int64_t t, int64_t j, unsigned lane) const {
+  __device__ void S1Group(polyc_index t, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (int64_t c = 0 + lane; c < C; c += G) {
-      const int64_t rIndex1 = __ldg(&pre[j * C + c]);
+    for (polyc_index c = 0 + lane; c < C; c += G) {
+      const polyc_index rIndex1 = __ldg(&pre[j * C + c]);
       sum0 += __ldg(&w[j * C + c]) * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -119,35 +139,38 @@ struct RatenetDevice {
   }
 
   // S2: rT[j] = r[T - 1, j];  (ratenet.poly:18); one thread computes an instance.
-  __device__ void S2(int64_t j) const {
+  __device__ void S2(polyc_index j) const {
     rT[j] = (T - 1 >= 0 ? r[((T - 1) % 2) * N + j] : 0.0f);
   }
 };
+using RatenetDevice = RatenetDeviceOf<int64_t>;
 // Band 0 (S0), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band0Kernel(const RatenetDevice program) {
-  [[maybe_unused]] const int64_t N = program.N;
-  [[maybe_unused]] const int64_t C = program.C;
-  [[maybe_unused]] const int64_t T = program.T;
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band0Kernel(const RatenetDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index N = program.N;
+  [[maybe_unused]] const polyc_index C = program.C;
+  [[maybe_unused]] const polyc_index T = program.T;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S0, band 0 dimension 0: j; carries no dependence; spread over the grid's x dimension
-  for (int64_t j = 0 + firstX; j < N; j += strideX) {
+  for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S0(j);
   }
 }
 
 // Band 1 (S1), persistent: the host loop as one cooperative kernel; its threads stride over each kernel band
 // inside and meet at a grid barrier after it (1 an iteration).
-__global__ void __launch_bounds__(256) band1Persistent(const RatenetDevice program) {
-  [[maybe_unused]] const int64_t N = program.N;
-  [[maybe_unused]] const int64_t C = program.C;
-  [[maybe_unused]] const int64_t T = program.T;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band1Persistent(const RatenetDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index N = program.N;
+  [[maybe_unused]] const polyc_index C = program.C;
+  [[maybe_unused]] const polyc_index T = program.T;
   cooperative_groups::grid_group polyc_grid = cooperative_groups::this_grid();
   // S1, band 1 dimension 0: t; carries dependences, in order
-  for (int64_t t = 1; t < T; ++t) {
+  for (polyc_index t = 1; t < T; ++t) {
     // Band 2 (S1): a group of 32 threads per point.
     // S1, band 2 dimension 0: j; carries no dependence; spread over the grid
-    for (int64_t j = 0 + polyc::rt::cuda::GroupLayout<32>::point(); j < N; j
+    for (polyc_index j = 0 + polyc::rt::cuda::GroupLayout<32>::point(); j < N; j
         += polyc::rt::cuda::GroupLayout<32>::points()) {
       program.S1Group<32>(t, j, polyc::rt::cuda::GroupLayout<32>::lane());
     }
@@ -156,43 +179,46 @@ __global__ void __launch_bounds__(256) band1Persistent(const RatenetDevice progr
 }
 
 // Band 2 (S1), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const RatenetDevice program,
-    const int64_t t) {
-  [[maybe_unused]] const int64_t N = program.N;
-  [[maybe_unused]] const int64_t C = program.C;
-  [[maybe_unused]] const int64_t T = program.T;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const RatenetDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index N = program.N;
+  [[maybe_unused]] const polyc_index C = program.C;
+  [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S1, band 2 dimension 0: j; carries no dependence; spread over the grid's x dimension
-  for (int64_t j = 0 + firstX; j < N; j += strideX) {
+  for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S1Group<G>(t, j, lane);
   }
 }
 
 // Band 2 (S1), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band2Kernel1(const RatenetDevice program, const int64_t t) {
-  [[maybe_unused]] const int64_t N = program.N;
-  [[maybe_unused]] const int64_t C = program.C;
-  [[maybe_unused]] const int64_t T = program.T;
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band2Kernel1(const RatenetDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index N = program.N;
+  [[maybe_unused]] const polyc_index C = program.C;
+  [[maybe_unused]] const polyc_index T = program.T;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 2 dimension 0: j; carries no dependence; spread over the grid's x dimension
-  for (int64_t j = 0 + firstX; j < N; j += strideX) {
+  for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S1(t, j);
   }
 }
 
 // Band 3 (S2), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band3Kernel(const RatenetDevice program) {
-  [[maybe_unused]] const int64_t N = program.N;
-  [[maybe_unused]] const int64_t C = program.C;
-  [[maybe_unused]] const int64_t T = program.T;
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band3Kernel(const RatenetDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index N = program.N;
+  [[maybe_unused]] const polyc_index C = program.C;
+  [[maybe_unused]] const polyc_index T = program.T;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S2, band 3 dimension 0: j; carries no dependence; spread over the grid's x dimension
-  for (int64_t j = 0 + firstX; j < N; j += strideX) {
+  for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S2(j);
   }
 }
@@ -202,7 +228,35 @@ __global__ void __launch_bounds__(256) band3Kernel(const RatenetDevice program) 
 class RatenetCompute final : public polyc::rt::cuda::CudaCompute {
 protected:
   void prepare(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const RatenetDevice program = view(context);
+    if (indexFitsInt(context)) {
+      prepareAs<int>(context, stream);
+    } else {
+      prepareAs<int64_t>(context, stream);
+    }
+  }
+
+  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
+    if (indexFitsInt(context)) {
+      runAs<int>(context, stream);
+    } else {
+      runAs<int64_t>(context, stream);
+    }
+  }
+
+private:
+  // Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the bounds of
+  // the statements' and the schedule's dimensions, and the arrays' sizes.
+  static bool indexFitsInt(const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t N = context.params[0];
+    [[maybe_unused]] const int64_t C = context.params[1];
+    [[maybe_unused]] const int64_t T = context.params[2];
+    return polyc::rt::cuda::indexFitsInt({N, C, T, 0, N - 1, 1, T - 1, T >= 1 ? 0 : 2, 2,
+        polyc_max(N - 1, T - 1), T <= 1 ? 0 : N - 1}, {N, N * C, 2 * N});
+  }
+
+  template <typename polyc_index>
+  void prepareAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const RatenetDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t N = program.N;
     [[maybe_unused]] const int64_t C = program.C;
     [[maybe_unused]] const int64_t T = program.T;
@@ -216,8 +270,9 @@ protected:
     }
   }
 
-  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const RatenetDevice program = view(context);
+  template <typename polyc_index>
+  void runAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const RatenetDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t N = program.N;
     [[maybe_unused]] const int64_t C = program.C;
     [[maybe_unused]] const int64_t T = program.T;
@@ -229,15 +284,15 @@ protected:
       // S0, band 0 dimension 0: j; carries no dependence: kernel band0Kernel (one thread per point)
       {
         const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-        band0Kernel<<<grid, 256, 0, stream>>>(program);
+        band0Kernel<polyc_index><<<grid, 256, 0, stream>>>(program);
         POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
       }
     }
     // Band 1 (S1): one persistent kernel when the largest launch inside an iteration takes at least 262144
     // threads (or at most 2048, as one block), else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
     if (polyc::rt::cuda::persistentChoice((N) * 32 >= 262144 || (N) * 32 <= 2048)) {
-      polyc::rt::cuda::launchPersistent(band1Persistent, "band1Persistent", int64_t(N) * 32, 256, int64_t(N) * 32
-          <= 2048, stream, program);
+      polyc::rt::cuda::launchPersistent(band1Persistent<polyc_index>, "band1Persistent", int64_t(N) * 32, 256,
+          int64_t(N) * 32 <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band1Persistent");
     } else {
       if (polyc::rt::cuda::verbose())
@@ -256,18 +311,21 @@ protected:
     // S2, band 3 dimension 0: j; carries no dependence: kernel band3Kernel (one thread per point)
     {
       const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-      band3Kernel<<<grid, 256, 0, stream>>>(program);
+      band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program);
       POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
     }
   }
 
-private:
   // The device view of this run: params, the device arrays, local arrays (allocated on first use).
-  RatenetDevice view(const polyc::rt::RunContext &context) {
-    RatenetDevice program;
-    [[maybe_unused]] const int64_t N = program.N = context.params[0];
-    [[maybe_unused]] const int64_t C = program.C = context.params[1];
-    [[maybe_unused]] const int64_t T = program.T = context.params[2];
+  template <typename polyc_index>
+  RatenetDeviceOf<polyc_index> view(const polyc::rt::RunContext &context) {
+    RatenetDeviceOf<polyc_index> program;
+    [[maybe_unused]] const int64_t N = context.params[0];
+    [[maybe_unused]] const int64_t C = context.params[1];
+    [[maybe_unused]] const int64_t T = context.params[2];
+    program.N = polyc_index(N);
+    program.C = polyc_index(C);
+    program.T = polyc_index(T);
     program.r0 = device<float>(0);
     program.pre = device<int32_t>(1);
     program.w = device<float>(2);
@@ -278,16 +336,18 @@ private:
     return program;
   }
 
-  // What a captured graph depends on: the sizes and the device arrays.
-  static uint64_t graphKey(const RatenetDevice &program) {
-    return polyc::rt::cuda::hashKey({uint64_t(program.N), uint64_t(program.C), uint64_t(program.T),
-        uint64_t(reinterpret_cast<uintptr_t>(program.r0)),
+  // What a captured graph depends on: the index type, the sizes and the device arrays.
+  template <typename polyc_index>
+  static uint64_t graphKey(const RatenetDeviceOf<polyc_index> &program) {
+    return polyc::rt::cuda::hashKey({uint64_t(sizeof(polyc_index)), uint64_t(program.N), uint64_t(program.C),
+        uint64_t(program.T), uint64_t(reinterpret_cast<uintptr_t>(program.r0)),
         uint64_t(reinterpret_cast<uintptr_t>(program.pre)), uint64_t(reinterpret_cast<uintptr_t>(program.w)),
         uint64_t(reinterpret_cast<uintptr_t>(program.baseline)),
         uint64_t(reinterpret_cast<uintptr_t>(program.rT)), uint64_t(reinterpret_cast<uintptr_t>(program.r))});
   }
   // Band 1 (S1), host loop.
-  void enqueueBand1(const RatenetDevice &program, cudaStream_t stream) {
+  template <typename polyc_index>
+  void enqueueBand1(const RatenetDeviceOf<polyc_index> &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t N = program.N;
     [[maybe_unused]] const int64_t C = program.C;
     [[maybe_unused]] const int64_t T = program.T;
@@ -306,7 +366,8 @@ private:
             const dim3 grid
                 = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)),
                 polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, 1, 1);
-            band2Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program, t);
+            band2Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
+                stream>>>(program, t);
             POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
           }
         });
@@ -316,7 +377,7 @@ private:
         // S1, band 2 dimension 0: j; carries no dependence: kernel band2Kernel1 (one thread per point)
         {
           const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-          band2Kernel1<<<grid, 256, 0, stream>>>(program, t);
+          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, t);
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }

@@ -156,6 +156,16 @@ std::optional<bool> persistentOverride() {
   return value ? std::optional<bool>(*value == 1) : std::nullopt;
 }
 
+bool wideIndexForced() {
+  static const bool forced = [] {
+    std::optional<int64_t> bits = integerFromEnvironment("POLYC_CUDA_INDEX", 32, 64);
+    if (bits && *bits != 32 && *bits != 64)
+      throw CudaError("invalid POLYC_CUDA_INDEX='" + std::to_string(*bits) + "': expected 32 or 64");
+    return bits.value_or(32) == 64;
+  }();
+  return forced;
+}
+
 bool verbose() {
   static const bool enabled = integerFromEnvironment("POLYC_CUDA_VERBOSE", 0, 1).value_or(0) == 1;
   return enabled;

@@ -34,23 +34,34 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 #include <vector>
 
 namespace {
 
+// The type the index helpers compute in: the wider of their arguments' signed types.
+template <typename A, typename B>
+using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;
 // Index arithmetic as isl defines it: floor division and a modulo that is never negative.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_min(int64_t a, int64_t b) { return a < b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_max(int64_t a, int64_t b) { return a > b ? a : b; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mod(int64_t a, int64_t b) { int64_t r = a
-    % b; return r < 0 ? r + b : r; }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_floord(int64_t a,
-    int64_t b) { return (a - polyc_mod(a, b)) / b; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r
+    + T(b) : r; }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b))
+    / T(b); }
 
 // Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_clamp(int64_t i, int64_t n) { return i < 0 ? 0
-    : (i >= n ? n - 1 : i); }
-[[maybe_unused]] __host__ __device__ inline int64_t polyc_mirror(int64_t i, int64_t n) {
-  return polyc_clamp(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i), n);
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_clamp(A i, B n) { return T(i) < 0 ? T(0)
+    : (T(i) >= T(n) ? T(n) - 1 : T(i)); }
+template <typename A, typename B, typename T = polyc_common<A, B>>
+[[maybe_unused]] __host__ __device__ inline T polyc_mirror(A i, B n) {
+  const T x = i, m = n;
+  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);
 }
 
 // i32 equations divide truncating, as C does, but a zero divisor gives 0 instead of a trap.
@@ -61,26 +72,35 @@ namespace {
 [[maybe_unused]] __host__ __device__ inline int32_t polyc_abs_i32(int32_t a) { return a < 0 ? -a : a; }
 
 // The params and device arrays of one run, as every kernel receives them (by value), and one device member
-// function per statement and variant.
-struct Iir2dDevice {
-  int64_t H = 0;
-  int64_t W = 0;
-  int64_t M = 0;
+// function per statement and variant; its params and indices of type polyc_index, int where the run's sizes
+// fit (Iir2dCompute::indexFitsInt).
+template <typename polyc_index>
+struct Iir2dDeviceOf {
+  polyc_index H = 0;
+  polyc_index W = 0;
+  polyc_index M = 0;
   const float *x = nullptr; // input
   const float *a = nullptr; // input
   const float *b = nullptr; // input
   float *y = nullptr; // output
   float *y_in = nullptr; // local
 
+  Iir2dDeviceOf() = default;
+  // The view of another index type (the flexible wavefront's code takes int64_t's).
+  template <typename polyc_other>
+  __host__ __device__ Iir2dDeviceOf(const Iir2dDeviceOf<polyc_other> &polyc_from) : H(polyc_from.H),
+      W(polyc_from.W), M(polyc_from.M), x(polyc_from.x), a(polyc_from.a), b(polyc_from.b), y(polyc_from.y),
+      y_in(polyc_from.y_in) {}
+
   // S0: y[i, j] = y_in[i, j] + sum(k1, k2 in 0..M where (k1, k2) != (0, 0)) b[k1, k2] * y[i - k1, j - k2];
   // (iir2d.poly:12); the G threads of a group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S0Group(int64_t i, int64_t j, unsigned lane) const {
+  __device__ void S0Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (int64_t k2 = 0 + lane; k2 < M; k2 += G) {
+    for (polyc_index k2 = 0 + lane; k2 < M; k2 += G) {
       #pragma unroll 4
-      for (int64_t k1 = 0; k1 < M; ++k1) {
+      for (polyc_index k1 = 0; k1 < M; ++k1) {
         if (k1 != 0 || k2 != 0) {
           sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
         }
@@ -93,10 +113,10 @@ struct Iir2dDevice {
 
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); one thread computes
   // an instance.
-  __device__ void S1(int64_t i, int64_t j) const {
+  __device__ void S1(polyc_index i, polyc_index j) const {
     float sum0 = 0.0f;
-    for (int64_t r1 = 0; r1 < M; ++r1) {
-      for (int64_t r2 = 0; r2 < M; ++r2) {
+    for (polyc_index r1 = 0; r1 < M; ++r1) {
+      for (polyc_index r2 = 0; r2 < M; ++r2) {
         sum0 += __ldg(&a[r1 * M + r2])
             * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
       }
@@ -171,12 +191,12 @@ struct Iir2dDevice {
   // S1: y_in[i, j] = sum(r1, r2 in 0..M) a[r1, r2] * x[i - r1, j - r2];  (iir2d.poly:12); the G threads of a
   // group compute an instance together, lane 0 stores it.
   template <unsigned G>
-  __device__ void S1Group(int64_t i, int64_t j, unsigned lane) const {
+  __device__ void S1Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
     // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
-    for (int64_t r2 = 0 + lane; r2 < M; r2 += G) {
+    for (polyc_index r2 = 0 + lane; r2 < M; r2 += G) {
       #pragma unroll 4
-      for (int64_t r1 = 0; r1 < M; ++r1) {
+      for (polyc_index r1 = 0; r1 < M; ++r1) {
         sum0 += __ldg(&a[r1 * M + r2])
             * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
       }
@@ -186,71 +206,73 @@ struct Iir2dDevice {
       y_in[i * W + j] = sum0;
   }
 };
+using Iir2dDevice = Iir2dDeviceOf<int64_t>;
 // Band 0 (S1), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDevice program) {
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  [[maybe_unused]] const int64_t M = program.M;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band0Kernel(const Iir2dDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index M = program.M;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
-  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+  for (polyc_index i = 0 + firstY; i < H; i += strideY) {
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < W; j += strideX) {
       program.S1Group<G>(i, j, lane);
     }
   }
 }
 // Band 0 (S1), data-parallel: 16 points a thread along i.
-template <int polyc_Run>
-__global__ void __launch_bounds__(256) band0Rows(const Iir2dDevice program) {
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  [[maybe_unused]] const int64_t M = program.M;
-  const int64_t firstY = int64_t(blockIdx.y) * 16, strideY = int64_t(gridDim.y) * 16;
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <int polyc_Run, typename polyc_index>
+__global__ void __launch_bounds__(256) band0Rows(const Iir2dDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index M = program.M;
+  const polyc_index firstY = polyc_index(blockIdx.y) * 16, strideY = polyc_index(gridDim.y) * 16;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
-  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+  for (polyc_index i = 0 + firstY; i < H; i += strideY) {
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < W; j += strideX) {
       program.S1Rows<16, polyc_Run>(int(i), int(j), int(polyc_min(int64_t(16), (H) - i)));
     }
   }
 }
 
 // Band 0 (S1), data-parallel: one thread per point.
-__global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDevice program) {
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  [[maybe_unused]] const int64_t M = program.M;
-  const int64_t firstY = int64_t(blockIdx.y), strideY = int64_t(gridDim.y);
-  const int64_t firstX = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, strideX = int64_t(gridDim.x)
-      * blockDim.x;
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index M = program.M;
+  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
-  for (int64_t i = 0 + firstY; i < H; i += strideY) {
+  for (polyc_index i = 0 + firstY; i < H; i += strideY) {
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (int64_t j = 0 + firstX; j < W; j += strideX) {
+    for (polyc_index j = 0 + firstX; j < W; j += strideX) {
       program.S1(i, j);
     }
   }
 }
 
 // Band 1 (S0), fixed wavefront: a group of 32 threads per point.
-template <unsigned G>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const Iir2dDevice program,
-    const int64_t t) {
-  [[maybe_unused]] const int64_t H = program.H;
-  [[maybe_unused]] const int64_t W = program.W;
-  [[maybe_unused]] const int64_t M = program.M;
+template <unsigned G, typename polyc_index>
+__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const Iir2dDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index M = program.M;
   [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const int64_t firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
+  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
       = polyc::rt::cuda::GroupLayout<G>::points();
   // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
-  for (int64_t j = polyc_max(0, t - H + 1) + firstX; j <= polyc_min(W - 1, t); j += strideX) {
+  for (polyc_index j = polyc_max(0, t - H + 1) + firstX; j <= polyc_min(W - 1, t); j += strideX) {
     program.S0Group<G>(t - j, j, lane);
   }
 }
@@ -260,7 +282,34 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
 class Iir2dCompute final : public polyc::rt::cuda::CudaCompute {
 protected:
   void prepare(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const Iir2dDevice program = view(context);
+    if (indexFitsInt(context)) {
+      prepareAs<int>(context, stream);
+    } else {
+      prepareAs<int64_t>(context, stream);
+    }
+  }
+
+  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
+    if (indexFitsInt(context)) {
+      runAs<int>(context, stream);
+    } else {
+      runAs<int64_t>(context, stream);
+    }
+  }
+
+private:
+  // Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the bounds of
+  // the statements' and the schedule's dimensions, and the arrays' sizes.
+  static bool indexFitsInt(const polyc::rt::RunContext &context) {
+    [[maybe_unused]] const int64_t H = context.params[0];
+    [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t M = context.params[2];
+    return polyc::rt::cuda::indexFitsInt({H, W, M, 0, H - 1, W - 1, 1, H + W - 2}, {H * W, M * M});
+  }
+
+  template <typename polyc_index>
+  void prepareAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const Iir2dDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
@@ -271,8 +320,9 @@ protected:
     }
   }
 
-  void run(const polyc::rt::RunContext &context, cudaStream_t stream) override {
-    const Iir2dDevice program = view(context);
+  template <typename polyc_index>
+  void runAs(const polyc::rt::RunContext &context, cudaStream_t stream) {
+    const Iir2dDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
@@ -290,7 +340,7 @@ protected:
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W),
               polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (H) - (0)), 1);
-          band0Kernel<G><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program);
+          band0Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0, stream>>>(program);
           POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
         }
       });
@@ -306,7 +356,7 @@ protected:
               / 16, 1);
           // The kernel built for the run's length when it has at most polyc::rt::cuda::SlidingRunMax steps.
           polyc::rt::cuda::withSlidingRun((M) - (0), [&](auto polyc_run) {
-            band0Rows<decltype(polyc_run)::value><<<grid, 256, 0, stream>>>(program);
+            band0Rows<decltype(polyc_run)::value, polyc_index><<<grid, 256, 0, stream>>>(program);
             POLYC_CUDA_CHECK_LAUNCH("band0Rows");
           });
         }
@@ -315,7 +365,7 @@ protected:
         {
           const dim3 grid
               = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-          band0Kernel1<<<grid, 256, 0, stream>>>(program);
+          band0Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program);
           POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
         }
       }
@@ -327,13 +377,16 @@ protected:
         [&](cudaStream_t replayed) { enqueueBand1(program, replayed); });
   }
 
-private:
   // The device view of this run: params, the device arrays, local arrays (allocated on first use).
-  Iir2dDevice view(const polyc::rt::RunContext &context) {
-    Iir2dDevice program;
-    [[maybe_unused]] const int64_t H = program.H = context.params[0];
-    [[maybe_unused]] const int64_t W = program.W = context.params[1];
-    [[maybe_unused]] const int64_t M = program.M = context.params[2];
+  template <typename polyc_index>
+  Iir2dDeviceOf<polyc_index> view(const polyc::rt::RunContext &context) {
+    Iir2dDeviceOf<polyc_index> program;
+    [[maybe_unused]] const int64_t H = context.params[0];
+    [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t M = context.params[2];
+    program.H = polyc_index(H);
+    program.W = polyc_index(W);
+    program.M = polyc_index(M);
     program.x = device<float>(0);
     program.a = device<float>(1);
     program.b = device<float>(2);
@@ -343,15 +396,18 @@ private:
     return program;
   }
 
-  // What a captured graph depends on: the sizes and the device arrays.
-  static uint64_t graphKey(const Iir2dDevice &program) {
-    return polyc::rt::cuda::hashKey({uint64_t(program.H), uint64_t(program.W), uint64_t(program.M),
-        uint64_t(reinterpret_cast<uintptr_t>(program.x)), uint64_t(reinterpret_cast<uintptr_t>(program.a)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.b)), uint64_t(reinterpret_cast<uintptr_t>(program.y)),
+  // What a captured graph depends on: the index type, the sizes and the device arrays.
+  template <typename polyc_index>
+  static uint64_t graphKey(const Iir2dDeviceOf<polyc_index> &program) {
+    return polyc::rt::cuda::hashKey({uint64_t(sizeof(polyc_index)), uint64_t(program.H), uint64_t(program.W),
+        uint64_t(program.M), uint64_t(reinterpret_cast<uintptr_t>(program.x)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.a)), uint64_t(reinterpret_cast<uintptr_t>(program.b)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.y)),
         uint64_t(reinterpret_cast<uintptr_t>(program.y_in))});
   }
   // Band 1 (S0), fixed wavefront: one launch per hyperplane.
-  void enqueueBand1(const Iir2dDevice &program, cudaStream_t stream) {
+  template <typename polyc_index>
+  void enqueueBand1(const Iir2dDeviceOf<polyc_index> &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
@@ -363,7 +419,7 @@ private:
         const dim3 grid
             = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (polyc_min(W - 1, t)) - (polyc_max(0, t - H + 1))
             + 1), polyc::rt::cuda::GroupLayout<32>::PointsPerBlock, 1, 1);
-        band1Kernel<32><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
+        band1Kernel<32, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<32>::Threads, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
     }

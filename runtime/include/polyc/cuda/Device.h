@@ -163,6 +163,27 @@ std::optional<bool> decoupledOverride();
 //                                 kernel (1) wherever the program has one (default: the cost model's choice)
 std::optional<bool> persistentOverride();
 
+//   POLYC_CUDA_INDEX=64           the kernels' index arithmetic in int64_t even where the run's sizes fit
+//                                 in int (default: int where they fit, see indexFitsInt)
+bool wideIndexForced();
+
+// ---- Index arithmetic
+
+// Host: whether a run's kernels can index in int rather than int64_t (the kernels and the device struct
+// are templates of the index type; 64-bit multiplies and adds take GPUs several instructions, and twice the
+// registers: heat-3d's persistent kernel ran 1.7x faster in int). `values` are every param and the bounds
+// of every statement's dimensions and schedule dimensions, `sizes` every array's element count. Values up
+// to IndexValueMax leave room for affine expressions of them with coefficients summing to 16, and for a
+// grid-stride loop's last step (a stride is at most 2^30 threads); an index into an array is below its
+// size.
+inline constexpr int64_t IndexValueMax = int64_t(1) << 27;
+inline bool indexFitsInt(std::initializer_list<int64_t> values, std::initializer_list<int64_t> sizes) {
+  if (wideIndexForced())
+    return false;
+  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= -IndexValueMax && v <= IndexValueMax; }) &&
+         std::all_of(sizes.begin(), sizes.end(), [](int64_t n) { return n >= 0 && n <= INT32_MAX; });
+}
+
 // ---- Host loops (compiler/map, Placement::HostLoop)
 
 // Host: whether a host loop runs as its persistent kernel: the cost model's `preferred` unless

@@ -8,8 +8,9 @@
 
 namespace polyc::rt::cuda {
 
-// A first point past any loop's end: the threads that get no point of a spread member start there.
-inline constexpr int64_t NoPoint = int64_t(1) << 62;
+// A first point past any loop's end: the threads that get no point of a spread member start there (in
+// the kernel's index type: past every value that indexFitsInt lets kernels index in int).
+template <typename Index> inline constexpr Index NoPoint = Index(1) << (sizeof(Index) * 8 - 2);
 
 // The barrier between the bands of a persistent kernel: the block's when it runs as one block (steps
 // too small to pay for a grid barrier, launchPersistent's `oneBlock`), else the grid's. Every thread of
