@@ -89,7 +89,7 @@ class Runner:
         self.cache.clear()
         shutil.rmtree(os.path.join(self.work, "exe"), ignore_errors=True)
 
-    def run(self, cmd, meta, case_dir, outdir):
+    def run(self, cmd, meta, case_dir, outdir, env=None):
         os.makedirs(outdir, exist_ok=True)
         args = []
         for k, v in meta["params"].items():
@@ -100,7 +100,7 @@ class Runner:
         for k in meta["outputs"]:
             outs[k] = os.path.join(outdir, gp.npy_file(k))
             args += ["--out", "%s=%s" % (k, outs[k])]
-        rc, out, err = run_cmd(cmd + args, self.run_timeout, self.env)
+        rc, out, err = run_cmd(cmd + args, self.run_timeout, {**self.env, **(env or {})})
         if rc == "timeout":
             return ("timeout", "no result in %d s" % self.run_timeout)
         if rc != 0:
@@ -128,7 +128,8 @@ class Runner:
             results["oracle"] = b if b[0] != "ok" else self.run([b[1]], meta, case_dir,
                                                                 os.path.join(case_dir, "out-oracle-" + tag))
         for tname, how in self.targets:
-            if only is not None and tname != only:
+            wide = tname + WIDE_INDEX_SUFFIX
+            if only is not None and only not in (tname, wide):
                 continue
             b = self.build(tname, how, poly, text)
             if b[0] != "ok":
@@ -136,8 +137,19 @@ class Runner:
             elif how == "cuda" and not self.gpu:
                 results[tname] = ("built", None)
             else:
-                results[tname] = self.run([b[1]], meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (tname, tag)))
+                if only != wide:
+                    results[tname] = self.run([b[1]], meta, case_dir,
+                                              os.path.join(case_dir, "out-%s-%s" % (tname, tag)))
+                if how == "cuda" and only != tname:
+                    # The kernels' int64_t instance too: a fuzzed program's sizes always fit in int, which
+                    # the kernels take by default (docs/scheduling.md, section 5, "The index type").
+                    results[wide] = self.run([b[1]], meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (wide, tag)),
+                                             env={"POLYC_CUDA_INDEX": "64"})
         return results
+
+
+# The result of a CUDA executable run with its kernels' index arithmetic in int64_t (POLYC_CUDA_INDEX=64).
+WIDE_INDEX_SUFFIX = "-i64"
 
 
 def wait_for_polyc(polyc, fn, check_missing=False):
@@ -651,7 +663,6 @@ class Shrinker:
         d = os.path.join(self.dir, "try%d" % self.tries)
         meta = w.write(d)
         only = self.target if self.target != "oracle" else "__none__"
-        res = self.runner.evaluate(d, meta, text, only=only)
         if self.kind in ("build", "build-timeout") and self.target != "oracle":
             # A failed build needs no oracle and no run.
             how = dict(self.runner.targets)[self.target]
