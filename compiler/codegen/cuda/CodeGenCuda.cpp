@@ -2079,12 +2079,12 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.openBlock("struct " + cp.deviceOf);
   for (auto &p : program.params)
     w.line(std::string(IndexType) + " " + cIdentifier(p->name) + " = 0;");
-  std::vector<std::string> members;
   for (const model::ArrayInfo &a : model.arrays) {
     bool readOnly = a.decl->kind == ast::ArrayKind::Input;
     w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
            " = nullptr; // " + roleWord(a.decl->kind) + (a.decl->rank() ? "" : " scalar"));
   }
+  std::vector<std::string> members;
   for (auto &p : program.params)
     members.push_back(cIdentifier(p->name));
   for (const model::ArrayInfo &a : model.arrays)
