@@ -367,33 +367,38 @@ std::string ExprPrinter::checkedStorageSize(const model::ArrayInfo &array) const
 // ---------------------------------------------------------------------------------------------
 // Helpers and user functions
 
+// The index helpers as templates computing in the wider of their arguments' signed types (int where
+// both are int; an unsigned lane or block index taken as signed): CUDA's kernels index in int or int64_t.
+// `q` qualifies each function.
+static void printGenericIndexHelpers(const std::string &q, CodeWriter &w) {
+  w.comment("The type the index helpers compute in: the wider of their arguments' signed types.");
+  w.line("template <typename A, typename B>");
+  w.line("using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;");
+  auto helper = [&](const std::string &text) {
+    w.line("template <typename A, typename B, typename T = polyc_common<A, B>>");
+    w.line(q + "T " + text);
+  };
+  w.comment("Index arithmetic as isl defines it: floor division and a modulo that is never negative.");
+  helper("polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }");
+  helper("polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }");
+  helper("polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r + T(b) : r; }");
+  helper("polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b)) / T(b); }");
+  w.blank();
+  w.comment("Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.");
+  helper("polyc_clamp(A i, B n) { return T(i) < 0 ? T(0) : (T(i) >= T(n) ? T(n) - 1 : T(i)); }");
+  helper("polyc_mirror(A i, B n) {");
+  w.line("  const T x = i, m = n;");
+  w.line("  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);");
+  w.line("}");
+}
+
 void ExprPrinter::printHelpers(CodeWriter &w) const {
   std::string q = functionQualifier() + " ";
-  std::string ix = indexType();
   std::string i32 = typeName(ast::ElemType::I32);
   if (genericIndexHelpers()) {
-    // Templates computing in the wider of their arguments' signed types (int where both are int; an
-    // unsigned lane or block index taken as signed): CUDA's kernels index in int or int64_t.
-    w.comment("The type the index helpers compute in: the wider of their arguments' signed types.");
-    w.line("template <typename A, typename B>");
-    w.line("using polyc_common = std::common_type_t<std::make_signed_t<A>, std::make_signed_t<B>>;");
-    auto helper = [&](const std::string &text) {
-      w.line("template <typename A, typename B, typename T = polyc_common<A, B>>");
-      w.line(q + "T " + text);
-    };
-    w.comment("Index arithmetic as isl defines it: floor division and a modulo that is never negative.");
-    helper("polyc_min(A a, B b) { return T(a) < T(b) ? T(a) : T(b); }");
-    helper("polyc_max(A a, B b) { return T(a) > T(b) ? T(a) : T(b); }");
-    helper("polyc_mod(A a, B b) { T r = T(a) % T(b); return r < 0 ? r + T(b) : r; }");
-    helper("polyc_floord(A a, B b) { return (T(a) - polyc_mod(a, b)) / T(b); }");
-    w.blank();
-    w.comment("Boundary rules: clamp to [0, n - 1]; mirror reflects without repeating the edge, then clamps.");
-    helper("polyc_clamp(A i, B n) { return T(i) < 0 ? T(0) : (T(i) >= T(n) ? T(n) - 1 : T(i)); }");
-    helper("polyc_mirror(A i, B n) {");
-    w.line("  const T x = i, m = n;");
-    w.line("  return polyc_clamp(x < 0 ? -x : (x >= m ? 2 * (m - 1) - x : x), m);");
-    w.line("}");
+    printGenericIndexHelpers(q, w);
   } else {
+    std::string ix = indexType();
     w.comment("Index arithmetic as isl defines it: floor division and a modulo that is never negative.");
     w.line(q + ix + " polyc_min(" + ix + " a, " + ix + " b) { return a < b ? a : b; }");
     w.line(q + ix + " polyc_max(" + ix + " a, " + ix + " b) { return a > b ? a : b; }");
