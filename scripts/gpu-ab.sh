@@ -1,30 +1,36 @@
 #!/usr/bin/env bash
-# A/B of two compilers on the GPU machine, in one device call: builds there, from two bundles made here
-# by scripts/gpu-bundle.sh (polyc and its runtime), every PolyBench kernel (test/polybench/*.poly) and the
-# GPU-mapping benchmarks (scripts/build-gpu-mapping-bench.sh's programs), then
-#   STAGE=check  checks B: scripts/polybench-gpu.sh with the cost model's forms, with int64_t indices
+# A/B of two compilers (or more) on the GPU machine, in one device call: builds there, from bundles made
+# here by scripts/gpu-bundle.sh (polyc and its runtime), every PolyBench kernel (test/polybench/*.poly) and
+# the GPU-mapping benchmarks (scripts/build-gpu-mapping-bench.sh's programs), then
+#   STAGE=check  checks the last bundle, B: scripts/polybench-gpu.sh with the cost model's forms, with int64_t indices
 #                forced (POLYC_CUDA_INDEX=64) and with the persistent form forced, and the 2D IIR end to
 #                end (scripts/gpu-check.sh, stages runtime and e2e; it builds kernels-generated itself);
-#   STAGE=bench  times A and B: the stencils at PolyBench LARGE against their floor, the other kernels at
-#                `bench`, and scripts/bench-gpu-mapping.py; the tables of A, then of B.
+#   STAGE=bench  times every bundle: the stencils at PolyBench LARGE against their floor, the other kernels
+#                at `bench`, and scripts/bench-gpu-mapping.py; the tables of A, then of B (then of C...).
 # The builds go to WORK (default gpu-bin/ab, ignored by git), which a warm machine keeps between calls:
 # STAGE=bench after STAGE=check reuses them (STAGE=bench alone builds first).
-#   scripts/gpu-ab.sh BUNDLE_A BUNDLE_B          (STAGE defaults to check; JOBS to 7 parallel builds)
+#   scripts/gpu-ab.sh BUNDLE_A BUNDLE_B [BUNDLE_C ...]   (STAGE defaults to check; JOBS to 7 parallel
+#                                                        builds a bundle)
 # Session 26 measured the index type with it (docs/performance.md, "Kernels indexed in int").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 BUNDLE_A BUNDLE_B" >&2
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUNDLE_A BUNDLE_B [BUNDLE_C ...]" >&2
   exit 2
 fi
-a=$(cd "$1" && pwd)
-b=$(cd "$2" && pwd)
+bundles=()
+for bundle in "$@"; do bundles+=("$(cd "$bundle" && pwd)"); done
+sides=(a b c d e f g h)
+sides=("${sides[@]:0:$#}")
+last=${sides[$# - 1]}
 cd "$root"
 export PATH="$PATH:/usr/local/cuda/bin"
 work=${WORK:-$root/gpu-bin/ab}
 stage=${STAGE:-check}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for bundle in "$a" "$b"; do echo "$bundle: $(tr '\n' ' ' < "$bundle/COMMIT" 2>/dev/null)"; done
+for k in "${!bundles[@]}"; do
+  echo "${sides[$k]}: ${bundles[$k]}: $(tr '\n' ' ' < "${bundles[$k]}/COMMIT" 2>/dev/null)"
+done
 
 # build BUNDLE OUTDIR: every program, JOBS at a time; prints the ones that failed.
 build() {
@@ -40,27 +46,28 @@ build() {
       > "$1.log" 2>&1 || echo "FAILED: $1 (see $1.log)"' "$bundle"
 }
 start=$(date +%s)
-if [[ $stage == check || ! -x $work/b/gemm ]]; then
+if [[ $stage == check || ! -x $work/$last/gemm ]]; then
   rm -rf "$work"
-  build "$a" "$work/a" & build "$b" "$work/b" & wait
+  for k in "${!bundles[@]}"; do build "${bundles[$k]}" "$work/${sides[$k]}" & done
+  wait
   echo "built in $(( $(date +%s) - start )) s"
 fi
 
 if [[ $stage == check ]]; then
   echo "== B: the cost model's forms"
-  scripts/polybench-gpu.sh "$work/b" 2>&1 | tail -1
+  scripts/polybench-gpu.sh "$work/$last" 2>&1 | tail -1
   echo "== B: int64_t indices forced"
-  POLYC_CUDA_INDEX=64 RACECHECK="trisolv" scripts/polybench-gpu.sh "$work/b" 2>&1 | tail -1
+  POLYC_CUDA_INDEX=64 RACECHECK="trisolv" scripts/polybench-gpu.sh "$work/$last" 2>&1 | tail -1
   echo "== B: persistent form forced"
   POLYC_CUDA_PERSISTENT=1 RACECHECK="" KERNELS="jacobi-1d jacobi-2d heat-3d fdtd-2d seidel-2d lu cholesky floyd-warshall trisolv durbin" \
-    scripts/polybench-gpu.sh "$work/b" 2>&1 | tail -1
+    scripts/polybench-gpu.sh "$work/$last" 2>&1 | tail -1
   echo "== the 2D IIR end to end (this tree's kernels-generated)"
   STAGES="runtime e2e" timeout 240 scripts/gpu-check.sh 2>&1 | tail -1
 else
   driver=test/polybench/Inputs/polybench.py
   stencils=jacobi-1d,jacobi-2d,heat-3d,fdtd-2d,seidel-2d
   others=gemm,2mm,atax,bicg,mvt,gesummv,syrk,trisolv,lu-right-looking,cholesky,durbin,floyd-warshall
-  for side in a b; do
+  for side in "${sides[@]}"; do
     echo "== $side"
     python3 "$driver" bench "$work/$side" cuda --kernels $stencils --preset large --repeat 3 --bandwidth 3000 \
       --work "$work/run-$side"

@@ -1259,7 +1259,7 @@ void ExprPrinter::printReductionLoops(const ReductionParts &parts, const std::st
   if (!pragma.empty())
     w.line(pragma);
   for (const ReductionLoop &loop : parts.loops)
-    w.openBlock("for (" + indexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi +
+    w.openBlock("for (" + reductionIndexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi +
                 "; ++" + loop.var + ")");
   if (!parts.condition.empty())
     w.openBlock("if (" + parts.condition + ")");

@@ -23,6 +23,26 @@ TEST(CudaGrid, CoversTheExtentInBlocksOfPoints) {
   EXPECT_EQ(grid.z, 3u);
 }
 
+TEST(CudaGrid, TilesAreWarpsWideAndUpToTileYRowsHigh) {
+  Tile tile = tileFor(120, 120, 120); // heat-3d at N = 120
+  EXPECT_EQ(tile.block.x, 32u);
+  EXPECT_EQ(tile.block.y, 8u);
+  EXPECT_EQ(tile.grid.x, 4u);
+  EXPECT_EQ(tile.grid.y, 15u);
+  EXPECT_EQ(tile.grid.z, 120u);
+  for (int64_t rows : {0, 1, 2, 3, 5, 8, 1000}) {
+    tile = tileFor(1300, rows);
+    EXPECT_EQ(tile.block.x * tile.block.y, 256u) << rows; // the kernels' __launch_bounds__
+    EXPECT_GE(tile.block.x, 32u) << rows;
+    EXPECT_GE(int64_t(tile.grid.y) * tile.block.y, std::min<int64_t>(std::max<int64_t>(rows, 1), 65535 * 8));
+  }
+  EXPECT_EQ(tileFor(1300, 1).block.y, 1u); // one row: 256 x 1 blocks, no idle rows
+  EXPECT_EQ(tileFor(1300, 3).block.y, 4u);
+  tile = tileFor(33, int64_t(1) << 40); // y clamped: the grid-stride loop covers the rest
+  EXPECT_EQ(tile.grid.x, 2u);
+  EXPECT_EQ(tile.grid.y, 65535u);
+}
+
 TEST(CudaGrid, ClampsToTheHardwareLimitsAndAtLeastOneBlock) {
   dim3 grid = gridFor(0, 256, 0, -5);
   EXPECT_EQ(grid.x, 1u);

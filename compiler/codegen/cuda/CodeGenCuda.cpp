@@ -816,6 +816,10 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
 }
 
 // How a kernel's threads share its points, for comments.
+// Whether a kernel of the group size `group` spreads its y member over the rows of 2-D blocks
+// (polyc::rt::cuda::tileFor, when it has one): a thread a point, not the Rows variant.
+static bool tiled(const std::string &group, const RowsKernel *rows) { return group == "1" && !rows; }
+
 static std::string kernelThreads(const std::string &group, const RowsKernel *rows) {
   if (rows)
     return std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim;
@@ -857,6 +861,9 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
                                  : "polyc::rt::cuda::GroupLayout<G>::point()";
       step = kernelGroup == "1" ? std::string(IndexType) + "(gridDim.x) * blockDim.x"
                                 : "polyc::rt::cuda::GroupLayout<G>::points()";
+    } else if (axis == "y" && tiled(kernelGroup, rows)) {
+      index = std::string(IndexType) + "(blockIdx.y) * blockDim.y + threadIdx.y";
+      step = std::string(IndexType) + "(gridDim.y) * blockDim.y";
     } else {
       index = std::string(IndexType) + "(blockIdx." + axis + ")";
       step = std::string(IndexType) + "(gridDim." + axis + ")";
@@ -913,10 +920,19 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
   std::string what = kernelThreads(group, rows);
   w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
   w_.openBlock("");
-  w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
-          extentFor("y") + ", " + extentFor("z") + ");");
+  std::string grid = "grid";
+  if (tiled(group, rows) && extentFor("y") != "1") {
+    w_.line("const polyc::rt::cuda::Tile tile = polyc::rt::cuda::tileFor(" + extentFor("x") + ", " +
+            extentFor("y") + ", " + extentFor("z") + ");");
+    grid = "tile.grid";
+    launchThreads = "tile.block";
+  } else {
+    w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
+            extentFor("y") + ", " + extentFor("z") + ");");
+  }
   auto launch = [&](const std::string &kernel) {
-    w_.line(kernel + "<<<grid, " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+    w_.line(kernel + "<<<" + grid + ", " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() +
+            ");");
     w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
   };
   if (rows) {

@@ -168,12 +168,12 @@ std::string CudaExprPrinter::printTermTable(const ReductionParts &parts, const C
          std::to_string(table.index) + "]};");
   w.line("const int polyc_count = " + llvm::join(extents, " * ") + ";");
   w.openBlock("for (int polyc_base = 0; polyc_base < polyc_count; polyc_base += polyc::rt::cuda::WarpSize)");
-  w.line("const int polyc_index = polyc_base + int(threadIdx.x);");
+  w.line("const int polyc_term = polyc_base + int(threadIdx.x);");
   w.line("bool polyc_keep = false;");
   w.line(type + " polyc_coefficient = " + literal(0, parts.type) + ";");
   w.line("int polyc_offset = 0;");
-  w.openBlock("if (polyc_index < polyc_count)");
-  printTermCandidate(parts, extents, "polyc_index", "true", w);
+  w.openBlock("if (polyc_term < polyc_count)");
+  printTermCandidate(parts, extents, "polyc_term", "true", w);
   w.closeBlock();
   w.line("polyc_appender.append(polyc_keep, polyc_coefficient, polyc_offset);");
   w.closeBlock();

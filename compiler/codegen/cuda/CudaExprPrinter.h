@@ -90,6 +90,12 @@ public:
   // The index type of the other modes: int64_t in helpers and user functions, the device struct's
   // template parameter (int or int64_t, chosen at run time) in its member functions.
   std::string threadIndexType = "int64_t";
+  // The variables of a reduction that one thread runs in order are 64-bit in the other modes whatever the
+  // index type: an access that moves with one (gemm's A[i * NK + k]) then advances a 64-bit address by a
+  // constant, where an int index is recomputed and sign-extended for every term (gemm's inner loop, 4
+  // terms: 36 SASS instructions in int, 31 in int64_t, 26 so). A group's lanes keep the index type: their
+  // loops are short, and 64-bit ones cost the rate network's persistent kernel 1.1 to 1.2x.
+  std::string reductionIndexType() const override { return inInt() ? "int" : "int64_t"; }
   std::string paramRef(const std::string &param) const override {
     return inInt() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }

@@ -134,7 +134,7 @@ struct MlpDeviceOf {
   // instance.
   __device__ void S0(polyc_index e, polyc_index p_, polyc_index j) const {
     float sum0 = 0.0f;
-    for (polyc_index i = 0; i < I; ++i) {
+    for (int64_t i = 0; i < I; ++i) {
       sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
     }
     h[p_ * J + j] = sigmoid(sum0);
@@ -158,7 +158,7 @@ struct MlpDeviceOf {
   // instance.
   __device__ void S1(polyc_index e, polyc_index p_, polyc_index k) const {
     float sum0 = 0.0f;
-    for (polyc_index j = 0; j < J; ++j) {
+    for (int64_t j = 0; j < J; ++j) {
       sum0 += W2[k * J + j] * h[p_ * J + j];
     }
     y[p_ * K + k] = sigmoid(sum0);
@@ -188,7 +188,7 @@ struct MlpDeviceOf {
   // computes an instance.
   __device__ void S3(polyc_index e, polyc_index p_, polyc_index j) const {
     float sum0 = 0.0f;
-    for (polyc_index k = 0; k < K; ++k) {
+    for (int64_t k = 0; k < K; ++k) {
       sum0 += W2[k * J + j] * d2[p_ * K + k];
     }
     d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
@@ -228,7 +228,7 @@ struct MlpDeviceOf {
   // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); one thread computes an instance.
   __device__ void S5(polyc_index e, polyc_index k, polyc_index j) const {
     float sum0 = 0.0f;
-    for (polyc_index p_ = 0; p_ < P; ++p_) {
+    for (int64_t p_ = 0; p_ < P; ++p_) {
       sum0 += d2[p_ * K + k] * h[p_ * J + j];
     }
     W2[k * J + j] -= eta[0] * sum0;
@@ -251,7 +251,7 @@ struct MlpDeviceOf {
   // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); one thread computes an instance.
   __device__ void S6(polyc_index e, polyc_index j, polyc_index i) const {
     float sum0 = 0.0f;
-    for (polyc_index p_ = 0; p_ < P; ++p_) {
+    for (int64_t p_ = 0; p_ < P; ++p_) {
       sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
     }
     W1[j * I + i] -= eta[0] * sum0;
@@ -303,7 +303,8 @@ __global__ void __launch_bounds__(256) band1Kernel1(const MlpDeviceOf<polyc_inde
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
@@ -346,7 +347,8 @@ __global__ void __launch_bounds__(256) band2Kernel1(const MlpDeviceOf<polyc_inde
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
@@ -367,7 +369,8 @@ __global__ void __launch_bounds__(256) band3Kernel(const MlpDeviceOf<polyc_index
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S2, band 3 dimension 0: p; carries no dependence; spread over the grid's y dimension
@@ -410,7 +413,8 @@ __global__ void __launch_bounds__(256) band4Kernel1(const MlpDeviceOf<polyc_inde
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
@@ -466,7 +470,8 @@ __global__ void __launch_bounds__(256) band5Kernel1(const MlpDeviceOf<polyc_inde
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S5, band 5 dimension 0: k; carries no dependence; spread over the grid's y dimension
@@ -509,7 +514,8 @@ __global__ void __launch_bounds__(256) band6Kernel1(const MlpDeviceOf<polyc_inde
   [[maybe_unused]] const polyc_index J = program.J;
   [[maybe_unused]] const polyc_index K = program.K;
   [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S6, band 6 dimension 0: j; carries no dependence; spread over the grid's y dimension
@@ -680,9 +686,9 @@ private:
             std::fprintf(stderr, "polyc: band 1 (S0): data-parallel\n");
           // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel1 (one thread per point)
           {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-            band1Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+            const polyc::rt::cuda::Tile tile
+                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (P) - (0)), 1);
+            band1Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band1Kernel1");
           }
         }
@@ -709,9 +715,9 @@ private:
           std::fprintf(stderr, "polyc: band 2 (S1): data-parallel\n");
         // S1, band 2 dimension 0: p; carries no dependence: kernel band2Kernel1 (one thread per point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, K), std::max<int64_t>(1, (P) - (0)), 1);
+          band2Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }
@@ -720,9 +726,9 @@ private:
           std::fprintf(stderr, "polyc: band 3 (S2): data-parallel\n");
         // S2, band 3 dimension 0: p; carries no dependence: kernel band3Kernel (one thread per point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K), 256, std::max<int64_t>(1, (P) - (0)), 1);
-          band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, K), std::max<int64_t>(1, (P) - (0)), 1);
+          band3Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
         }
       }
@@ -750,9 +756,9 @@ private:
             std::fprintf(stderr, "polyc: band 4 (S3): data-parallel\n");
           // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel1 (one thread per point)
           {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (P) - (0)), 1);
-            band4Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+            const polyc::rt::cuda::Tile tile
+                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (P) - (0)), 1);
+            band4Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
             POLYC_CUDA_CHECK_LAUNCH("band4Kernel1");
           }
         }
@@ -781,9 +787,9 @@ private:
           std::fprintf(stderr, "polyc: band 5 (S5): data-parallel\n");
         // S5, band 5 dimension 0: k; carries no dependence: kernel band5Kernel1 (one thread per point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J), 256, std::max<int64_t>(1, (K) - (0)), 1);
-          band5Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (K) - (0)), 1);
+          band5Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band5Kernel1");
         }
       }
@@ -809,9 +815,9 @@ private:
           std::fprintf(stderr, "polyc: band 6 (S6): data-parallel\n");
         // S6, band 6 dimension 0: j; carries no dependence: kernel band6Kernel1 (one thread per point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, I), 256, std::max<int64_t>(1, (J) - (0)), 1);
-          band6Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, e);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, I), std::max<int64_t>(1, (J) - (0)), 1);
+          band6Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
           POLYC_CUDA_CHECK_LAUNCH("band6Kernel1");
         }
       }

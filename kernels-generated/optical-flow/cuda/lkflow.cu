@@ -170,9 +170,9 @@ struct LkflowDeviceOf {
   // computes an instance.
   __device__ void S3(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (polyc_index a = 0; a < L; ++a) {
-      for (polyc_index b = 0; b < M; ++b) {
-        for (polyc_index c = 0; c < N; ++c) {
+    for (int64_t a = 0; a < L; ++a) {
+      for (int64_t b = 0; b < M; ++b) {
+        for (int64_t c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -215,9 +215,9 @@ struct LkflowDeviceOf {
   // computes an instance.
   __device__ void S4(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (polyc_index a = 0; a < L; ++a) {
-      for (polyc_index b = 0; b < M; ++b) {
-        for (polyc_index c = 0; c < N; ++c) {
+    for (int64_t a = 0; a < L; ++a) {
+      for (int64_t b = 0; b < M; ++b) {
+        for (int64_t c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -260,9 +260,9 @@ struct LkflowDeviceOf {
   // computes an instance.
   __device__ void S5(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (polyc_index a = 0; a < L; ++a) {
-      for (polyc_index b = 0; b < M; ++b) {
-        for (polyc_index c = 0; c < N; ++c) {
+    for (int64_t a = 0; a < L; ++a) {
+      for (int64_t b = 0; b < M; ++b) {
+        for (int64_t c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -305,9 +305,9 @@ struct LkflowDeviceOf {
   // computes an instance.
   __device__ void S6(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (polyc_index a = 0; a < L; ++a) {
-      for (polyc_index b = 0; b < M; ++b) {
-        for (polyc_index c = 0; c < N; ++c) {
+    for (int64_t a = 0; a < L; ++a) {
+      for (int64_t b = 0; b < M; ++b) {
+        for (int64_t c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -350,9 +350,9 @@ struct LkflowDeviceOf {
   // computes an instance.
   __device__ void S7(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
-    for (polyc_index a = 0; a < L; ++a) {
-      for (polyc_index b = 0; b < M; ++b) {
-        for (polyc_index c = 0; c < N; ++c) {
+    for (int64_t a = 0; a < L; ++a) {
+      for (int64_t b = 0; b < M; ++b) {
+        for (int64_t c = 0; c < N; ++c) {
           sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
               * __ldg(&gx[(y * W + x) * N + c])
               * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
@@ -544,7 +544,8 @@ __global__ void __launch_bounds__(256) band1Kernel(const LkflowDeviceOf<polyc_in
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S0, S1, S2, band 1 dimension 0: y; carries no dependence; spread over the grid's y dimension
@@ -589,7 +590,8 @@ __global__ void __launch_bounds__(256) band2Kernel1(const LkflowDeviceOf<polyc_i
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
@@ -612,7 +614,8 @@ __global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_in
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the grid's y dimension
@@ -768,9 +771,9 @@ private:
         std::fprintf(stderr, "polyc: band 1 (S0, S1, S2): data-parallel\n");
       // S0, S1, S2, band 1 dimension 0: y; carries no dependence: kernel band1Kernel (one thread per point)
       {
-        const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-        band1Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, t);
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band1Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
       // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel.
@@ -797,9 +800,9 @@ private:
         // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence: kernel band2Kernel1 (one thread per
         // point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, t);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+          band2Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
           POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
         }
       }
@@ -807,9 +810,9 @@ private:
         std::fprintf(stderr, "polyc: band 3 (S8, S9, S10): data-parallel\n");
       // S8, S9, S10, band 3 dimension 0: y; carries no dependence: kernel band3Kernel (one thread per point)
       {
-        const dim3 grid
-            = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-        band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program, t);
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band3Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
       }
     }

@@ -113,7 +113,7 @@ struct RatenetDeviceOf {
   // 1, j]) / tau where t >= 1;  (ratenet.poly:15); one thread computes an instance.
   __device__ void S1(polyc_index t, polyc_index j) const {
     float sum0 = 0.0f;
-    for (polyc_index c = 0; c < C; ++c) {
+    for (int64_t c = 0; c < C; ++c) {
       const polyc_index rIndex1 = __ldg(&pre[j * C + c]);
       sum0 += __ldg(&w[j * C + c]) * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
     }

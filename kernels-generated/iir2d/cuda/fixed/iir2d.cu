@@ -115,8 +115,8 @@ struct Iir2dDeviceOf {
   // an instance.
   __device__ void S1(polyc_index i, polyc_index j) const {
     float sum0 = 0.0f;
-    for (polyc_index r1 = 0; r1 < M; ++r1) {
-      for (polyc_index r2 = 0; r2 < M; ++r2) {
+    for (int64_t r1 = 0; r1 < M; ++r1) {
+      for (int64_t r2 = 0; r2 < M; ++r2) {
         sum0 += __ldg(&a[r1 * M + r2])
             * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
       }
@@ -249,7 +249,8 @@ __global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDeviceOf<polyc_in
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
   [[maybe_unused]] const polyc_index M = program.M;
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 0 dimension 0: i; carries no dependence; spread over the grid's y dimension
@@ -363,9 +364,9 @@ private:
       } else {
         // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel1 (one thread per point)
         {
-          const dim3 grid
-              = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W), 256, std::max<int64_t>(1, (H) - (0)), 1);
-          band0Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program);
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+          band0Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program);
           POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
         }
       }

@@ -115,6 +115,23 @@ inline dim3 gridFor(int64_t x, int64_t pointsPerBlock, int64_t y = 1, int64_t z 
               clamp(z, 65535));
 }
 
+// The blocks of a kernel of a thread a point over two or three members: 2-D, up to TileY rows along y by
+// 256 / rows threads along x (at least a warp: a row's loads are whole cache lines). With 256 threads
+// along x alone, a row of 120 points left 136 of each block's threads idle (heat-3d at N = 120) and a
+// block read from one row only; 32 x 8 idles 8 of 128 there, and its rows share the cache lines of their
+// neighbours' reads. Fewer rows than TileY take fewer rows a block, so a single row keeps 256 x 1.
+inline constexpr unsigned TileThreads = 256, TileY = 8;
+struct Tile {
+  dim3 grid, block;
+};
+inline Tile tileFor(int64_t x, int64_t y, int64_t z = 1) {
+  unsigned rows = 1;
+  while (rows < TileY && int64_t(rows) < y)
+    rows *= 2;
+  const unsigned columns = TileThreads / rows;
+  return {gridFor(x, columns, (y + rows - 1) / rows, z), dim3(columns, rows)};
+}
+
 // Host: the group size for a reduction of `length` terms chosen at run time (seed 001: threads per
 // output from the number of terms): the next power of two, clamped to [32, 1024].
 inline unsigned groupSizeFor(int64_t length) {
