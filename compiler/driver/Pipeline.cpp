@@ -91,6 +91,8 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     // The independent legality check: code is never generated from a schedule it rejects.
     if (llvm::Error err = schedule::verifySchedule(compiled->model, compiled->deps, compiled->schedule))
       return reportError(std::move(err), sm), nullptr;
+    if (llvm::Error err = schedule::verifyStorage(compiled->model, compiled->deps, compiled->schedule))
+      return reportError(std::move(err), sm), nullptr;
     schedule::chooseTiles(compiled->model, compiled->schedule, options.tiling);
     allocate::AllocationOptions allocationOptions;
     allocationOptions.choice = options.allocation;

@@ -1,11 +1,16 @@
-// The schedule's independent legality check: for every dependence, the source instance's time
-// vector must be lexicographically before the target's. It shares nothing with the scheduler's
-// reasoning, so a scheduler bug shows up as an error here rather than as wrong results.
+// The schedule's independent legality checks. verifySchedule: for every dependence, the source
+// instance's time vector must be lexicographically before the target's. verifyStorage: no folded slot
+// is overwritten while the value in it is still to be read. They share nothing with the scheduler's and
+// the folding's reasoning, so a bug there shows up as an error here rather than as wrong results.
 #include "compiler/schedule/Schedule.h"
 
 #include "compiler/model/IslUtil.h"
 #include "compiler/support/SourceError.h"
 
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+
+#include <map>
 #include <sstream>
 
 namespace polyc::schedule {
@@ -43,6 +48,159 @@ llvm::Error verifySchedule(const model::Model &model, const analysis::Dependence
     return llvm::Error::success();
   } catch (const isl::exception &e) {
     return makeError(std::string("internal error in the legality check (isl): ") + e.what());
+  }
+}
+
+// ---- verifyStorage
+
+namespace {
+
+// For each statement, which dimensions of its flat time vector (flatScheduleMap) order its instances
+// for certain on every target: a band's sequential members and a sequence's positions. The points of a
+// parallel (coincident) member run in no order, and a set node's children in any order. A statement
+// that reaches two leaves keeps the dimensions that order it in both.
+using OrderedDims = std::map<std::string, std::vector<bool>>;
+
+void collectOrderedDims(const isl::schedule_node &node, std::vector<bool> &path, OrderedDims &result) {
+  size_t depth = path.size();
+  if (node.isa<isl::schedule_node_band>()) {
+    auto band = node.as<isl::schedule_node_band>();
+    for (int m = 0; m < int(band.n_member()); ++m)
+      path.push_back(!band.member_get_coincident(m));
+  } else if (node.isa<isl::schedule_node_sequence>() || node.isa<isl::schedule_node_set>()) {
+    path.push_back(node.isa<isl::schedule_node_sequence>());
+  } else if (node.isa<isl::schedule_node_leaf>()) {
+    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    domain.foreach_set([&](isl::set instances) {
+      std::string name = isl_set_get_tuple_name(instances.get());
+      auto [it, inserted] = result.emplace(name, path);
+      for (size_t k = 0; !inserted && k < it->second.size(); ++k)
+        it->second[k] = it->second[k] && k < path.size() && path[k];
+    });
+  }
+  // A sequence's or set's children are filters: each adds its position's dimension once, above.
+  for (int c = 0; c < int(node.n_children()); ++c)
+    collectOrderedDims(node.child(c), path, result);
+  path.resize(depth);
+}
+
+// { t -> u : t and u first differ at an ordered dimension, where t is smaller } over time vectors of
+// `depth` dimensions, the dimensions marked in both `a` and `b` being the ordered ones.
+isl::map certainlyBefore(const isl::space &timeSpace, const std::vector<bool> &a, const std::vector<bool> &b) {
+  isl::space space = islutil::mapSpace(timeSpace, timeSpace);
+  isl::map result = isl::map::empty(space);
+  unsigned depth = islutil::tupleDims(timeSpace);
+  for (unsigned k = 0; k < depth && k < a.size() && k < b.size(); ++k) {
+    if (!a[k] || !b[k])
+      continue;
+    isl_map *first = isl_map_universe(space.copy());
+    for (unsigned j = 0; j < k; ++j)
+      first = isl_map_equate(first, isl_dim_in, j, isl_dim_out, j);
+    first = isl_map_order_lt(first, isl_dim_in, k, isl_dim_out, k);
+    result = result.unite(isl::manage(first));
+  }
+  return result;
+}
+
+// { A[a] -> A[a'] : a' != a, stored in the same slot when dimension `dim` of A's `rank` is folded
+// modulo `window` } (built unnamed, then given A's tuple: an array's name need not parse in isl's
+// notation).
+isl::map sameSlot(const isl::id &array, unsigned rank, unsigned dim, int64_t window, isl::ctx ctx) {
+  std::string a, b, constraints;
+  for (unsigned k = 0; k < rank; ++k) {
+    std::string ak = "a" + std::to_string(k), bk = "b" + std::to_string(k);
+    a += (k ? ", " : "") + ak;
+    b += (k ? ", " : "") + bk;
+    if (k == dim)
+      constraints += std::string(constraints.empty() ? "" : " and ") + "exists (q : " + bk + " = " + ak + " + " +
+                     std::to_string(window) + "q and (q < 0 or q > 0))";
+    else
+      constraints += std::string(constraints.empty() ? "" : " and ") + bk + " = " + ak;
+  }
+  isl::map slot(ctx, "{ [" + a + "] -> [" + b + "] : " + constraints + " }");
+  return slot.set_domain_tuple(array).set_range_tuple(array);
+}
+
+} // namespace
+
+// { [x -> y] -> x } for a map x -> y.
+static isl::map domainMap(const isl::map &map) { return isl::manage(isl_map_domain_map(map.copy())); }
+
+// The instances of `from` that run before those of `to` on every target: S[x] -> T[y].
+static isl::map runsBefore(const isl::union_map &time, const OrderedDims &ordered, const isl::space &timeSpace,
+                           const isl::space &from, const isl::space &to) {
+  auto timeOf = [&](const isl::space &stmt) {
+    isl::union_map part = time.intersect_domain(isl::union_set(isl::set::universe(stmt)));
+    return part.is_empty() ? isl::map::empty(islutil::mapSpace(stmt, timeSpace)) : part.as_map();
+  };
+  const std::vector<bool> none;
+  auto dims = [&](const isl::space &stmt) -> const std::vector<bool> & {
+    auto it = ordered.find(isl_space_get_tuple_name(stmt.get(), isl_dim_set));
+    return it == ordered.end() ? none : it->second;
+  };
+  return timeOf(from)
+      .apply_range(certainlyBefore(timeSpace, dims(from), dims(to)))
+      .apply_range(timeOf(to).reverse());
+}
+
+llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceGraph &deps,
+                          const Schedule &schedule) {
+  if (schedule.folded.empty())
+    return llvm::Error::success();
+  try {
+    isl::union_map time = flatScheduleMap(schedule.tree);
+    OrderedDims ordered;
+    std::vector<bool> path;
+    collectOrderedDims(schedule.tree.root(), path, ordered);
+    isl::space timeSpace;
+    time.foreach_map([&](isl::map m) { timeSpace = m.range().space(); });
+    for (const FoldedStorage &fold : schedule.folded) {
+      if (fold.windowValue < 1)
+        return makeError("internal error: the storage of '" + fold.array + "' is folded by a window that is not a constant (" +
+                         fold.window + "), which the storage check cannot check");
+      std::vector<const model::Statement *> writers;
+      for (const model::Statement &stmt : model.statements)
+        if (stmt.write.array == fold.array)
+          writers.push_back(&stmt);
+      if (writers.empty())
+        continue;
+      isl::id arrayId = writers.front()->write.relation.get_range_tuple_id();
+      unsigned rank = writers.front()->write.relation.range_tuple_dim();
+      isl::map slot = sameSlot(arrayId, rank, fold.dim, fold.windowValue, model.ctx);
+      for (const analysis::Dependence &flow : deps.edges) {
+        if (flow.kind != analysis::DependenceKind::Flow || flow.array != fold.array)
+          continue;
+        const model::Statement &source = model.statements[flow.source], &reader = model.statements[flow.target];
+        // [w -> r] -> w2: a write w2 of another element of w's slot, for each value w wrote that r reads.
+        isl::map pair = flow.relation;
+        const isl::map toWrite = domainMap(pair), toRead = islutil::rangeMap(pair);
+        isl::map clobbers = toWrite.apply_range(source.write.relation).apply_range(slot);
+        for (const model::Statement *other : writers) {
+          isl::map candidates = clobbers.apply_range(other->write.relation.reverse());
+          if (candidates.is_empty())
+            continue;
+          isl::space otherSpace = other->domain.space(), sourceSpace = source.domain.space(),
+                     readerSpace = reader.domain.space();
+          // Harmless: w2 runs before w, or after r (or is r itself, which reads before it writes).
+          isl::map beforeWrite =
+              toWrite.apply_range(runsBefore(time, ordered, timeSpace, otherSpace, sourceSpace).reverse());
+          isl::map afterRead = toRead.apply_range(runsBefore(time, ordered, timeSpace, readerSpace, otherSpace));
+          isl::map bad = candidates.subtract(beforeWrite).subtract(afterRead);
+          if (other == &reader)
+            bad = bad.subtract(toRead);
+          if (bad.is_empty())
+            continue;
+          std::ostringstream os;
+          os << "internal error: storage folding of '" << fold.array << "' along dimension " << fold.dim << " modulo "
+             << fold.window << " is not safe under the schedule: " << other->name << " may overwrite the slot of a value "
+             << source.name << " wrote before " << reader.name << " reads it (" << bad.wrap().sample_point() << ")";
+          return makeError(os.str());
+        }
+      }
+    }
+    return llvm::Error::success();
+  } catch (const isl::exception &e) {
+    return makeError(std::string("internal error in the storage check (isl): ") + e.what());
   }
 }
 

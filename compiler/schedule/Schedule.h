@@ -64,4 +64,10 @@ isl::union_map flatScheduleMap(const isl::schedule &tree);
 llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
                            const Schedule &schedule);
 
+// Independent check of the folded storage (Schedule::folded): no instance writes to a slot between the
+// write of the value it holds and a read of that value, the points of parallel members and the
+// children of set nodes counting as unordered. Returns an error naming the array and the statements.
+llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceGraph &deps,
+                          const Schedule &schedule);
+
 } // namespace polyc::schedule
