@@ -273,18 +273,22 @@ TEST(StorageFolding, ADeadWriteIsInTheWindow) {
     EXPECT_NE(f.array, "q") << "q folded modulo " << f.window;
 }
 
-TEST(StorageFolding, StatementsBelowAParallelMemberAreNotOrdered) {
-  // b[k, d] = h[d] for d in 1..2 (S0), b[k, 3] = 7 (S1), out[k] = b[k, 2] + b[k, 3] (S2), with b[k, 1]
-  // never read (fuzz seed 2600752 on CUDA). S0 and S1 share the band (k, d), parallel in d: S0 at d = 1
-  // and S1 at d = 3 run on different threads in no order, so b must not be folded modulo 2 along d,
-  // although S1 comes after S0 in the band's sequence.
-  ModelBuilder b("[C]", "C >= 0");
+// b[k, d] = h[d] for d in 1..2 (S0), b[k, 3] = 7 (S1), out[k] = b[k, 2] + b[k, 3] (S2), with b[k, 1]
+// never read (fuzz seed 2600752 on CUDA). S0 and S1 share the band (k, d), parallel in d.
+static void parallelMemberModel(ModelBuilder &b) {
   b.array("h", "h[a] : 0 <= a < 4", ast::ArrayKind::Input);
   b.array("b", "b[a, c] : 0 <= a < C and 0 <= c < 4", ast::ArrayKind::Local);
   b.array("out", "out[a] : 0 <= a < C", ast::ArrayKind::Output);
   b.statement({"k", "d"}, "S0[k, d] : 0 <= k < C and 1 <= d <= 2", "S0[k, d] -> b[k, d]", {"S0[k, d] -> h[d]"});
   b.statement({"k", "d"}, "S1[k, d] : 0 <= k < C and d = 3", "S1[k, d] -> b[k, d]", {});
   b.statement({"k"}, "S2[k] : 0 <= k < C", "S2[k] -> out[k]", {"S2[k] -> b[k, 2]", "S2[k] -> b[k, 3]"});
+}
+
+TEST(StorageFolding, StatementsBelowAParallelMemberAreNotOrdered) {
+  // S0 at d = 1 and S1 at d = 3 run on different threads in no order, so b must not be folded modulo 2
+  // along d, although S1 comes after S0 in the band's sequence.
+  ModelBuilder b("[C]", "C >= 0");
+  parallelMemberModel(b);
   auto deps = analysis::computeDependences(b.model);
   ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
   auto schedule = schedule::chooseSchedule(b.model, *deps, {});
@@ -389,12 +393,7 @@ TEST(StorageCheck, StatementsBelowAParallelMemberAreNotOrdered) {
   // seed 2600752 on the GPU): b[k, 1] (S0, never read) and b[k, 3] (S1, read by S2) share a slot, and S0
   // at d = 1 runs on another thread than S1 at d = 3, so its write may land after S1's.
   ModelBuilder b("[C]", "C >= 0");
-  b.array("h", "h[a] : 0 <= a < 4", ast::ArrayKind::Input);
-  b.array("b", "b[a, c] : 0 <= a < C and 0 <= c < 4", ast::ArrayKind::Local);
-  b.array("out", "out[a] : 0 <= a < C", ast::ArrayKind::Output);
-  b.statement({"k", "d"}, "S0[k, d] : 0 <= k < C and 1 <= d <= 2", "S0[k, d] -> b[k, d]", {"S0[k, d] -> h[d]"});
-  b.statement({"k", "d"}, "S1[k, d] : 0 <= k < C and d = 3", "S1[k, d] -> b[k, d]", {});
-  b.statement({"k"}, "S2[k] : 0 <= k < C", "S2[k] -> out[k]", {"S2[k] -> b[k, 2]", "S2[k] -> b[k, 3]"});
+  parallelMemberModel(b);
   auto deps = analysis::computeDependences(b.model);
   ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
   auto schedule = schedule::chooseSchedule(b.model, *deps, {});
