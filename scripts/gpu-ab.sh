@@ -2,20 +2,22 @@
 # A/B of two compilers (or more) on the GPU machine, in one device call: builds there, from bundles made
 # here by scripts/gpu-bundle.sh (polyc and its runtime), every PolyBench kernel (test/polybench/*.poly) and
 # the GPU-mapping benchmarks (scripts/build-gpu-mapping-bench.sh's programs), then
-#   STAGE=check  checks the last bundle, B: scripts/polybench-gpu.sh with the cost model's forms, with int64_t indices
-#                forced (POLYC_CUDA_INDEX=64) and with the persistent form forced, and the 2D IIR end to
-#                end (scripts/gpu-check.sh, stages runtime and e2e; it builds kernels-generated itself);
+#   STAGE=check  checks the last bundle: scripts/polybench-gpu.sh with the cost model's forms, with
+#                int64_t indices forced (POLYC_CUDA_INDEX=64) and with the persistent form forced, and the
+#                2D IIR end to end (scripts/gpu-check.sh, stages runtime and e2e; it builds this tree's
+#                kernels-generated itself);
 #   STAGE=bench  times every bundle: the stencils at PolyBench LARGE against their floor, the other kernels
 #                at `bench`, and scripts/bench-gpu-mapping.py; the tables of A, then of B (then of C...).
-# The builds go to WORK (default gpu-bin/ab, ignored by git), which a warm machine keeps between calls:
-# STAGE=bench after STAGE=check reuses them (STAGE=bench alone builds first).
+# The builds go to WORK (default gpu-bin/ab, ignored by git): STAGE=bench after STAGE=check reuses them
+# when it finds them, that is on a machine still warm (the lent one stays so 30 s after a call); else it
+# builds first.
 #   scripts/gpu-ab.sh BUNDLE_A BUNDLE_B [BUNDLE_C ...]   (STAGE defaults to check; JOBS to 7 parallel
 #                                                        builds a bundle)
 # Session 26 measured the index type with it (docs/performance.md, "Kernels indexed in int").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [[ $# -lt 2 ]]; then
-  echo "usage: $0 BUNDLE_A BUNDLE_B [BUNDLE_C ...]" >&2
+if [[ $# -lt 2 || $# -gt 8 ]]; then
+  echo "usage: $0 BUNDLE_A BUNDLE_B [BUNDLE_C ...] (at most 8)" >&2
   exit 2
 fi
 bundles=()

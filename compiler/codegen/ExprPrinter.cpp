@@ -1259,8 +1259,8 @@ void ExprPrinter::printReductionLoops(const ReductionParts &parts, const std::st
   if (!pragma.empty())
     w.line(pragma);
   for (const ReductionLoop &loop : parts.loops)
-    w.openBlock("for (" + reductionIndexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " + loop.hi +
-                "; ++" + loop.var + ")");
+    w.openBlock("for (" + reductionIndexType() + " " + loop.var + " = " + loop.lo + "; " + loop.var + " < " +
+                loop.hi + "; ++" + loop.var + ")");
   if (!parts.condition.empty())
     w.openBlock("if (" + parts.condition + ")");
   std::string body = parts.body(w);

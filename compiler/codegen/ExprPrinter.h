@@ -120,7 +120,7 @@ public:
   // ---- Dialect hooks; the defaults are C++17.
   virtual std::string typeName(ast::ElemType type) const;    // float, double, int32_t
   virtual std::string indexType() const { return "int64_t"; } // loop variables, params, indices
-  virtual std::string reductionIndexType() const { return indexType(); } // a reduction's variables
+  virtual std::string reductionIndexType() const { return indexType(); }       // a reduction's variables
   virtual std::string mathFunction(ast::Builtin fn, ast::ElemType type) const; // expf, fmaxf, ...
   virtual std::string fmodFunction(ast::ElemType type) const;                 // `%` on floats
   virtual std::string literal(double value, ast::ElemType type) const;        // 0.5f, 0.5, 2

@@ -86,7 +86,8 @@ void collectOrderedDims(const isl::schedule_node &node, std::vector<bool> &path,
 
 // { t -> u : t and u first differ at an ordered dimension, where t is smaller } over time vectors of
 // `depth` dimensions, the dimensions marked in both `a` and `b` being the ordered ones.
-isl::map certainlyBefore(const isl::space &timeSpace, const std::vector<bool> &a, const std::vector<bool> &b) {
+isl::map certainlyBefore(const isl::space &timeSpace, const std::vector<bool> &a,
+                         const std::vector<bool> &b) {
   isl::space space = islutil::mapSpace(timeSpace, timeSpace);
   isl::map result = isl::map::empty(space);
   unsigned depth = islutil::tupleDims(timeSpace);
@@ -112,8 +113,8 @@ isl::map sameSlot(const isl::id &array, unsigned rank, unsigned dim, int64_t win
     a += (k ? ", " : "") + ak;
     b += (k ? ", " : "") + bk;
     if (k == dim)
-      constraints += std::string(constraints.empty() ? "" : " and ") + "exists (q : " + bk + " = " + ak + " + " +
-                     std::to_string(window) + "q and (q < 0 or q > 0))";
+      constraints += std::string(constraints.empty() ? "" : " and ") + "exists (q : " + bk + " = " + ak +
+                     " + " + std::to_string(window) + "q and (q < 0 or q > 0))";
     else
       constraints += std::string(constraints.empty() ? "" : " and ") + bk + " = " + ak;
   }
@@ -127,8 +128,8 @@ isl::map sameSlot(const isl::id &array, unsigned rank, unsigned dim, int64_t win
 static isl::map domainMap(const isl::map &map) { return isl::manage(isl_map_domain_map(map.copy())); }
 
 // The instances of `from` that run before those of `to` on every target: S[x] -> T[y].
-static isl::map runsBefore(const isl::union_map &time, const OrderedDims &ordered, const isl::space &timeSpace,
-                           const isl::space &from, const isl::space &to) {
+static isl::map runsBefore(const isl::union_map &time, const OrderedDims &ordered,
+                           const isl::space &timeSpace, const isl::space &from, const isl::space &to) {
   auto timeOf = [&](const isl::space &stmt) {
     isl::union_map part = time.intersect_domain(isl::union_set(isl::set::universe(stmt)));
     return part.is_empty() ? isl::map::empty(islutil::mapSpace(stmt, timeSpace)) : part.as_map();
@@ -156,8 +157,9 @@ llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceG
     time.foreach_map([&](isl::map m) { timeSpace = m.range().space(); });
     for (const FoldedStorage &fold : schedule.folded) {
       if (fold.windowValue < 1)
-        return makeError("internal error: the storage of '" + fold.array + "' is folded by a window that is not a constant (" +
-                         fold.window + "), which the storage check cannot check");
+        return makeError("internal error: the storage of '" + fold.array +
+                         "' is folded by a window that is not a constant (" + fold.window +
+                         "), which the storage check cannot check");
       std::vector<const model::Statement *> writers;
       for (const model::Statement &stmt : model.statements)
         if (stmt.write.array == fold.array)
@@ -170,7 +172,8 @@ llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceG
       for (const analysis::Dependence &flow : deps.edges) {
         if (flow.kind != analysis::DependenceKind::Flow || flow.array != fold.array)
           continue;
-        const model::Statement &source = model.statements[flow.source], &reader = model.statements[flow.target];
+        const model::Statement &source = model.statements[flow.source],
+                               &reader = model.statements[flow.target];
         // [w -> r] -> w2: a write w2 of another element of w's slot, for each value w wrote that r reads.
         isl::map pair = flow.relation;
         const isl::map toWrite = domainMap(pair), toRead = islutil::rangeMap(pair);
@@ -184,16 +187,18 @@ llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceG
           // Harmless: w2 runs before w, or after r (or is r itself, which reads before it writes).
           isl::map beforeWrite =
               toWrite.apply_range(runsBefore(time, ordered, timeSpace, otherSpace, sourceSpace).reverse());
-          isl::map afterRead = toRead.apply_range(runsBefore(time, ordered, timeSpace, readerSpace, otherSpace));
+          isl::map afterRead =
+              toRead.apply_range(runsBefore(time, ordered, timeSpace, readerSpace, otherSpace));
           isl::map bad = candidates.subtract(beforeWrite).subtract(afterRead);
           if (other == &reader)
             bad = bad.subtract(toRead);
           if (bad.is_empty())
             continue;
           std::ostringstream os;
-          os << "internal error: storage folding of '" << fold.array << "' along dimension " << fold.dim << " modulo "
-             << fold.window << " is not safe under the schedule: " << other->name << " may overwrite the slot of a value "
-             << source.name << " wrote before " << reader.name << " reads it (" << bad.wrap().sample_point() << ")";
+          os << "internal error: storage folding of '" << fold.array << "' along dimension " << fold.dim
+             << " modulo " << fold.window << " is not safe under the schedule: " << other->name
+             << " may overwrite the slot of a value " << source.name << " wrote before " << reader.name
+             << " reads it (" << bad.wrap().sample_point() << ")";
           return makeError(os.str());
         }
       }

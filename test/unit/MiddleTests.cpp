@@ -354,7 +354,8 @@ TEST(StorageCheck, OneSlotIsSafeOnlyWhereEachPointReadsItsOwnOldValue) {
       EXPECT_EQ(message, "");
       continue;
     }
-    EXPECT_NE(message.find("storage folding of 'r' along dimension 0 modulo 1 is not safe"), std::string::npos)
+    EXPECT_NE(message.find("storage folding of 'r' along dimension 0 modulo 1 is not safe"),
+              std::string::npos)
         << message;
     EXPECT_NE(message.find("S1 may overwrite the slot of a value S"), std::string::npos) << message;
   }

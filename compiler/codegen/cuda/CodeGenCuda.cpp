@@ -815,11 +815,11 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
   printLaunch(loop, axes, printKernel(loop, node, axes, nullptr, program_.kernels), nullptr);
 }
 
-// How a kernel's threads share its points, for comments.
 // Whether a kernel of the group size `group` spreads its y member over the rows of 2-D blocks
 // (polyc::rt::cuda::tileFor, when it has one): a thread a point, not the Rows variant.
 static bool tiled(const std::string &group, const RowsKernel *rows) { return group == "1" && !rows; }
 
+// How a kernel's threads share its points, for comments.
 static std::string kernelThreads(const std::string &group, const RowsKernel *rows) {
   if (rows)
     return std::to_string(RowsPerThread) + " points a thread along " + rows->plan.dim;
