@@ -389,6 +389,25 @@ TEST(StorageCheck, RejectsAWindowThatTheScheduleOutruns) {
   EXPECT_EQ(errorText(schedule::verifyStorage(ahead.model, *aheadDeps, aheadRowMajor)), "");
 }
 
+TEST(StorageCheck, TwoSlotsHoldUnderASkewedSchedule) {
+  // The skewed schedule (t, t + j) that time tiles are cut from, both members sequential: two slots of r
+  // stay safe with either neighbour; one slot only with r[t - 1, j + 1].
+  for (int neighbour : {1, -1}) {
+    ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
+    stepModel(b, neighbour);
+    auto deps = analysis::computeDependences(b.model);
+    ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+    schedule::Schedule skewed =
+        handMade(b.model, "[N, T] -> [{ S0[j] -> [(0)]; S1[t, j] -> [(t)]; S2[j] -> [(T)] }, "
+                          "{ S0[j] -> [(j)]; S1[t, j] -> [(t + j)]; S2[j] -> [(j)] }]");
+    ASSERT_EQ(errorText(schedule::verifySchedule(b.model, *deps, skewed)), "");
+    skewed.folded = {folding("r", 0, 2)};
+    EXPECT_EQ(errorText(schedule::verifyStorage(b.model, *deps, skewed)), "") << neighbour;
+    skewed.folded = {folding("r", 0, 1)};
+    EXPECT_EQ(errorText(schedule::verifyStorage(b.model, *deps, skewed)).empty(), neighbour == 1) << neighbour;
+  }
+}
+
 TEST(StorageCheck, StatementsBelowAParallelMemberAreNotOrdered) {
   // StorageFolding.StatementsBelowAParallelMemberAreNotOrdered's program, b folded modulo 2 along d (fuzz
   // seed 2600752 on the GPU): b[k, 1] (S0, never read) and b[k, 3] (S1, read by S2) share a slot, and S0
