@@ -13,7 +13,7 @@
 # builds first.
 #   scripts/gpu-ab.sh BUNDLE_A BUNDLE_B [BUNDLE_C ...]   (STAGE defaults to check; JOBS to 7 parallel
 #                                                        builds a bundle)
-# Session 26 measured the index type with it (docs/performance.md, "Kernels indexed in int").
+# Session 26 measured the index type with it (docs/performance.md at 2c04002, "Kernels indexed in int").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [[ $# -lt 2 || $# -gt 8 ]]; then

@@ -31,18 +31,17 @@ using namespace polyc::codegen;
 using allocate::AllocationKind;
 
 // The flexible wavefront's shape: progress published every PublishInterval steps, by the block's
-// coordinator warp, off the compute threads' path (docs/performance.md, CUDA, measured this); its strip's
-// shape (lanes per point, strip width, terms held per lane:
-// polyc::rt::cuda::StripShape) is chosen at run time, from the term tables' capacity
-// (withTermTableShape) or else from the window sums' length (lanesFor, withLaneShape). GroupWidth: the
-// fixed wavefront's lanes per point.
+// coordinator warp, off the compute threads' path (docs/performance.md at 2c04002, CUDA, measured this); its
+// strip's shape (lanes per point, strip width, terms held per lane: polyc::rt::cuda::StripShape) is chosen at
+// run time, from the term tables' capacity (withTermTableShape) or else from the window sums' length
+// (lanesFor, withLaneShape). GroupWidth: the fixed wavefront's lanes per point.
 static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 2;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
 // Points a thread of a data-parallel kernel takes along a dimension that its sum slides along
-// (CudaStatementMode::Rows): a cell load serves this many FMAs (docs/performance.md, CUDA, measured 4, 8
-// and 16).
+// (CudaStatementMode::Rows): a cell load serves this many FMAs (docs/performance.md at 2c04002, CUDA,
+// measured 4, 8 and 16).
 static constexpr int RowsPerThread = 16;
 // The template parameter of the device struct and the kernels: their index type, int or int64_t as the
 // run's sizes allow (polyc::rt::cuda::indexFitsInt). No program's name is spelled with polyc_.
@@ -1874,7 +1873,7 @@ static void printRowsFunctions(CudaExprPrinter &exprs, const model::Statement &s
   w.line(templateLine);
   w.openBlock("__device__ void " + statement.name + "Rows(" + list(true, true) + ") const");
   // The lanes of a warp take one variant together: lanes that differ would make the warp run both
-  // (docs/performance.md, CUDA: the FIR kernel 24% faster on a 2048^2 image at M = 17).
+  // (docs/performance.md at 2c04002, CUDA: the FIR kernel 24% faster on a 2048^2 image at M = 17).
   w.line("if (__all_sync(__activemask(), " + *exprs.rows.interior + "))");
   w.indent();
   w.line(statement.name + "RowsInterior" + instantiate + "(" + list(false, false) + ");");

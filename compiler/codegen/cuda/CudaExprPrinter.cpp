@@ -111,7 +111,7 @@ void CudaExprPrinter::printLaneLoops(const ReductionParts &parts, CodeWriter &w)
     // addresses: coalesced loads, no shared-memory bank conflicts), and each lane runs the other
     // variables in order inside, unrolled so that several loads are in flight. (Dealing out the
     // flattened index space instead balances small windows better but measured slower on the H100
-    // for large ones: docs/performance.md, CUDA.)
+    // for large ones: docs/performance.md at 2c04002, CUDA.)
     w.comment("The " + G + " lanes of the group take consecutive values of " + inner.var +
               "; each runs the other variables in order.");
     w.openBlock("for (" + indexType() + " " + inner.var + " = " + inner.lo + " + " + lane + "; " + inner.var +
@@ -243,7 +243,7 @@ std::string CudaExprPrinter::printSlidingSum(const ReductionParts &parts, CodeWr
   for (size_t k = 0; k + 1 < parts.loops.size(); ++k)
     w.closeBlock();
   // Unrolled over polyc_R, so that each store names its sum's register; a loop to polyc_rows indexes the
-  // sums at run time (docs/performance.md, CUDA, session 15: the FIR kernel 25% faster at M = 3).
+  // sums at run time (docs/performance.md at 2c04002, CUDA, session 15: the FIR kernel 25% faster at M = 3).
   w.line("#pragma unroll");
   w.openBlock("for (int polyc_row = 0; polyc_row < " + std::string(RowsParam) + "; ++polyc_row)");
   if (!rowsInterior)

@@ -1,6 +1,7 @@
 // The decoupled step of the flexible wavefront: a 2D recurrence over a full box window,
 //
-//   Y[i, j] = E(i, j) + sum((k1, k2) in [0, M)^2 minus (0, 0)) C[k1, k2] * Y[i - k1, j - k2]   (Y = 0 outside),
+//   Y[i, j] = E(i, j) + sum((k1, k2) in [0, M)^2 minus (0, 0)) C[k1, k2] * Y[i - k1, j - k2]   (Y = 0
+//   outside),
 //
 // with point-invariant coefficients C, computed in strips of S columns (docs/scheduling.md, "The decoupled
 // step"; docs/prototypes/diagonal-chain at commit 44e1289 has the design's measurements).
@@ -43,7 +44,8 @@
 // (in L2) until it is no longer pending: a cell is its own flag, read and written whole (single-copy
 // atomicity), and nothing else of the left strip is read. Progress published by a release store from
 // the chain group, and polled by the halo lanes (session 16), put a fence and L2 round trips on the
-// step's path: 20-50% of a lone strip's time (docs/performance.md, CUDA, "The hand-over without fences").
+// step's path: 20-50% of a lone strip's time (docs/performance.md at 2c04002, CUDA, "The hand-over without
+// fences").
 #pragma once
 
 #include "polyc/cuda/Device.h"
@@ -85,9 +87,9 @@ __device__ __forceinline__ void storeCellRelaxed(Elem *cell, Elem value) {
   ::cuda::atomic_ref<Elem, ::cuda::thread_scope_device>(*cell).store(value, ::cuda::memory_order_relaxed);
 }
 
-// G lanes a column, S columns a strip, for window extent M. Measured on the H100 (docs/performance.md,
-// CUDA, sessions 16 and 18): one lane and strips of 128 up to M = 5, four lanes and strips of 96 up to 17,
-// sixteen lanes and strips of 32 above. Wider strips mean fewer hand-overs between strips; at M = 17,
+// G lanes a column, S columns a strip, for window extent M. Measured on the H100 (docs/performance.md at
+// 2c04002, CUDA, sessions 16 and 18): one lane and strips of 128 up to M = 5, four lanes and strips of 96 up
+// to 17, sixteen lanes and strips of 32 above. Wider strips mean fewer hand-overs between strips; at M = 17,
 // strips of 128 (672 threads) ran out of registers and took twice as long.
 inline constexpr int DecoupledWidestStrip = 128;
 template <int M_>

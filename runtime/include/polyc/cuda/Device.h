@@ -309,7 +309,7 @@ constexpr int flexibleMinBlocks(int computeThreads, int held = 0) {
 // registers costs an add, a shared load of its window cell and an FMA (so does an empty slot: it reads a
 // zero cell, LaneTerms); one read from the table two dependent shared loads more; and a step costs the block
 // its busiest warp: so few lanes per point, each holding all of its terms, with 256 threads a strip
-// where that fits in registers (measured on the H100: docs/performance.md, CUDA, "Strip shapes by
+// where that fits in registers (measured on the H100: docs/performance.md at 2c04002, CUDA, "Strip shapes by
 // window size"). K is the terms a lane of the shape's largest square window holds (M^2 - 1 over G: 2 at
 // M = 3, 6 at M = 5 and 7, 10 at M = 9, 18 at M = 17); larger windows fall to 32 lanes holding 16 and
 // reading the rest from the table.
@@ -317,8 +317,8 @@ constexpr int flexibleMinBlocks(int computeThreads, int held = 0) {
 // The last shape is an alternative, not chosen by capacity: 8 lanes x 32 columns holding 36 terms, one
 // block an SM, for up to 289 terms where the 16 x 16 strips would outnumber the blocks that can be
 // resident (termTableShapeIndex). Then half as many strips take the image in fewer rounds. Measured on
-// the H100 (docs/performance.md, CUDA, sessions 14 and 15): 4-5% faster at 8192^2 with M = 13 and 17, 9%
-// at 4096 x 8192; at 2048^2, whose 128 strips of 16 are all resident, 12-20% slower (so not there).
+// the H100 (docs/performance.md at 2c04002, CUDA, sessions 14 and 15): 4-5% faster at 8192^2 with M = 13 and
+// 17, 9% at 4096 x 8192; at 2048^2, whose 128 strips of 16 are all resident, 12-20% slower (so not there).
 struct TermTableShape {
   int64_t upTo; // the largest capacity the shape serves
   unsigned lanes;
@@ -412,8 +412,9 @@ inline constexpr int DecoupledMinExtent = 2, DecoupledMaxExtent = 32;
 
 // Whether the decoupled step is built for a box window of `extent`. Where it is, it runs by default: since
 // its pipes were unrolled (session 18) it measured as fast as the term tables or faster at every window
-// tried (H100, docs/performance.md, CUDA, "Loads a whole pipe ahead"): at M = 3 1.82 ms against 1.95 on a
-// 2048^2 image and 9.21 against 9.42 on 8192^2; at M = 17 2.06 against 2.71 and 11.5 against 16.2.
+// tried (H100, docs/performance.md at 2c04002, CUDA, "Loads a whole pipe ahead"): at M = 3 1.82 ms
+// against 1.95 on a 2048^2 image and 9.21 against 9.42 on 8192^2; at M = 17 2.06 against 2.71 and 11.5
+// against 16.2.
 inline bool decoupledStepBuiltFor(int64_t extent) {
   return extent >= DecoupledMinExtent && extent <= DecoupledMaxExtent;
 }

@@ -6,9 +6,9 @@
 // Along s, the cell that term s reads for point o is the one that term s - 1 read for point o - 1. So a
 // step of s reads one new cell (the one for point 0) and R coefficients' worth of multiply-adds share
 // it, from a ring of the R most recent cells held in registers: a load per R FMAs where a thread per
-// point needs a load per FMA (docs/performance.md, CUDA, "The FIR sum"). The code generator prints the
-// loops over the sum's other variables around a run of s (start, then slide), and the point's store
-// once per row (polyc::codegen, CudaStatementMode::Rows).
+// point needs a load per FMA (docs/performance.md at 2c04002, CUDA, "The FIR sum"). The code generator prints
+// the loops over the sum's other variables around a run of s (start, then slide), and the point's store once
+// per row (polyc::codegen, CudaStatementMode::Rows).
 //
 // The run's length is a template parameter of the kernel where it has at most SlidingRunMax steps
 // (Device.h, withSlidingRun): then every step of a run is unrolled and none is tested.

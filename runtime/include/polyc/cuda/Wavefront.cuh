@@ -17,7 +17,7 @@
 // limit it allows, and publishes the steps the compute threads report done. The compute threads thus
 // never wait on a global-memory fence, and on a poll's round trip only when a step must wait anyway;
 // the hand-over between strips costs the lag and a poll, not a fence in the critical warp
-// (docs/performance.md, CUDA, "A coordinator warp").
+// (docs/performance.md at 2c04002, CUDA, "A coordinator warp").
 //
 // Ordering. progress[c] is written with release semantics (cuda::atomic_ref, memory_order_release:
 // a fence, then the store) by the coordinator after it has read, with block-scope acquire, the step
@@ -34,7 +34,7 @@
 // leftmost one whose left neighbour is being computed (Computing): it reserves that column and waits
 // for the neighbour to allow its first step, so that a strip's successor is in place, with the
 // column chosen and locked, when the strip's progress first allows it (choosing a column when it is
-// already ready cost 8-12 us a strip on the H100: docs/performance.md, CUDA).
+// already ready cost 8-12 us a strip on the H100: docs/performance.md at 2c04002, CUDA).
 //
 // Deadlock freedom, whatever order the hardware starts blocks in and for any grid size >= 1:
 //  1. A block holds at most one lock, and only while it runs (a block that has not started holds
@@ -322,7 +322,7 @@ __device__ inline void coordinateColumn(const FlexibleBoard &board, FlexibleShar
 // limit. Thread 0 reads the left neighbour's progress itself (acquire) besides the coordinator's
 // posts: a step that waits then starts one poll after the progress moves, not after the coordinator's
 // poll and post as well. On the H100 that made M = 5 and 9 5-10% faster and left M = 3, 17 and 31
-// within 1% (docs/performance.md, CUDA, "The hand-over, traced").
+// within 1% (docs/performance.md at 2c04002, CUDA, "The hand-over, traced").
 __device__ inline int waitForLimit(const FlexibleBoard &board, FlexibleShared &shared, int column, int step) {
   for (;;) {
     int limit = readInBlock(shared.posted);
@@ -491,7 +491,7 @@ template <typename T> size_t layoutWindow(WindowGeometry<T> &window, int stripWi
 // p - back .. p + ahead, is then one contiguous run of slots, and a read at (row, col) is a constant
 // offset from the point's own cell (View): the point code's addresses are pointer arithmetic, with no
 // wrap-around mask or multiply per term (Nsight Compute showed those, with 64-bit index math, as most
-// of a step's instructions on the H100: docs/performance.md, CUDA).
+// of a step's instructions on the H100: docs/performance.md at 2c04002, CUDA).
 template <typename T, int S, bool Recurrence> struct StripWindow {
   WindowGeometry<T> geometry;
   T *ring = nullptr;
@@ -505,12 +505,12 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // row after it (`next`, loaded by this step's prefetch). commit() moves `next` into `pending` at the
   // end of the step, so a load has a whole step's computation to complete before anything waits on
   // it. (A variant that kept both in registers indexed by the step's parity, compiling the step twice
-  // to avoid the move, measured slower on the H100: docs/performance.md, CUDA.)
+  // to avoid the move, measured slower on the H100: docs/performance.md at 2c04002, CUDA.)
   T pending = T(0), next = T(0);
   // Cursors for the step the block computes next: set when the block takes the strip (aim), advanced
   // by commit(), so that a step's ring and array addresses cost an add each, not a mask, a slot choice
   // and 64-bit multiplies (Nsight Compute found that arithmetic, and the branches around it, to be
-  // most of a step's fixed chain on the H100: docs/performance.md, CUDA).
+  // most of a step's fixed chain on the H100: docs/performance.md at 2c04002, CUDA).
   int pointLane = 0;        // the strip lane of this thread's point: (step - pointLane, firstCol + pointLane)
   int copyCells = 0;        // R x ringCols: from a ring row's first copy to its second
   bool quickRows = false;   // a row is one column a stager, under the zero rule: prefetch's cursor path
@@ -526,7 +526,7 @@ template <typename T, int S, bool Recurrence> struct StripWindow {
   // `windows` windows start at the (window + 1)-th of windows + 1 equal parts of the compute threads
   // (whole warps): a step costs the block its slowest warp, and warp 0 already hands the step's limit
   // and progress to the coordinator, so the windows' loads and stores go to different warps (staging from
-  // thread 0 cost 5-15% on the H100: docs/performance.md, CUDA, "Strip shapes by window size").
+  // thread 0 cost 5-15% on the H100: docs/performance.md at 2c04002, CUDA, "Strip shapes by window size").
   __device__ void bind(unsigned char *shared, int blockThreads, int window, int windows) {
     ring = reinterpret_cast<T *>(shared + geometry.sharedOffset);
     threads = blockThreads;
@@ -795,7 +795,7 @@ template <typename T> struct TermTable {
 // (StripWindow::zeroCellBytes), so every slot is an unpredicated load and FMA. That adds exactly 0: a
 // zero coefficient times a window cell could be 0 x inf = NaN. (Predicating the slots instead serialized
 // their loads, and a branch between the two forms cost the H100 up to 12% a step at M = 17:
-// docs/performance.md, CUDA, "Empty term slots".)
+// docs/performance.md at 2c04002, CUDA, "Empty term slots".)
 template <typename T, int K> struct LaneTerms {
   static constexpr int Held = K;
   TermTable<T> table;
