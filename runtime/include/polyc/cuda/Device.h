@@ -186,6 +186,11 @@ bool wideIndexForced();
 
 // ---- Index arithmetic
 
+// Host: whether every value fits in an int (the flexible wavefront's point code computes in int).
+inline bool fitInInt(std::initializer_list<int64_t> values) {
+  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
+}
+
 // Host: whether a run's kernels can index in int rather than int64_t (the kernels and the device struct
 // are templates of the index type; 64-bit multiplies and adds take GPUs several instructions, and twice the
 // registers: heat-3d's persistent kernel ran 1.7x faster in int). `values` are every param and the bounds
@@ -198,7 +203,7 @@ inline bool indexFitsInt(std::initializer_list<int64_t> values, std::initializer
   if (wideIndexForced())
     return false;
   return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= -IndexValueMax && v <= IndexValueMax; }) &&
-         std::all_of(sizes.begin(), sizes.end(), [](int64_t n) { return n >= 0 && n <= INT32_MAX; });
+         fitInInt(sizes);
 }
 
 // ---- Host loops (compiler/map, Placement::HostLoop)
@@ -428,11 +433,6 @@ template <typename Body> auto withLaneShape(unsigned lanes, Body &&body) {
   case 16: return body(StripShape<16, stripWidthFor(16), 0>());
   default: return body(StripShape<32, stripWidthFor(32), 0>());
   }
-}
-
-// Host: whether every value fits in an int (the flexible wavefront's point code computes in int).
-inline bool fitInInt(std::initializer_list<int64_t> values) {
-  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
 }
 
 } // namespace polyc::rt::cuda
