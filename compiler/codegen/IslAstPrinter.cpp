@@ -56,12 +56,14 @@ IslAstPrinter::IslAstPrinter(const CodegenInput &input, CodeWriter &w) : input_(
   takeGlobalNames(*input.model.program, names_);
   for (const model::Statement &s : input.model.statements)
     names_.take(s.name);
+  for (size_t k = 0; k < input.schedule.timeTiled.size(); ++k)
+    switchNames_.push_back(names_.fresh("time_tiled"));
 }
 
 IslAstPrinter::IslAstPrinter(const IslAstPrinter &outer, CodeWriter &w)
     : input_(outer.input_), w_(w), names_(outer.names_), bandViews_(outer.bandViews_),
-      iteratorNames_(outer.iteratorNames_), bandMember_(outer.bandMember_), depth_(outer.depth_),
-      parallelDepth_(outer.parallelDepth_) {
+      iteratorNames_(outer.iteratorNames_), switchNames_(outer.switchNames_), bandMember_(outer.bandMember_),
+      depth_(outer.depth_), parallelDepth_(outer.parallelDepth_) {
   if (outer.currentBand_)
     currentBand_ = &bandViews_[outer.currentBand_ - outer.bandViews_.data()];
 }
@@ -104,6 +106,25 @@ static isl::schedule_node tileBand(const isl::schedule_node_band &band, const st
   for (size_t m = 0; m < sizes.size(); ++m)
     values = isl_multi_val_set_val(values, static_cast<int>(m), isl_val_int_from_si(band.ctx().get(), sizes[m]));
   return band.tile(isl::manage(values));
+}
+
+// The params' context for isl's AST generator, with the params the schedule adds: time tiling's switches,
+// 0 or 1 (the tree's filters test for 1 and for any other value).
+static isl::set buildContext(const CodegenInput &input) {
+  isl::ctx ctx = input.schedule.tree.ctx();
+  isl::set context = input.model.context.is_null() ? isl::set(ctx, "{ : }") : input.model.context;
+  context = isl::manage(
+      isl_set_align_params(context.release(), isl_union_set_get_space(input.schedule.tree.domain().get())));
+  for (const schedule::TimeTiledRegion &region : input.schedule.timeTiled) {
+    int pos = isl_set_find_dim_by_id(context.get(), isl_dim_param, region.param.get());
+    context = isl::manage(isl_set_upper_bound_si(
+        isl_set_lower_bound_si(context.release(), isl_dim_param, pos, 0), isl_dim_param, pos, 1));
+  }
+  return context;
+}
+
+std::string IslAstPrinter::paramExpr(const isl::pw_aff &value) const {
+  return expr(isl::ast_build::from_context(buildContext(input_)).expr_from(value));
 }
 
 // Inserts a mark "polyc_band<k>" above every band node, k in pre-order, and records a BandView for
@@ -192,8 +213,7 @@ llvm::Error IslAstPrinter::printSchedule() {
     isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, atomic, tilesBands()).schedule();
     // Prefer min/max in bounds over if-splitting: shorter, more readable loops.
     isl_options_set_ast_build_detect_min_max(ctx.get(), 1);
-    isl::set context = model.context.is_null() ? isl::set(ctx, "{ : }") : model.context;
-    isl::ast_build build = isl::ast_build::from_context(context);
+    isl::ast_build build = isl::ast_build::from_context(buildContext(input_));
     isl::ast_node root = build.node_from(marked);
     printNode(root);
   } catch (const isl::exception &e) {
@@ -444,7 +464,11 @@ std::string IslAstPrinter::expr(const isl::ast_expr &e) const {
 std::string IslAstPrinter::expr(const isl::ast_expr &e, int &prec) const {
   prec = Atom;
   if (e.isa<isl::ast_expr_id>()) {
-    std::string name = e.as<isl::ast_expr_id>().id().name();
+    isl::id id = e.as<isl::ast_expr_id>().id();
+    for (size_t k = 0; k < input_.schedule.timeTiled.size(); ++k)
+      if (id.get() == input_.schedule.timeTiled[k].param.get())
+        return switchNames_[k];
+    std::string name = id.name();
     auto it = iteratorNames_.find(name);
     return it != iteratorNames_.end() ? it->second : idName(name);
   }

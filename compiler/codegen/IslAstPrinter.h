@@ -84,6 +84,11 @@ public:
   std::vector<unsigned> statementsUnder(const isl::ast_node &node) const;
   // Names in use in emitted code (params, arrays, constants, functions); targets may add theirs.
   NameScope &names() { return names_; }
+  // The C name of the param that picks the form of Schedule::timeTiled[region] (1: time-tiled), which
+  // the target declares before the loops.
+  const std::string &switchName(unsigned region) const { return switchNames_[region]; }
+  // A function of the params as C text (with the names the loops print).
+  std::string paramExpr(const isl::pw_aff &value) const;
 
 protected:
   virtual void printBand(const BandView &band, const isl::ast_node &body);
@@ -138,6 +143,7 @@ private:
   NameScope names_;
   std::vector<BandView> bandViews_;                // by mark id
   std::map<std::string, std::string> iteratorNames_; // isl iterator id -> C name
+  std::vector<std::string> switchNames_;             // by index into Schedule::timeTiled
   const BandView *currentBand_ = nullptr;
   unsigned bandMember_ = 0; // the next loop inside currentBand_ is this dimension
   unsigned depth_ = 0;

@@ -35,6 +35,11 @@ static cl::opt<std::string> sharedTile(
     cl::desc("Tile sizes of the bands the CPU target tiles: S0,S1,... outermost first (a band with more "
              "members repeats the last), or none (default: 32, and 64 for the innermost)"),
     cl::value_desc("sizes|none"), cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<std::string> sharedTimeTile(
+    "time-tile",
+    cl::desc("Time tiles of iterated stencils on the CPU target: S,W (steps, then rows of the skewed "
+             "space), or none (default: 16,64)"),
+    cl::value_desc("sizes|none"), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at compile time: NAME=VALUE"),
                                           cl::value_desc("NAME=VALUE"), cl::sub(EmitCommand),
                                           cl::sub(BuildCommand));
@@ -43,12 +48,12 @@ static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at 
 static cl::opt<std::string> emitOutput("o", cl::desc("Output folder (default: the current folder)"),
                                        cl::value_desc("dir"), cl::init("."), cl::sub(EmitCommand));
 
-// --tile's value: "none", or positive sizes separated by commas.
-static bool parseTileOption(StringRef text, schedule::TilingOptions &tiling) {
+// --tile's and --time-tile's value: "none" (clears `enabled`), or positive sizes separated by commas.
+static bool parseTileOption(StringRef option, StringRef text, bool &enabled, std::vector<int64_t> &sizes) {
   if (text.empty())
     return true;
   if (text == "none") {
-    tiling.enabled = false;
+    enabled = false;
     return true;
   }
   SmallVector<StringRef, 4> parts;
@@ -56,10 +61,11 @@ static bool parseTileOption(StringRef text, schedule::TilingOptions &tiling) {
   for (StringRef part : parts) {
     int64_t size = 0;
     if (part.trim().getAsInteger(10, size) || size < 1) {
-      errs() << "polyc: error: --tile: '" << part << "' is not a positive size (expected S0,S1,... or none)\n";
+      errs() << "polyc: error: --" << option << ": '" << part
+             << "' is not a positive size (expected S0,S1,... or none)\n";
       return false;
     }
-    tiling.sizes.push_back(size);
+    sizes.push_back(size);
   }
   return true;
 }
@@ -91,8 +97,14 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     errs() << "polyc: error: --block must be positive, got " << sharedBlock << "\n";
     return false;
   }
-  if (!parseTileOption(sharedTile, settings.pipeline.tiling))
+  schedule::TimeTilingOptions &timeTiling = settings.pipeline.timeTiling;
+  timeTiling.enabled = settings.target->tilesForCaches;
+  if (!parseTileOption("tile", sharedTile, settings.pipeline.tiling.enabled,
+                       settings.pipeline.tiling.sizes) ||
+      !parseTileOption("time-tile", sharedTimeTile, timeTiling.enabled, timeTiling.sizes))
     return false;
+  timeTiling.enabled = timeTiling.enabled && settings.pipeline.tiling.enabled;
+  settings.pipeline.gpuMapping = settings.target->mapsToGpu;
   auto params = parseParamAssignments(sharedParams);
   if (!params) {
     errs() << "polyc: error: " << toString(params.takeError()) << "\n";
@@ -117,6 +129,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --block=" + std::to_string(sharedBlock);
   if (!sharedTile.empty())
     line += " --tile=" + sharedTile;
+  if (!sharedTimeTile.empty())
+    line += " --time-tile=" + sharedTimeTile;
   for (const std::string &p : sharedParams)
     line += " --param " + p;
   settings.commandLine = line;

@@ -46,6 +46,25 @@ polyc::driver::parseParamAssignments(const std::vector<std::string> &texts) {
   return values;
 }
 
+// Time tiling (TimeTiling.h) on a copy of the schedule, kept only when both legality checks accept it;
+// otherwise the step-by-step schedule stays, with a warning: the rejection is polyc's bug, not the
+// program's.
+static void timeTileChecked(const model::Model &model, const analysis::DependenceGraph &deps,
+                            schedule::Schedule &chosen, const schedule::TimeTilingOptions &options) {
+  schedule::Schedule tiled = chosen;
+  if (schedule::timeTile(model, deps, tiled, options) == 0)
+    return;
+  llvm::Error err = schedule::verifySchedule(model, deps, tiled);
+  if (!err)
+    err = schedule::verifyStorage(model, deps, tiled);
+  if (err) {
+    llvm::errs() << "polyc: warning: time tiling rejected by the legality check, the steps run one by one: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return;
+  }
+  chosen = std::move(tiled);
+}
+
 std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &sm, llvm::StringRef path,
                                                                const PipelineOptions &options) {
   auto compiled = std::make_unique<CompiledProgram>();
@@ -93,6 +112,7 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
       return reportError(std::move(err), sm), nullptr;
     if (llvm::Error err = schedule::verifyStorage(compiled->model, compiled->deps, compiled->schedule))
       return reportError(std::move(err), sm), nullptr;
+    timeTileChecked(compiled->model, compiled->deps, compiled->schedule, options.timeTiling);
     schedule::chooseTiles(compiled->model, compiled->schedule, options.tiling);
     allocate::AllocationOptions allocationOptions;
     allocationOptions.choice = options.allocation;
@@ -101,10 +121,12 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     if (!allocation)
       return reportError(allocation.takeError(), sm), nullptr;
     compiled->allocation = std::move(*allocation);
-    auto mapping = map::mapScheduleTree(compiled->model, compiled->schedule, compiled->allocation);
-    if (!mapping)
-      return reportError(mapping.takeError(), sm), nullptr;
-    compiled->mapping = std::move(*mapping);
+    if (options.gpuMapping) {
+      auto mapping = map::mapScheduleTree(compiled->model, compiled->schedule, compiled->allocation);
+      if (!mapping)
+        return reportError(mapping.takeError(), sm), nullptr;
+      compiled->mapping = std::move(*mapping);
+    }
   } catch (const isl::exception &e) {
     reportError(makeError(std::string("internal error in the middle end (isl): ") + e.what()), sm);
     return nullptr;

@@ -1,11 +1,13 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
 // explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> snapshotUpdates ->
-// removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule -> chooseTiles -> allocate
-// -> mapScheduleTree. Errors are printed clang-style through the SourceMgr.
+// removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule, verifyStorage -> timeTile
+// (checked again) -> chooseTiles -> allocate -> mapScheduleTree (GPU targets and explain). Errors are printed
+// clang-style through the SourceMgr.
 #pragma once
 
 #include "compiler/map/Mapping.h"
 #include "compiler/schedule/Tiling.h"
+#include "compiler/schedule/TimeTiling.h"
 #include "compiler/support/IslContext.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -26,6 +28,8 @@ struct PipelineOptions {
   bool hoist = true;      // --no-hoist clears it: no HoistInputTerms rewrite
   int64_t blockSize = 0;  // --block, 0: the cost model's
   schedule::TilingOptions tiling; // --tile
+  schedule::TimeTilingOptions timeTiling; // set for a target that tiles for caches, unless --tile=none
+  bool gpuMapping = true; // mapScheduleTree: emit and build clear it for the CPU target, which has none
 };
 
 // Every stage's result. The isl context is declared first so that it is destroyed last.

@@ -37,6 +37,8 @@ struct TargetInfo {
   const char *description; // for --help and errors
   EmitFunction emit;       // null: the target's code generator is not in this build
   BuildFunction build;     // null: polyc build does not support the target yet
+  bool tilesForCaches = false; // applies tile sizes and time-tiles stencils (the CPU's caches)
+  bool mapsToGpu = false;      // prints the GPU mapping of the schedule tree (compiler/map)
 };
 
 const std::vector<TargetInfo> &targets();

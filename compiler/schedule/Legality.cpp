@@ -1,6 +1,7 @@
 // The schedule's independent legality checks. verifySchedule: for every dependence, the source
-// instance's time vector must be lexicographically before the target's. verifyStorage: no folded slot
-// is overwritten while the value in it is still to be read. They share nothing with the scheduler's and
+// instance must run before the target on every target: their time vectors first differ at a sequential
+// dimension, where the source's is smaller (a parallel loop's points run at once). verifyStorage: no folded
+// slot is overwritten while the value in it is still to be read. They share nothing with the scheduler's and
 // the folding's reasoning, so a bug there shows up as an error here rather than as wrong results.
 #include "compiler/schedule/Schedule.h"
 
@@ -15,51 +16,20 @@
 
 namespace polyc::schedule {
 
-llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
-                           const Schedule &schedule) {
-  try {
-    isl::union_map time = flatScheduleMap(schedule.tree);
-    isl::union_set missing = model.domains().subtract(schedule.tree.domain());
-    if (!missing.is_empty()) {
-      std::ostringstream os;
-      os << missing;
-      return makeError("the schedule leaves statement instances out: " + os.str());
-    }
-    for (const analysis::Dependence &dep : deps.edges) {
-      const model::Statement &src = model.statements[dep.source], &tgt = model.statements[dep.target];
-      isl::union_map pairs = isl::union_map(dep.relation).apply_domain(time).apply_range(time);
-      if (pairs.is_empty())
-        continue;
-      isl::map timePairs = pairs.as_map();
-      isl::map notBefore = timePairs.intersect(polyc::islutil::lexGe(timePairs.domain().space()));
-      if (notBefore.is_empty())
-        continue;
-      // Name one pair of instances that the schedule runs in the wrong order.
-      isl::union_map wrongOrder =
-          time.apply_range(isl::union_map(polyc::islutil::lexGe(timePairs.domain().space()))).apply_range(time.reverse());
-      isl::union_map bad = isl::union_map(dep.relation).intersect(wrongOrder);
-      std::ostringstream os;
-      os << "the schedule violates the " << analysis::spelling(dep.kind) << " dependence " << src.name << " -> " << tgt.name
-         << " through '" << dep.array << "'";
-      if (!bad.is_empty())
-        os << ": " << bad.as_map().wrap().sample_point() << " is not ordered";
-      return makeError(os.str());
-    }
-    return llvm::Error::success();
-  } catch (const isl::exception &e) {
-    return makeError(std::string("internal error in the legality check (isl): ") + e.what());
-  }
-}
-
-// ---- verifyStorage
+// ---- Shared: which dimensions order instances for certain
 
 namespace {
 
-// For each statement, which dimensions of its flat time vector (flatScheduleMap) order its instances
-// for certain on every target: a band's sequential members and a sequence's positions. The points of a
-// parallel (coincident) member run in no order, and a set node's children in any order. A statement
-// that reaches two leaves keeps the dimensions that order it in both.
-using OrderedDims = std::map<std::string, std::vector<bool>>;
+// For each leaf of the tree, the instances that reach it and which dimensions of their flat time vectors
+// (flatScheduleMap) order them for certain on every target: a band's sequential members and a
+// sequence's positions. The points of a parallel (coincident) member run in no order, and a set node's
+// children in any order. A statement's instances may reach several leaves, split by filters (time
+// tiling's two forms, on a param), each leaf with its own ordered dimensions.
+struct LeafOrder {
+  isl::union_set instances;
+  std::vector<bool> ordered;
+};
+using OrderedDims = std::vector<LeafOrder>;
 
 void collectOrderedDims(const isl::schedule_node &node, std::vector<bool> &path, OrderedDims &result) {
   size_t depth = path.size();
@@ -70,13 +40,10 @@ void collectOrderedDims(const isl::schedule_node &node, std::vector<bool> &path,
   } else if (node.isa<isl::schedule_node_sequence>() || node.isa<isl::schedule_node_set>()) {
     path.push_back(node.isa<isl::schedule_node_sequence>());
   } else if (node.isa<isl::schedule_node_leaf>()) {
-    isl::union_set domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    domain.foreach_set([&](isl::set instances) {
-      std::string name = isl_set_get_tuple_name(instances.get());
-      auto [it, inserted] = result.emplace(name, path);
-      for (size_t k = 0; !inserted && k < it->second.size(); ++k)
-        it->second[k] = it->second[k] && k < path.size() && path[k];
-    });
+    // Without the statements' own domains, which the time map has already: what is left is the split
+    // between leaves (often nothing), and the maps built from it stay as simple as the time map.
+    isl::union_set instances = isl::manage(isl_schedule_node_get_domain(node.get()));
+    result.push_back({instances.gist(node.root().as<isl::schedule_node_domain>().domain()), path});
   }
   // A sequence's or set's children are filters: each adds its position's dimension once, above.
   for (int c = 0; c < int(node.n_children()); ++c)
@@ -130,19 +97,73 @@ static isl::map domainMap(const isl::map &map) { return isl::manage(isl_map_doma
 // The instances of `from` that run before those of `to` on every target: S[x] -> T[y].
 static isl::map runsBefore(const isl::union_map &time, const OrderedDims &ordered,
                            const isl::space &timeSpace, const isl::space &from, const isl::space &to) {
-  auto timeOf = [&](const isl::space &stmt) {
-    isl::union_map part = time.intersect_domain(isl::union_set(isl::set::universe(stmt)));
-    return part.is_empty() ? isl::map::empty(islutil::mapSpace(stmt, timeSpace)) : part.as_map();
+  auto at = [](const LeafOrder &leaf, const isl::space &stmt) {
+    return leaf.instances.intersect(isl::union_set(isl::set::universe(stmt)));
   };
-  const std::vector<bool> none;
-  auto dims = [&](const isl::space &stmt) -> const std::vector<bool> & {
-    auto it = ordered.find(isl_space_get_tuple_name(stmt.get(), isl_dim_set));
-    return it == ordered.end() ? none : it->second;
-  };
-  return timeOf(from)
-      .apply_range(certainlyBefore(timeSpace, dims(from), dims(to)))
-      .apply_range(timeOf(to).reverse());
+  isl::union_map result = isl::union_map::empty(time.ctx());
+  for (const LeafOrder &a : ordered) {
+    isl::union_set fromHere = at(a, from);
+    if (fromHere.is_empty())
+      continue;
+    for (const LeafOrder &b : ordered) {
+      isl::union_set toHere = at(b, to);
+      if (toHere.is_empty())
+        continue;
+      isl::union_map before(certainlyBefore(timeSpace, a.ordered, b.ordered));
+      result = result.unite(time.intersect_domain(fromHere).apply_range(before).apply_range(
+          time.intersect_domain(toHere).reverse()));
+    }
+  }
+  isl::map empty = isl::map::empty(islutil::mapSpace(from, to));
+  return result.is_empty() ? empty : isl::map(result.as_map()).unite(empty);
 }
+
+// The schedule's time space (the range of its flat map); null when it schedules nothing.
+static isl::space timeSpaceOf(const isl::union_map &time) {
+  isl::space space;
+  time.foreach_map([&](isl::map m) { space = m.range().space(); });
+  return space;
+}
+
+llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
+                           const Schedule &schedule) {
+  try {
+    isl::union_map time = flatScheduleMap(schedule.tree);
+    isl::union_set missing = model.domains().subtract(schedule.tree.domain());
+    if (!missing.is_empty()) {
+      std::ostringstream os;
+      os << missing;
+      return makeError("the schedule leaves statement instances out: " + os.str());
+    }
+    isl::space timeSpace = timeSpaceOf(time);
+    if (timeSpace.is_null())
+      return llvm::Error::success();
+    OrderedDims ordered;
+    std::vector<bool> path;
+    collectOrderedDims(schedule.tree.root(), path, ordered);
+    for (const analysis::Dependence &dep : deps.edges) {
+      const model::Statement &src = model.statements[dep.source], &tgt = model.statements[dep.target];
+      isl::map bad =
+          dep.relation.subtract(runsBefore(time, ordered, timeSpace, src.domain.space(), tgt.domain.space()));
+      if (bad.is_empty())
+        continue;
+      // Name one pair of instances that the schedule runs in the wrong order, or at once.
+      isl::union_map lexOrdered =
+          time.apply_range(isl::union_map(islutil::lexLt(timeSpace))).apply_range(time.reverse());
+      bool inParallel = isl::union_map(bad).is_subset(lexOrdered);
+      std::ostringstream os;
+      os << "the schedule violates the " << analysis::spelling(dep.kind) << " dependence " << src.name
+         << " -> " << tgt.name << " through '" << dep.array << "': " << bad.wrap().sample_point()
+         << (inParallel ? " runs in one parallel loop" : " is not ordered");
+      return makeError(os.str());
+    }
+    return llvm::Error::success();
+  } catch (const isl::exception &e) {
+    return makeError(std::string("internal error in the legality check (isl): ") + e.what());
+  }
+}
+
+// ---- verifyStorage
 
 llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceGraph &deps,
                           const Schedule &schedule) {
@@ -153,8 +174,7 @@ llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceG
     OrderedDims ordered;
     std::vector<bool> path;
     collectOrderedDims(schedule.tree.root(), path, ordered);
-    isl::space timeSpace;
-    time.foreach_map([&](isl::map m) { timeSpace = m.range().space(); });
+    isl::space timeSpace = timeSpaceOf(time);
     for (const FoldedStorage &fold : schedule.folded) {
       if (fold.windowValue < 1)
         return makeError("internal error: the storage of '" + fold.array +

@@ -591,36 +591,41 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
 
 // --- The program ----------------------------------------------------------------------------------------
 
+Band describeBand(const Model &model, const isl::schedule_node_band &band) {
+  Band info;
+  isl::multi_union_pw_aff partial = band.partial_schedule();
+  isl::union_set domain = partial.domain();
+  for (unsigned s = 0; s < model.statements.size(); ++s)
+    if (!domain.extract_set(model.statements[s].domain.space()).is_empty() ||
+        !isl::union_set(model.statements[s].domain).intersect(domain).is_empty())
+      info.statements.push_back(s);
+  for (unsigned m = 0; m < band.n_member(); ++m) {
+    info.coincident.push_back(band.member_get_coincident(static_cast<int>(m)));
+    // A member reads as the expression it is for every statement (e.g. "i"), when that agrees.
+    std::string name;
+    bool agree = true;
+    isl::pw_multi_aff_list pieces = partial.at(static_cast<int>(m)).pw_multi_aff_list();
+    for (unsigned p = 0; p < pieces.size(); ++p) {
+      std::string text;
+      pieces.at(static_cast<int>(p)).foreach_piece([&](isl::set, isl::multi_aff piece) {
+        text = iu::affToString(piece.at(0));
+      });
+      if (name.empty())
+        name = text;
+      else if (name != text)
+        agree = false;
+    }
+    info.dimNames.push_back(agree ? name : "c" + std::to_string(m));
+  }
+  return info;
+}
+
 void Scheduler::collectBands(Schedule &result) const {
   std::function<void(isl::schedule_node, unsigned)> walk = [&](isl::schedule_node node, unsigned outerBands) {
     unsigned nested = outerBands;
     if (node.isa<isl::schedule_node_band>()) {
-      auto band = node.as<isl::schedule_node_band>();
-      Band info;
-      isl::multi_union_pw_aff partial = band.partial_schedule();
-      isl::union_set domain = partial.domain();
-      for (unsigned s = 0; s < model_.statements.size(); ++s)
-        if (!domain.extract_set(model_.statements[s].domain.space()).is_empty() ||
-            !isl::union_set(model_.statements[s].domain).intersect(domain).is_empty())
-          info.statements.push_back(s);
-      unsigned members = band.n_member();
-      for (unsigned m = 0; m < members; ++m) {
-        info.coincident.push_back(band.member_get_coincident(static_cast<int>(m)));
-        // A member reads as the expression it is for every statement (e.g. "i"), when that agrees.
-        std::string name;
-        bool agree = true;
-        isl::pw_multi_aff_list pieces = partial.at(static_cast<int>(m)).pw_multi_aff_list();
-        for (unsigned p = 0; p < pieces.size(); ++p) {
-          std::string text;
-          pieces.at(static_cast<int>(p)).foreach_piece(
-              [&](isl::set, isl::multi_aff piece) { text = iu::affToString(piece.at(0)); });
-          if (name.empty())
-            name = text;
-          else if (name != text)
-            agree = false;
-        }
-        info.dimNames.push_back(agree ? name : "c" + std::to_string(m));
-      }
+      Band info = describeBand(model_, node.as<isl::schedule_node_band>());
+      unsigned members = static_cast<unsigned>(info.coincident.size());
       // A repeat loop: the outermost band, one member, each statement's repeat dimension.
       if (outerBands == 0 && members == 1) {
         bool repeat = !info.statements.empty();

@@ -39,6 +39,16 @@ struct FoldedStorage {
   int64_t windowValue = -1; // when it is a compile-time constant
 };
 
+// An iterated stencil's time loop given two schedules (TimeTiling.h): under a filter on `param` = 1 the
+// time-tiled one, otherwise the step-by-step one. The generated code sets `param` before the loops from
+// the points of a step (polyc::rt::cpu::timeTiled): the sum over `stepExtents`, one list for each
+// statement of the region, of the product of its extents within a step (functions of the params).
+struct TimeTiledRegion {
+  isl::id param;
+  std::vector<std::vector<isl::pw_aff>> stepExtents;
+  std::string description; // "band 2 (S2, S3, S4, S5): (t, 2t + i, ...), tiles of 16 x 64, ..."
+};
+
 // `bands` lists the tree's band nodes in pre-order (a depth-first walk from the root, children in
 // order), so the k-th band node met while walking `tree` is bands[k].
 struct Schedule {
@@ -47,6 +57,7 @@ struct Schedule {
   std::vector<Band> bands;            // in execution order
   std::vector<FusionGroup> fusionGroups;
   std::vector<FoldedStorage> folded;
+  std::vector<TimeTiledRegion> timeTiled; // the CPU target's (empty unless timeTile ran)
 };
 
 struct ScheduleOptions {
@@ -56,10 +67,16 @@ struct ScheduleOptions {
 llvm::Expected<Schedule> chooseSchedule(const model::Model &model, const analysis::DependenceGraph &deps,
                                         const ScheduleOptions &options);
 
+// A band node's statements, members' parallelism and readable member names (no repeat or hyperplane
+// information: chooseSchedule adds those).
+Band describeBand(const model::Model &model, const isl::schedule_node_band &band);
+
 // The tree's schedule as one flat map, every statement's time vector padded with zeros to one length.
 isl::union_map flatScheduleMap(const isl::schedule &tree);
 
-// Independent check: every dependence's source runs strictly before its target under the schedule.
+// Independent check: every dependence's source runs before its target under the schedule on every
+// target: the first dimension at which their time vectors differ is a band's sequential member or a
+// sequence's position (the points of a parallel member, and a set's children, run in no order).
 // Returns an error naming the first violated dependence.
 llvm::Error verifySchedule(const model::Model &model, const analysis::DependenceGraph &deps,
                            const Schedule &schedule);

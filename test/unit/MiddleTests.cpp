@@ -5,6 +5,7 @@
 #include "compiler/map/Mapping.h"
 #include "compiler/model/IslUtil.h"
 #include "compiler/schedule/Tiling.h"
+#include "compiler/schedule/TimeTiling.h"
 #include "compiler/support/IslContext.h"
 #include "compiler/support/SourceError.h"
 
@@ -236,6 +237,19 @@ TEST(Legality, RejectsAScheduleThatDropsInstances) {
   EXPECT_NE(message.find("leaves statement instances out"), std::string::npos) << message;
 }
 
+TEST(Legality, RejectsAParallelMemberThatCarriesADependence) {
+  // Row-major order is right for the IIR, but not with its rows marked parallel: y[i, j] reads y[i - 1, j].
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  schedule::Schedule rows;
+  isl::multi_union_pw_aff mupa(b.model.ctx, "[H, W, M] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]");
+  rows.tree = islutil::insertBand(isl::schedule::from_domain(b.model.domains()), mupa, {true, false}, true);
+  std::string message = errorText(schedule::verifySchedule(b.model, *deps, rows));
+  EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
+}
+
 TEST(StorageFolding, PreviousStepOnlyGivesTwoBuffers) {
   // r[t, j] = f(r[t - 1, j]) for t >= 1 after r[0, j] = r0[j]; rT[j] = r[T - 1, j].
   ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
@@ -458,6 +472,63 @@ TEST(Tiling, AReductionReadingBlocksAcrossAMemberIsTiled) {
 
 TEST(Tiling, OneElementAPointIsNotTiled) {
   EXPECT_TRUE(productSchedule(false, {}).bands[0].tileSizes.empty());
+}
+
+TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
+  // stepModel's r[t, j] from r[t - 1, j] and r[t - 1, j + 1], r folded modulo 2: its time loop becomes
+  // a filter on a new param, the wavefront of tiles under one value, the steps under the others.
+  ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
+  stepModel(b, 1);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
+  size_t stepBands = schedule->bands.size();
+  schedule::TimeTilingOptions options;
+  options.enabled = true;
+  options.sizes = {4, 8};
+  ASSERT_EQ(schedule::timeTile(b.model, *deps, *schedule, options), 1u);
+  ASSERT_EQ(schedule->timeTiled.size(), 1u);
+  EXPECT_NE(schedule->timeTiled[0].description.find("tiles of 4 x 8"), std::string::npos);
+  ASSERT_EQ(schedule->timeTiled[0].stepExtents.size(), 1u); // S1's j
+  EXPECT_EQ(schedule->timeTiled[0].stepExtents[0].size(), 1u);
+  // S0's, S2's and the step-by-step bands (t, then j) are still there; new: the wavefront, the tile's
+  // points and the step's j inside them.
+  EXPECT_EQ(schedule->bands.size(), stepBands + 3);
+  auto wave = std::find_if(schedule->bands.begin(), schedule->bands.end(), [](const schedule::Band &band) {
+    return !band.dimNames.empty() && band.dimNames[0] == "wave";
+  });
+  ASSERT_NE(wave, schedule->bands.end());
+  EXPECT_EQ(wave->coincident, (std::vector<bool>{false, true}));
+  EXPECT_EQ(errorText(schedule::verifySchedule(b.model, *deps, *schedule)), "");
+  EXPECT_EQ(errorText(schedule::verifyStorage(b.model, *deps, *schedule)), "");
+  // The checks see the tiles: with the wavefronts marked parallel too, a tile runs beside the one it
+  // depends on.
+  unsigned index = static_cast<unsigned>(wave - schedule->bands.begin()), k = 0;
+  isl::schedule_node waveNode;
+  schedule->tree.root().foreach_descendant_top_down([&](const isl::schedule_node &node) {
+    if (node.isa<isl::schedule_node_band>() && k++ == index)
+      waveNode = node;
+    return waveNode.is_null();
+  });
+  ASSERT_FALSE(waveNode.is_null());
+  schedule::Schedule allParallel = *schedule;
+  allParallel.tree = waveNode.as<isl::schedule_node_band>().member_set_coincident(0, true).schedule();
+  std::string message = errorText(schedule::verifySchedule(b.model, *deps, allParallel));
+  EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
+}
+
+TEST(TimeTiling, HyperplanesAreLeftAlone) {
+  ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
+  iir(b);
+  auto deps = analysis::computeDependences(b.model);
+  ASSERT_TRUE(static_cast<bool>(deps));
+  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  schedule::TimeTilingOptions options;
+  options.enabled = true;
+  EXPECT_EQ(schedule::timeTile(b.model, *deps, *schedule, options), 0u);
+  EXPECT_TRUE(schedule->timeTiled.empty());
 }
 
 TEST(Fusion, StatementsReadingTheSameInputShareALoopNest) {

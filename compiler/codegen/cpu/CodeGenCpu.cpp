@@ -700,6 +700,19 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     }
   if (anyLocal)
     w.blank();
+  for (size_t k = 0; k < input.schedule.timeTiled.size(); ++k) {
+    const schedule::TimeTiledRegion &region = input.schedule.timeTiled[k];
+    std::vector<std::string> terms;
+    for (const std::vector<isl::pw_aff> &extents : region.stepExtents) {
+      std::vector<std::string> factors;
+      for (const isl::pw_aff &extent : extents)
+        factors.push_back("double(" + printer.paramExpr(extent) + ")");
+      terms.push_back(factors.empty() ? "1.0" : llvm::join(factors, " * "));
+    }
+    w.comment("Time tiling of " + region.description + " (polyc/cpu/Parallel.h):");
+    w.line("const int64_t " + printer.switchName(static_cast<unsigned>(k)) + " = polyc::rt::cpu::timeTiled(" +
+           llvm::join(terms, " + ") + ") ? 1 : 0;");
+  }
   w.append(loops);
   w.closeBlock();
   w.closeBlock(";");

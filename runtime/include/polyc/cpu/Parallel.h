@@ -5,12 +5,29 @@
 // join cost a few microseconds, what some ten thousand cached accesses take on one core: below that a
 // parallel loop is slower than a plain one (jacobi-1d's steps of 400 points, durbin's updates of k
 // points, each step). A top-level OpenMP reduction over one loop is printed twice behind the same test.
+//
+// An iterated stencil that polyc time-tiles (compiler/schedule/TimeTiling.h) is emitted in both forms,
+// step by step and in time tiles, and runs time-tiled when a step has at least MinTimeTiledStepPoints
+// points (docs/performance.md, "Time tiling"): smaller steps keep their arrays in the caches from one
+// step to the next, and the wavefront of tiles only adds its start and end. POLYC_TIME_TILE=0 or 1
+// forces either form.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 namespace polyc::rt::cpu {
 
 inline constexpr int64_t MinParallelAccesses = 16384;
+
+inline constexpr double MinTimeTiledStepPoints = 1 << 20;
+
+// Whether an iterated stencil whose steps have `stepPoints` points runs time-tiled.
+inline bool timeTiled(double stepPoints) {
+  if (const char *force = std::getenv("POLYC_TIME_TILE"); force && *force)
+    return std::strcmp(force, "0") != 0;
+  return stepPoints >= MinTimeTiledStepPoints;
+}
 
 } // namespace polyc::rt::cpu
