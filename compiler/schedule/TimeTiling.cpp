@@ -20,8 +20,10 @@ using model::Model;
 
 namespace {
 
-// The largest skewed band time tiling takes: the time step and two space dimensions.
-constexpr unsigned MaxSkewedMembers = 3;
+// The skewed bands time tiling takes: the time step and two space dimensions. Measured
+// (docs/performance.md, "Time tiling"): a 1-D stencil's tiles, one element a point, ran 3 to 4x slower
+// than its steps; a 3-D one's storage check took minutes.
+constexpr unsigned SkewedMembers = 3;
 
 // The statements with instances under `node`, by index into Model::statements.
 std::vector<unsigned> statementsUnder(const Model &model, const isl::schedule_node &node) {
@@ -66,8 +68,18 @@ bool isTimeMember(const isl::schedule_node_band &band, const std::vector<unsigne
   return matched == stmts.size();
 }
 
+// Whether each instance of the statement reads a fixed handful of elements: no reduction, no window, no
+// gather. Time tiles gain where the steps are bound by memory; a reduction's work a point already
+// amortises its reads (the optical flow's convolutions over frames ran 1.7x slower time-tiled).
+bool readsAFewElements(const model::Statement &stmt) {
+  return stmt.reductions.empty() && llvm::all_of(stmt.reads, [](const model::Access &read) {
+           return read.relation.is_null() || read.relation.is_single_valued();
+         });
+}
+
 // A time loop that time tiling may replace: one sequential member, the time dimension of statements
-// outside any repeat block, not a hyperplane, with only parallel bands below it.
+// outside any repeat block that read a few elements each, not a hyperplane, with only parallel bands
+// below it.
 bool isStencilTimeLoop(const Model &model, const isl::schedule_node &node, const Band &info) {
   if (!node.isa<isl::schedule_node_band>() || info.isSequentialRepeat || !info.hyperplane.empty())
     return false;
@@ -75,7 +87,9 @@ bool isStencilTimeLoop(const Model &model, const isl::schedule_node &node, const
   if (band.n_member() != 1 || band.member_get_coincident(0))
     return false;
   std::vector<unsigned> stmts = statementsUnder(model, node);
-  if (stmts.empty() || llvm::any_of(stmts, [&](unsigned s) { return model.statements[s].repeatDims != 0; }))
+  if (stmts.empty() || llvm::any_of(stmts, [&](unsigned s) {
+        return model.statements[s].repeatDims != 0 || !readsAFewElements(model.statements[s]);
+      }))
     return false;
   return isTimeMember(band, stmts) && onlyParallelBandsBelow(node);
 }
@@ -180,11 +194,9 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
   if (!top.isa<isl::schedule_node_band>())
     return std::nullopt;
   auto band = top.as<isl::schedule_node_band>();
-  if (band.n_member() < 2 || !band.permutable() || statementsUnder(model, top) != stmts)
+  if (!band.permutable() || statementsUnder(model, top) != stmts)
     return std::nullopt;
-  // 1-D and 2-D stencils only for now: on a 3-D one (heat-3d) the storage check of the tiled tree takes
-  // minutes (the flat time map's floor divisions in its order relations).
-  if (band.n_member() > MaxSkewedMembers)
+  if (band.n_member() != SkewedMembers)
     return std::nullopt;
   // The first member must advance with the time step and not with space: (t, 2t + i, ...) and not
   // (2t + i, ...), whose tiles would not be the time tiles the wavefront below assumes.
@@ -202,7 +214,7 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
 }
 
 // The tile sizes: the time step's and the first space member's (options.sizes, else 16 x 64). The last
-// member, if there is one more, is the step's innermost loop and stays whole (unit stride, vectorised).
+// member is the step's innermost loop and stays whole (unit stride, vectorised).
 std::vector<int64_t> tileSizes(const TimeTilingOptions &options) {
   if (options.sizes.empty())
     return {16, 64};

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 
 using namespace polyc;
 
@@ -474,61 +475,97 @@ TEST(Tiling, OneElementAPointIsNotTiled) {
   EXPECT_TRUE(productSchedule(false, {}).bands[0].tileSizes.empty());
 }
 
-TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
-  // stepModel's r[t, j] from r[t - 1, j] and r[t - 1, j + 1], r folded modulo 2: its time loop becomes
-  // a filter on a new param, the wavefront of tiles under one value, the steps under the others.
-  ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
-  stepModel(b, 1);
+// A 2-D stencil: r[t, i, j] from r[t - 1, i, j], r[t - 1, i + 1, j] and r[t - 1, i, j + 1] after
+// r[0, i, j] = r0[i, j]; rT[i, j] = r[T - 1, i, j]. chooseSchedule folds r modulo 2.
+static void stencil2d(ModelBuilder &b) {
+  b.array("r0", "r0[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Input);
+  b.array("r", "r[s, a, c] : 0 <= s < T and 0 <= a < N and 0 <= c < N", ast::ArrayKind::Local);
+  b.array("rT", "rT[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Output);
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < N and 0 <= j < N", "S0[i, j] -> r[0, i, j]", {"S0[i, j] -> r0[i, j]"});
+  b.statement({"t", "i", "j"}, "S1[t, i, j] : 1 <= t < T and 0 <= i < N and 0 <= j < N", "S1[t, i, j] -> r[t, i, j]",
+              {"S1[t, i, j] -> r[t - 1, i, j]", "S1[t, i, j] -> r[t - 1, i + 1, j] : i + 1 < N",
+               "S1[t, i, j] -> r[t - 1, i, j + 1] : j + 1 < N"});
+  b.statement({"i", "j"}, "S2[i, j] : 0 <= i < N and 0 <= j < N", "S2[i, j] -> rT[i, j]", {"S2[i, j] -> r[T - 1, i, j]"});
+}
+
+// The dependences and the chosen schedule of b's model, or none (with the error as a test failure).
+struct Scheduled {
+  analysis::DependenceGraph deps;
+  schedule::Schedule schedule;
+};
+static std::optional<Scheduled> scheduled(ModelBuilder &b) {
   auto deps = analysis::computeDependences(b.model);
-  ASSERT_TRUE(static_cast<bool>(deps)) << errorText(deps.takeError());
+  if (!deps) {
+    ADD_FAILURE() << errorText(deps.takeError());
+    return std::nullopt;
+  }
   auto schedule = schedule::chooseSchedule(b.model, *deps, {});
-  ASSERT_TRUE(static_cast<bool>(schedule)) << errorText(schedule.takeError());
-  size_t stepBands = schedule->bands.size();
+  if (!schedule) {
+    ADD_FAILURE() << errorText(schedule.takeError());
+    return std::nullopt;
+  }
+  return Scheduled{std::move(*deps), std::move(*schedule)};
+}
+
+static schedule::TimeTilingOptions timeTiles(std::vector<int64_t> sizes) {
   schedule::TimeTilingOptions options;
   options.enabled = true;
-  options.sizes = {4, 8};
-  ASSERT_EQ(schedule::timeTile(b.model, *deps, *schedule, options), 1u);
-  ASSERT_EQ(schedule->timeTiled.size(), 1u);
-  EXPECT_NE(schedule->timeTiled[0].description.find("tiles of 4 x 8"), std::string::npos);
-  ASSERT_EQ(schedule->timeTiled[0].stepExtents.size(), 1u); // S1's j
-  EXPECT_EQ(schedule->timeTiled[0].stepExtents[0].size(), 1u);
-  // S0's, S2's and the step-by-step bands (t, then j) are still there; new: the wavefront, the tile's
-  // points and the step's j inside them.
-  EXPECT_EQ(schedule->bands.size(), stepBands + 3);
-  auto wave = std::find_if(schedule->bands.begin(), schedule->bands.end(), [](const schedule::Band &band) {
-    return !band.dimNames.empty() && band.dimNames[0] == "wave";
-  });
-  ASSERT_NE(wave, schedule->bands.end());
+  options.sizes = std::move(sizes);
+  return options;
+}
+
+TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
+  // Its time loop becomes a filter on a new param: the wavefront of tiles under one value, the steps
+  // under the others.
+  ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
+  stencil2d(b);
+  std::optional<Scheduled> s = scheduled(b);
+  ASSERT_TRUE(s);
+  size_t stepBands = s->schedule.bands.size();
+  ASSERT_EQ(schedule::timeTile(b.model, s->deps, s->schedule, timeTiles({4, 8})), 1u);
+  ASSERT_EQ(s->schedule.timeTiled.size(), 1u);
+  EXPECT_NE(s->schedule.timeTiled[0].description.find("tiles of 4 x 8"), std::string::npos);
+  ASSERT_EQ(s->schedule.timeTiled[0].stepExtents.size(), 1u); // S1's i and j
+  EXPECT_EQ(s->schedule.timeTiled[0].stepExtents[0].size(), 2u);
+  // S0's, S2's and the step-by-step bands (t, then i, j) are still there; new: the wavefront, the tile's
+  // points and the step's (i, j) inside them.
+  EXPECT_EQ(s->schedule.bands.size(), stepBands + 3);
+  auto wave = std::find_if(s->schedule.bands.begin(), s->schedule.bands.end(),
+                           [](const schedule::Band &band) { return !band.dimNames.empty() && band.dimNames[0] == "wave"; });
+  ASSERT_NE(wave, s->schedule.bands.end());
   EXPECT_EQ(wave->coincident, (std::vector<bool>{false, true}));
-  EXPECT_EQ(errorText(schedule::verifySchedule(b.model, *deps, *schedule)), "");
-  EXPECT_EQ(errorText(schedule::verifyStorage(b.model, *deps, *schedule)), "");
+  EXPECT_EQ(errorText(schedule::verifySchedule(b.model, s->deps, s->schedule)), "");
+  EXPECT_EQ(errorText(schedule::verifyStorage(b.model, s->deps, s->schedule)), "");
   // The checks see the tiles: with the wavefronts marked parallel too, a tile runs beside the one it
   // depends on.
-  unsigned index = static_cast<unsigned>(wave - schedule->bands.begin()), k = 0;
+  unsigned index = static_cast<unsigned>(wave - s->schedule.bands.begin()), k = 0;
   isl::schedule_node waveNode;
-  schedule->tree.root().foreach_descendant_top_down([&](const isl::schedule_node &node) {
+  s->schedule.tree.root().foreach_descendant_top_down([&](const isl::schedule_node &node) {
     if (node.isa<isl::schedule_node_band>() && k++ == index)
       waveNode = node;
     return waveNode.is_null();
   });
   ASSERT_FALSE(waveNode.is_null());
-  schedule::Schedule allParallel = *schedule;
+  schedule::Schedule allParallel = s->schedule;
   allParallel.tree = waveNode.as<isl::schedule_node_band>().member_set_coincident(0, true).schedule();
-  std::string message = errorText(schedule::verifySchedule(b.model, *deps, allParallel));
+  std::string message = errorText(schedule::verifySchedule(b.model, s->deps, allParallel));
   EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
 }
 
-TEST(TimeTiling, HyperplanesAreLeftAlone) {
+TEST(TimeTiling, OneDimensionalStencilsAndHyperplanesAreLeftAlone) {
+  for (int neighbour : {0, 1}) {
+    ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
+    stepModel(b, neighbour);
+    std::optional<Scheduled> s = scheduled(b);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(schedule::timeTile(b.model, s->deps, s->schedule, timeTiles({})), 0u);
+  }
   ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
   iir(b);
-  auto deps = analysis::computeDependences(b.model);
-  ASSERT_TRUE(static_cast<bool>(deps));
-  auto schedule = schedule::chooseSchedule(b.model, *deps, {});
-  ASSERT_TRUE(static_cast<bool>(schedule));
-  schedule::TimeTilingOptions options;
-  options.enabled = true;
-  EXPECT_EQ(schedule::timeTile(b.model, *deps, *schedule, options), 0u);
-  EXPECT_TRUE(schedule->timeTiled.empty());
+  std::optional<Scheduled> s = scheduled(b);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(schedule::timeTile(b.model, s->deps, s->schedule, timeTiles({})), 0u);
+  EXPECT_TRUE(s->schedule.timeTiled.empty());
 }
 
 TEST(Fusion, StatementsReadingTheSameInputShareALoopNest) {

@@ -23,15 +23,10 @@
 //   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (wave sequential, tile parallel)
-//   band 1 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential, c1 sequential)
-//   band 2 over S0, S1, S2: (y parallel, x parallel)
-//   band 3 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 4 over S8, S9, S10: (y parallel, x parallel)
-//   band 5 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
-//   band 6 over S0, S1, S2: (y parallel, x parallel)
-//   band 7 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 8 over S8, S9, S10: (y parallel, x parallel)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 1 over S0, S1, S2: (y parallel, x parallel)
+//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
+//   band 3 over S8, S9, S10: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
 //   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
 //   fused: S8, S9, S10 (all read Sxy over the same domain)
@@ -45,25 +40,15 @@
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
 // Allocation:
-//   band 0: data-parallel
-//     why: parallel over tile, in order over wave: one thread per point
-//   band 1: sequential
-//     why: every dimension (t, c1) carries a dependence: run in order
-//   band 2: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 3: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 4: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 5: sequential
+//   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 6: data-parallel
+//   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 7: reduction (pattern-parallel) if H * W < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
 //     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 8: data-parallel
+//   band 3: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #include "lkflow.h"
@@ -345,107 +330,39 @@ struct Lkflow {
         sizeof(float))));
     det = detStorage.data();
 
-    // Time tiling of band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t, c1, c2) in tiles of 16 x
-    // 64, wavefronts of tiles in parallel, when a step is large (polyc/cpu/Parallel.h):
-    const int64_t time_tiled
-        = polyc::rt::cpu::timeTiled(double(H) * double(W) + double(H) * double(W) + double(H) * double(W)
-        + double(H) * double(W) + double(H) * double(W) + double(H) * double(W) + double(H) * double(W)
-        + double(H) * double(W) + double(H) * double(W) + double(H) * double(W) + double(H) * double(W)) ? 1
-        : 0;
-    if (time_tiled == 1) {
-      // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: wave = 0; carries dependences, in
-      // order
-      for (int64_t wave = 0; wave <= polyc_floord(18 * T + H - 12, 64); ++wave) {
-        // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 1: tile = 0; carries no dependence
-        #pragma omp parallel for
-        for (int64_t tile = polyc_max(wave - (T + 15) / 16 + 1, wave - (2 * wave + 10) / 9 + 1); tile
-            <= polyc_min(polyc_min(wave, (14 * T + H - 8) / 64), wave + polyc_floord(H - 64 * wave - 72, 288)
-            + 1); ++tile) {
-          // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 1 dimension 0: t; carries dependences, in order
-          for (int64_t t = polyc_max(16 * wave - 16 * tile, 5 * tile - (H + 6 * tile + 6) / 14); t
-              <= polyc_min(polyc_min(T - 1, 16 * wave - 16 * tile + 15), 5 * tile - (3 * tile + 3) / 7
-              + 4); ++t) {
-            // S0, S1, S2, band 1 dimension 1: c1 = 14 * t + y in S0, 14 * t + y in S1, 14 * t + y + 7 in S10,
-            // 14 * t + y in S2, 14 * t + y + 7 in S3, 14 * t + y + 7 in S4, 14 * t + y + 7 in S5, 14 * t + y
-            // + 7 in S6, 14 * t + y + 7 in S7, 14 * t + y + 7 in S8, 14 * t + y + 7 in S9; carries
-            // dependences, in order
-            for (int64_t c1 = polyc_max(64 * tile, 14 * t); c1
-                <= polyc_min(polyc_min(64 * tile + 63, H + 14 * t - 1), 14 * t + 6); ++c1) {
-              // S0, S1, S2, band 2 dimension 1: x; carries no dependence
-              for (int64_t x = 0; x < W; ++x) {
-                S0(t, -14 * t + c1, x);
-                S1(t, -14 * t + c1, x);
-                S2(t, -14 * t + c1, x);
-              }
-            }
-            // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 1 dimension 1: c1 = 14 * t + y in S0, 14 * t
-            // + y in S1, 14 * t + y + 7 in S10, 14 * t + y in S2, 14 * t + y + 7 in S3, 14 * t + y + 7 in S4,
-            // 14 * t + y + 7 in S5, 14 * t + y + 7 in S6, 14 * t + y + 7 in S7, 14 * t + y + 7 in S8, 14 * t
-            // + y + 7 in S9; carries dependences, in order
-            for (int64_t c1 = polyc_max(64 * tile, 14 * t + 7); c1
-                <= polyc_min(64 * tile + 63, H + 14 * t + 6); ++c1) {
-              if (H + 14 * t >= c1 + 1) {
-                // S0, S1, S2, band 2 dimension 1: x; carries no dependence
-                for (int64_t x = 0; x < W; ++x) {
-                  S0(t, -14 * t + c1, x);
-                  S1(t, -14 * t + c1, x);
-                  S2(t, -14 * t + c1, x);
-                }
-              }
-              // S3, S4, S5, S6, S7, band 3 dimension 1: x; carries no dependence
-              for (int64_t x = 0; x < W; ++x) {
-                S3(t, -14 * t + c1 - 7, x);
-                S4(t, -14 * t + c1 - 7, x);
-                S5(t, -14 * t + c1 - 7, x);
-                S6(t, -14 * t + c1 - 7, x);
-                S7(t, -14 * t + c1 - 7, x);
-              }
-              // S8, S9, S10, band 4 dimension 1: x; carries no dependence
-              for (int64_t x = 0; x < W; ++x) {
-                S8(t, -14 * t + c1 - 7, x);
-                S9(t, -14 * t + c1 - 7, x);
-                S10(t, -14 * t + c1 - 7, x);
-              }
-            }
-          }
+    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
+    for (int64_t t = 0; t < T; ++t) {
+      // S0, S1, S2, band 1 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S0, S1, S2, band 1 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S0(t, y, x);
+          S1(t, y, x);
+          S2(t, y, x);
         }
       }
-    } else {
-      // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 5 dimension 0: t; carries dependences, in order
-      for (int64_t t = 0; t < T; ++t) {
-        // S0, S1, S2, band 6 dimension 0: y; carries no dependence
-        #pragma omp parallel for
-        for (int64_t y = 0; y < H; ++y) {
-          // S0, S1, S2, band 6 dimension 1: x; carries no dependence
-          for (int64_t x = 0; x < W; ++x) {
-            S0(t, y, x);
-            S1(t, y, x);
-            S2(t, y, x);
-          }
+      // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel; the same loops on the CPU.
+      // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S3(t, y, x);
+          S4(t, y, x);
+          S5(t, y, x);
+          S6(t, y, x);
+          S7(t, y, x);
         }
-        // Band 7: reduction (pattern-parallel) if H * W < 65536, else data-parallel; the same loops on the
-        // CPU.
-        // S3, S4, S5, S6, S7, band 7 dimension 0: y; carries no dependence
-        #pragma omp parallel for
-        for (int64_t y = 0; y < H; ++y) {
-          // S3, S4, S5, S6, S7, band 7 dimension 1: x; carries no dependence
-          for (int64_t x = 0; x < W; ++x) {
-            S3(t, y, x);
-            S4(t, y, x);
-            S5(t, y, x);
-            S6(t, y, x);
-            S7(t, y, x);
-          }
-        }
-        // S8, S9, S10, band 8 dimension 0: y; carries no dependence
-        #pragma omp parallel for
-        for (int64_t y = 0; y < H; ++y) {
-          // S8, S9, S10, band 8 dimension 1: x; carries no dependence
-          for (int64_t x = 0; x < W; ++x) {
-            S8(t, y, x);
-            S9(t, y, x);
-            S10(t, y, x);
-          }
+      }
+      // S8, S9, S10, band 3 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S8, S9, S10, band 3 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S8(t, y, x);
+          S9(t, y, x);
+          S10(t, y, x);
         }
       }
     }
@@ -480,17 +397,12 @@ std::string describeAllocation([[maybe_unused]] const lkflow_params &p) {
   [[maybe_unused]] const int64_t H = p.H;
   [[maybe_unused]] const int64_t W = p.W;
   std::string text;
-  text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): data-parallel\n";
-  text += "lkflow: band 1 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
-  text += "lkflow: band 2 (S0, S1, S2): data-parallel\n";
-  text += "lkflow: band 3 (S3, S4, S5, S6, S7): data-parallel\n";
-  text += "lkflow: band 4 (S8, S9, S10): data-parallel\n";
-  text += "lkflow: band 5 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
-  text += "lkflow: band 6 (S0, S1, S2): data-parallel\n";
-  text += std::string("lkflow: band 7 (S3, S4, S5, S6, S7): ")
+  text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
+  text += "lkflow: band 1 (S0, S1, S2): data-parallel\n";
+  text += std::string("lkflow: band 2 (S3, S4, S5, S6, S7): ")
       + (H * W < 65536 ? "reduction (pattern-parallel) (H * W < 65536)"
       : "data-parallel (not H * W < 65536)") + "\n";
-  text += "lkflow: band 8 (S8, S9, S10): data-parallel\n";
+  text += "lkflow: band 3 (S8, S9, S10): data-parallel\n";
   return text;
 }
 

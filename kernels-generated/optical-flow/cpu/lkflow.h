@@ -22,15 +22,10 @@
 //   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (wave sequential, tile parallel)
-//   band 1 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential, c1 sequential)
-//   band 2 over S0, S1, S2: (y parallel, x parallel)
-//   band 3 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 4 over S8, S9, S10: (y parallel, x parallel)
-//   band 5 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
-//   band 6 over S0, S1, S2: (y parallel, x parallel)
-//   band 7 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 8 over S8, S9, S10: (y parallel, x parallel)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 1 over S0, S1, S2: (y parallel, x parallel)
+//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
+//   band 3 over S8, S9, S10: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
 //   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
 //   fused: S8, S9, S10 (all read Sxy over the same domain)
@@ -44,25 +39,15 @@
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
 // Allocation:
-//   band 0: data-parallel
-//     why: parallel over tile, in order over wave: one thread per point
-//   band 1: sequential
-//     why: every dimension (t, c1) carries a dependence: run in order
-//   band 2: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 3: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 4: data-parallel
-//     why: parallel over y, x: one thread per point
-//   band 5: sequential
+//   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 6: data-parallel
+//   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 7: reduction (pattern-parallel) if H * W < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
 //     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
 //     below 32 (seed 001); groups only below 65536 outputs)
-//   band 8: data-parallel
+//   band 3: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #pragma once
