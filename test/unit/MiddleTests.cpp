@@ -481,11 +481,14 @@ static void stencil2d(ModelBuilder &b) {
   b.array("r0", "r0[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Input);
   b.array("r", "r[s, a, c] : 0 <= s < T and 0 <= a < N and 0 <= c < N", ast::ArrayKind::Local);
   b.array("rT", "rT[a, c] : 0 <= a < N and 0 <= c < N", ast::ArrayKind::Output);
-  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < N and 0 <= j < N", "S0[i, j] -> r[0, i, j]", {"S0[i, j] -> r0[i, j]"});
-  b.statement({"t", "i", "j"}, "S1[t, i, j] : 1 <= t < T and 0 <= i < N and 0 <= j < N", "S1[t, i, j] -> r[t, i, j]",
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < N and 0 <= j < N", "S0[i, j] -> r[0, i, j]",
+              {"S0[i, j] -> r0[i, j]"});
+  b.statement({"t", "i", "j"}, "S1[t, i, j] : 1 <= t < T and 0 <= i < N and 0 <= j < N",
+              "S1[t, i, j] -> r[t, i, j]",
               {"S1[t, i, j] -> r[t - 1, i, j]", "S1[t, i, j] -> r[t - 1, i + 1, j] : i + 1 < N",
                "S1[t, i, j] -> r[t - 1, i, j + 1] : j + 1 < N"});
-  b.statement({"i", "j"}, "S2[i, j] : 0 <= i < N and 0 <= j < N", "S2[i, j] -> rT[i, j]", {"S2[i, j] -> r[T - 1, i, j]"});
+  b.statement({"i", "j"}, "S2[i, j] : 0 <= i < N and 0 <= j < N", "S2[i, j] -> rT[i, j]",
+              {"S2[i, j] -> r[T - 1, i, j]"});
 }
 
 // The dependences and the chosen schedule of b's model, or none (with the error as a test failure).
@@ -530,8 +533,10 @@ TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
   // S0's, S2's and the step-by-step bands (t, then i, j) are still there; new: the wavefront, the tile's
   // points and the step's (i, j) inside them.
   EXPECT_EQ(s->schedule.bands.size(), stepBands + 3);
-  auto wave = std::find_if(s->schedule.bands.begin(), s->schedule.bands.end(),
-                           [](const schedule::Band &band) { return !band.dimNames.empty() && band.dimNames[0] == "wave"; });
+  auto wave =
+      std::find_if(s->schedule.bands.begin(), s->schedule.bands.end(), [](const schedule::Band &band) {
+        return !band.dimNames.empty() && band.dimNames[0] == "wave";
+      });
   ASSERT_NE(wave, s->schedule.bands.end());
   EXPECT_EQ(wave->coincident, (std::vector<bool>{false, true}));
   EXPECT_EQ(errorText(schedule::verifySchedule(b.model, s->deps, s->schedule)), "");
