@@ -1321,7 +1321,11 @@ void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node 
   CudaKernelPrinter kp(*this, kw, program_, &band, {}, "1");
   kp.printKernelNode(body);
   kw.closeBlock();
-  w_.line(kernelInstance(name) + "<<<1, 1, 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
+  // Its instance in int64_t, whatever the run's index type: nvcc 13.0 miscompiled such a loop in int
+  // (fuzz seed 7000008, regressions/backward-recurrence-int-cuda.poly: a backward recurrence unrolled by
+  // four reloaded img2[f + 1] from the addresses of the iteration before), and one thread's loop is
+  // bound by latency, not by its index arithmetic. The device view converts.
+  w_.line(name + "<int64_t><<<1, 1, 0, " + program_.stream + ">>>(" + kernelArgs() + ");");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
 }
 
