@@ -11,6 +11,7 @@
 #include <isl/union_map.h>
 #include <isl/val.h>
 
+#include <functional>
 #include <optional>
 
 namespace polyc::schedule {
@@ -49,23 +50,31 @@ bool onlyParallelBandsBelow(const isl::schedule_node &node) {
   return parallel;
 }
 
-// Whether the band's one member is dimension 0 of each statement under it (the time step `t`), and
-// every statement has a space dimension after it.
-bool isTimeMember(const isl::schedule_node_band &band, const std::vector<unsigned> &stmts) {
+// Whether the band's first member is, for each of the `statements` statements under it, one affine
+// piece that involves the statement's dimension 0 (the time step) and no other dimension, and that
+// `accepts`.
+bool firstMemberFollowsTime(const isl::schedule_node_band &band, size_t statements,
+                            const std::function<bool(const iu::AffCoefficients &)> &accepts) {
   isl::pw_multi_aff_list pieces = band.partial_schedule().at(0).pw_multi_aff_list();
-  unsigned matched = 0;
   for (unsigned p = 0; p < pieces.size(); ++p) {
     isl::pw_multi_aff piece = pieces.at(static_cast<int>(p));
     if (piece.n_piece() != 1)
       return false;
     iu::AffCoefficients aff = iu::coefficients(piece.as_multi_aff().at(0));
-    if (!aff.integral || aff.dims.size() < 2 || aff.dims[0] != 1 || aff.constant != 0 ||
-        llvm::any_of(llvm::drop_begin(aff.dims), [](int64_t c) { return c != 0; }) ||
-        llvm::any_of(aff.params, [](int64_t c) { return c != 0; }))
+    if (!aff.integral || aff.dims.empty() || aff.dims[0] < 1 ||
+        llvm::any_of(llvm::drop_begin(aff.dims), [](int64_t c) { return c != 0; }) || !accepts(aff))
       return false;
-    ++matched;
   }
-  return matched == stmts.size();
+  return pieces.size() == statements;
+}
+
+// Whether the band's one member is dimension 0 of each statement under it (the time step `t`), and
+// every statement has a space dimension after it.
+bool isTimeMember(const isl::schedule_node_band &band, const std::vector<unsigned> &stmts) {
+  return firstMemberFollowsTime(band, stmts.size(), [](const iu::AffCoefficients &aff) {
+    return aff.dims.size() >= 2 && aff.dims[0] == 1 && aff.constant == 0 &&
+           llvm::none_of(aff.params, [](int64_t c) { return c != 0; });
+  });
 }
 
 // Whether each instance of the statement reads a fixed handful of elements: no reduction, no window, no
@@ -200,16 +209,8 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
     return std::nullopt;
   // The first member must advance with the time step and not with space: (t, 2t + i, ...) and not
   // (2t + i, ...), whose tiles would not be the time tiles the wavefront below assumes.
-  isl::pw_multi_aff_list pieces = band.partial_schedule().at(0).pw_multi_aff_list();
-  for (unsigned p = 0; p < pieces.size(); ++p) {
-    isl::pw_multi_aff piece = pieces.at(static_cast<int>(p));
-    if (piece.n_piece() != 1)
-      return std::nullopt;
-    iu::AffCoefficients aff = iu::coefficients(piece.as_multi_aff().at(0));
-    if (!aff.integral || aff.dims.empty() || aff.dims[0] < 1 ||
-        llvm::any_of(llvm::drop_begin(aff.dims), [](int64_t c) { return c != 0; }))
-      return std::nullopt;
-  }
+  if (!firstMemberFollowsTime(band, stmts.size(), [](const iu::AffCoefficients &) { return true; }))
+    return std::nullopt;
   return result;
 }
 

@@ -189,11 +189,13 @@ TEST(Schedule, GaussSeidelNeedsTwoOneOne) {
 }
 
 // The legality check is independent of the scheduler: hand it wrong schedules.
-static schedule::Schedule handMade(const model::Model &model, const std::string &partial) {
+// Its members are sequential unless `parallel` says otherwise.
+static schedule::Schedule handMade(const model::Model &model, const std::string &partial,
+                                   std::vector<bool> parallel = {}) {
   schedule::Schedule s;
   isl::multi_union_pw_aff mupa(model.ctx, partial);
-  s.tree = islutil::insertBand(isl::schedule::from_domain(model.domains()), mupa,
-                               std::vector<bool>(mupa.size(), false), false);
+  parallel.resize(mupa.size(), false);
+  s.tree = islutil::insertBand(isl::schedule::from_domain(model.domains()), mupa, parallel, false);
   s.scheduleMap = schedule::flatScheduleMap(s.tree);
   return s;
 }
@@ -244,9 +246,8 @@ TEST(Legality, RejectsAParallelMemberThatCarriesADependence) {
   iir(b);
   auto deps = analysis::computeDependences(b.model);
   ASSERT_TRUE(static_cast<bool>(deps));
-  schedule::Schedule rows;
-  isl::multi_union_pw_aff mupa(b.model.ctx, "[H, W, M] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]");
-  rows.tree = islutil::insertBand(isl::schedule::from_domain(b.model.domains()), mupa, {true, false}, true);
+  schedule::Schedule rows =
+      handMade(b.model, "[H, W, M] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]", {true, false});
   std::string message = errorText(schedule::verifySchedule(b.model, *deps, rows));
   EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
 }
