@@ -45,10 +45,47 @@ def log(msg):
 
 
 # ------------------------------------------------------------------------------------------ running
+# The runtime's and the standard headers that the cpu target's code includes (CodeGenCpu's includes); a
+# header missing here is only parsed the slow way.
+CPU_PCH_HEADERS = ["polyc/Runtime.h", "polyc/Timer.h", "polyc/cpu/Parallel.h", "polyc/cpu/Wavefront.h",
+                   "algorithm", "cfloat", "chrono", "cmath", "cstdint", "cstdio", "cstdlib", "cstring",
+                   "stdexcept", "string", "vector"]
+
+
+def quick_build_flags(work, env):
+    """POLYC_CXXFLAGS for a long run's builds, by target (--quick-builds): they take a third less time
+    (measured 2026-11-27: cpu 0.62 -> 0.43 s, opencl 0.67 -> 0.46 s a program) and compile what every
+    user gets, except the OpenCL host code:
+    - cpu: a precompiled header of CPU_PCH_HEADERS, made with the flags that `polyc build` uses. Only
+      with GCC, which ignores a precompiled header that does not match (Clang would stop with an error);
+    - opencl: the host code at -O0. The kernels, which are what the fuzzer checks there, are compiled
+      by PoCL as before; the host code's runtime library stays optimised."""
+    flags = {"opencl": "-O0"}
+    cxx = (env.get("CXX") or "c++").split()
+    try:
+        version = subprocess.run(cxx + ["--version"], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return flags
+    if "Free Software Foundation" not in version:
+        return flags
+    runtime = env.get("POLYC_RUNTIME_DIR")
+    include = os.path.join(runtime, "include") if runtime else os.path.join(ROOT, "runtime", "include")
+    header = os.path.join(work, "pch", "cpu.h")
+    os.makedirs(os.path.dirname(header), exist_ok=True)
+    with open(header, "w") as f:
+        f.writelines("#include <%s>\n" % h for h in CPU_PCH_HEADERS)
+    made = subprocess.run(cxx + ["-std=c++17", "-O3", "-fopenmp", "-I" + include, "-x", "c++-header", header,
+                                 "-o", header + ".gch"], capture_output=True, timeout=300)
+    if made.returncode == 0:
+        flags["cpu"] = "-include " + header
+    return flags
+
+
 class Runner:
     """Builds and runs one program for the oracle and the targets; caches executables by program text."""
 
-    def __init__(self, polyc, work, targets, oracle, run_timeout=60, build_timeout=120, gpu=False):
+    def __init__(self, polyc, work, targets, oracle, run_timeout=60, build_timeout=120, gpu=False,
+                 quick_builds=False):
         self.polyc = polyc
         self.work = work
         self.targets = targets  # list of (name, how): how is a polyc target or a path to a build script
@@ -61,6 +98,7 @@ class Runner:
         self.env.setdefault("OMP_NUM_THREADS", "2")
         self.env["POCL_CACHE_DIR"] = os.path.join(work, "pocl-cache")
         os.makedirs(self.env["POCL_CACHE_DIR"], exist_ok=True)
+        self.build_flags = quick_build_flags(work, self.env) if quick_builds else {}
         self.counter = 0
 
     def build(self, tname, how, poly_path, text):
@@ -74,7 +112,10 @@ class Runner:
             cmd = [self.polyc, "build", poly_path, "--target=" + how, "-o", exe]
         else:
             cmd = [how, poly_path, "-o", exe]
-        res = wait_for_polyc(self.polyc, lambda: run_cmd(cmd, self.build_timeout, self.env))
+        env = self.env
+        if how in self.build_flags:
+            env = {**env, "POLYC_CXXFLAGS": (env.get("POLYC_CXXFLAGS", "") + " " + self.build_flags[how]).strip()}
+        res = wait_for_polyc(self.polyc, lambda: run_cmd(cmd, self.build_timeout, env))
         if res[0] == 0 and os.path.exists(exe):
             out = ("ok", exe)
         elif res[0] == "timeout":
@@ -777,7 +818,7 @@ def fuzz(args):
     gpu = have_gpu() if any(h == "cuda" for _, h in targets) else False
     work = tempfile.mkdtemp(prefix="polyc-fuzz-")
     runner = Runner(polyc, work, targets, oracle, run_timeout=args.timeout, build_timeout=args.build_timeout,
-                    gpu=gpu)
+                    gpu=gpu, quick_builds=args.quick_builds)
     checker = gp.Polyc(polyc)
     out_root = os.path.abspath(args.out)
     start = time.time()
@@ -1037,6 +1078,9 @@ def main():
     ap.add_argument("--build-timeout", type=int, default=120, help="seconds per polyc build")
     ap.add_argument("--shrink-budget", type=int, default=900, help="seconds to shrink one mismatch")
     ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--quick-builds", action="store_true",
+                    help="a third less build time for long runs: a precompiled header for the cpu builds, the "
+                         "OpenCL host code at -O0 (quick_build_flags)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--progress", type=int, default=10, help="print progress every N programs")
     ap.add_argument("--known-bugs", action="store_true",
