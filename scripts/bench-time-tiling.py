@@ -4,7 +4,7 @@ on the same executable (POLYC_TIME_TILE=0 and 1), at PolyBench's MEDIUM and LARG
 last-level cache. Prints a markdown table: seconds (median of --repeat runs) and step / tiled.
 
   scripts/bench-time-tiling.py [--polyc build/compiler/driver/polyc] [--repeat 3] [--work DIR]
-                               [--time-tile S,W]
+                               [--time-tile S,W] [--kernels seidel-2d,...]
 """
 import argparse
 import json
@@ -23,6 +23,8 @@ CASES = [
     ("fdtd-2d", "NX=200,NY=240,T=100"),
     ("fdtd-2d", "NX=1000,NY=1200,T=500"),
     ("fdtd-2d", "NX=2800,NY=2800,T=100"),
+    ("seidel-2d", "N=400,T=100"),
+    ("seidel-2d", "N=2000,T=500"),
 ]
 
 
@@ -39,10 +41,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", default=tempfile.mkdtemp(prefix="bench-time-tiling-"))
     ap.add_argument("--time-tile", help="sizes for polyc's --time-tile")
+    ap.add_argument("--kernels", help="comma-separated kernels (default: all)")
     args = ap.parse_args()
+    cases = [c for c in CASES if not args.kernels or c[0] in args.kernels.split(",")]
     python = python_with_numpy()
     exes = {}
-    for kernel in sorted({k for k, _ in CASES}):
+    for kernel in sorted({k for k, _ in cases}):
         exe = os.path.join(args.work, kernel)
         cmd = [args.polyc, "build", os.path.join(POLYBENCH, kernel + ".poly"), "--target=cpu", "-o", exe]
         if args.time_tile:
@@ -51,7 +55,7 @@ def main():
         exes[kernel] = exe
     print("| kernel | sizes | step by step s | time-tiled s | step / tiled |")
     print("| --- | --- | ---: | ---: | ---: |")
-    for kernel, sizes in CASES:
+    for kernel, sizes in cases:
         seconds = []
         for form in ("0", "1"):
             out = subprocess.run([python, os.path.join(POLYBENCH, "Inputs", "polybench.py"), "time", kernel,

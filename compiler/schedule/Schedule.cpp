@@ -54,6 +54,11 @@ private:
   std::optional<std::pair<size_t, size_t>> streamedRun(const std::vector<std::vector<unsigned>> &components,
                                                        unsigned fixed, const isl::union_map &deps);
   isl::multi_union_pw_aff identityPartial(unsigned s, unsigned from, unsigned to) const;
+  isl::multi_union_pw_aff hyperplanePartial(unsigned s, unsigned fixed, const std::vector<int64_t> &pi) const;
+  isl::pw_aff hyperplaneCount(const std::vector<unsigned> &stmts, unsigned fixed, const std::vector<int64_t> &pi) const;
+  std::optional<std::pair<isl::schedule, std::vector<size_t>>>
+  hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &components, size_t at, unsigned fixed,
+                       const isl::union_map &deps, const std::function<bool(size_t)> &mayTake);
   void collectBands(Schedule &result) const;
 
   const Model &model_;
@@ -121,14 +126,44 @@ isl::multi_union_pw_aff Scheduler::identityPartial(unsigned s, unsigned from, un
 
 // --- Statements ----------------------------------------------------------------------------------------
 
+// The hyperplane band's members after t = pi . x: every dimension but the first whose coefficient is
+// +-1, so that (t, rest) is unimodular; this is the one left out (pi.size() when there is none).
+static unsigned droppedDim(const std::vector<int64_t> &pi) {
+  unsigned dropped = 0;
+  while (dropped < pi.size() && pi[dropped] != 1 && pi[dropped] != -1)
+    ++dropped;
+  return dropped;
+}
+
+// pi . x over a statement's dimensions from `fixed` on.
+static isl::aff hyperplaneTime(const isl::space &space, unsigned fixed, const std::vector<int64_t> &pi) {
+  isl::multi_aff xId = space.identity_multi_aff_on_domain();
+  isl::aff time = space.zero_aff_on_domain();
+  for (unsigned k = 0; k < pi.size(); ++k)
+    time = time.add(xId.at(static_cast<int>(fixed + k)).scale(pi[k]));
+  return time;
+}
+
+// The number of hyperplanes pi . x that the statements' instances lie on (dimensions from `fixed` on).
+isl::pw_aff Scheduler::hyperplaneCount(const std::vector<unsigned> &stmts, unsigned fixed,
+                                       const std::vector<int64_t> &pi) const {
+  isl::set image;
+  for (unsigned s : stmts) {
+    isl::set local = iu::projectOutDims(model_.statements[s].domain, 0, fixed);
+    isl::set times = local.apply(hyperplaneTime(local.space(), 0, pi).as_map());
+    image = image.is_null() ? times : image.unite(times);
+  }
+  return iu::dimMax(image, 0).sub(iu::dimMin(image, 0)).add(
+      isl::pw_aff(image.params().space().zero_aff_on_domain()).add_constant(1));
+}
+
 // The Lamport hyperplane pi (pi . d >= 1 for every distance d) with the fewest hyperplanes over the
 // domain, among small integer vectors. Counts are compared at the given --param values, with 100
 // for a param left free.
 std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, const isl::set &distances) {
   const Statement &stmt = model_.statements[s];
   unsigned n = static_cast<unsigned>(stmt.dimNames.size()) - fixed;
-  int lo = n <= 3 ? -2 : (n == 4 ? -1 : 0), hi = n <= 3 ? 3 : (n == 4 ? 2 : 1);
-  isl::set local = iu::projectOutDims(stmt.domain, 0, fixed);
+  int lo = n <= 3 ? -2 : (n == 4 ? -1 : 0), hi = n <= 3 ? 4 : (n == 4 ? 2 : 1);
   isl::set reference = model_.context;
   auto fixedValues = iu::fixedParams(model_.context);
   for (unsigned p = 0; p < model_.params.size(); ++p)
@@ -137,7 +172,6 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
       reference = reference.intersect(v.eq_set(v.zero_on_domain(reference.space()).add_constant(100)));
     }
   isl::multi_aff dId = distances.space().identity_multi_aff_on_domain();
-  isl::multi_aff xId = local.space().identity_multi_aff_on_domain();
 
   std::optional<Hyperplane> best;
   int64_t bestCount = 0, bestNorm = 0;
@@ -155,13 +189,7 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
         dot = dot.add(dId.at(static_cast<int>(k)).scale(pi[k]));
       isl::set bad = distances.intersect(dot.le_set(distances.space().zero_aff_on_domain())).intersect_params(model_.context);
       if (bad.is_empty()) {
-        isl::aff time = local.space().zero_aff_on_domain();
-        for (unsigned k = 0; k < n; ++k)
-          time = time.add(xId.at(static_cast<int>(k)).scale(pi[k]));
-        isl::map toTime = time.as_map();
-        isl::set image = local.apply(toTime);
-        isl::pw_aff count = iu::dimMax(image, 0).sub(iu::dimMin(image, 0)).add(
-            isl::pw_aff(image.params().space().zero_aff_on_domain()).add_constant(1));
+        isl::pw_aff count = hyperplaneCount({s}, fixed, pi);
         auto value = iu::constantValue(count.intersect_params(reference));
         int64_t c = value ? *value : INT64_MAX;
         if (!best || c < bestCount || (c == bestCount && norm < bestNorm)) {
@@ -179,6 +207,20 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
     ++pi[k];
   }
   return best;
+}
+
+// Statement s's members of a hyperplane band: t = pi . x, then its dimensions but droppedDim(pi).
+isl::multi_union_pw_aff Scheduler::hyperplanePartial(unsigned s, unsigned fixed, const std::vector<int64_t> &pi) const {
+  isl::space space = model_.statements[s].domain.space();
+  isl::multi_aff xId = space.identity_multi_aff_on_domain();
+  unsigned local = static_cast<unsigned>(pi.size()), dropped = droppedDim(pi);
+  isl::aff_list list(model_.ctx, static_cast<int>(local));
+  list = list.add(hyperplaneTime(space, fixed, pi));
+  for (unsigned k = 0; k < local; ++k)
+    if (k != dropped || dropped == local)
+      list = list.add(xId.at(static_cast<int>(fixed + k)));
+  unsigned members = static_cast<unsigned>(list.size());
+  return iu::mapSpace(space, iu::anonymousSetSpace(space, members)).multi_aff(list).to_multi_union_pw_aff();
 }
 
 llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned fixed, const isl::union_map &deps) {
@@ -231,37 +273,23 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
   }
   if (uniform) {
     if (auto h = findHyperplane(s, fixed, delta)) {
-      // t = pi . x, then every dimension but one whose coefficient is +-1, so (t, rest) is unimodular.
-      unsigned dropped = 0;
-      while (dropped < local && h->pi[dropped] != 1 && h->pi[dropped] != -1)
-        ++dropped;
-      isl::space space = stmt.domain.space();
-      isl::multi_aff xId = space.identity_multi_aff_on_domain();
-      isl::aff time = space.zero_aff_on_domain();
-      for (unsigned k = 0; k < local; ++k)
-        time = time.add(xId.at(static_cast<int>(fixed + k)).scale(h->pi[k]));
-      isl::aff_list list(model_.ctx, static_cast<int>(local));
-      list = list.add(time);
-      for (unsigned k = 0; k < local; ++k)
-        if (k != dropped || dropped == local)
-          list = list.add(xId.at(static_cast<int>(fixed + k)));
-      unsigned members = static_cast<unsigned>(list.size());
-      isl::multi_union_pw_aff partial =
-          iu::mapSpace(space, iu::anonymousSetSpace(space, members)).multi_aff(list).to_multi_union_pw_aff();
-      std::vector<bool> flags(members, true);
+      unsigned dropped = droppedDim(h->pi);
+      isl::multi_union_pw_aff partial = hyperplanePartial(s, fixed, h->pi);
+      std::vector<bool> flags(partial.size(), true);
       flags[0] = false;
       // Permutable when no distance is negative in any member of the band.
       bool permutable = true;
       for (unsigned k = 0; k < local; ++k)
         if (k != dropped && !delta.intersect(component(k).lt_set(zero)).is_empty())
           permutable = false;
-      h->expr = iu::affToString(time);
+      h->expr = iu::affToString(hyperplaneTime(stmt.domain.space(), fixed, h->pi));
       hyperplanes_[s] = *h;
       return iu::insertBand(leaf, partial, flags, permutable);
     }
   }
   return scheduleWithIsl({s}, deps);
 }
+
 
 // The pieces of a statement's dependences on itself on which every distance component keeps one sign
 // (negative, zero or positive); dependences between different statements are kept as they are.
@@ -484,6 +512,95 @@ Scheduler::streamedRun(const std::vector<std::vector<unsigned>> &components, uns
   return best;
 }
 
+// Whether f(y) - f(x) >= atLeast for every pair x -> y of `relation`, with f = pi . x over each
+// statement's dimensions from `fixed` on.
+static bool advances(const isl::map &relation, unsigned fixed, const std::vector<int64_t> &pi, int64_t atLeast) {
+  isl::space space = relation.space();
+  isl::multi_aff toX = space.domain_map_multi_aff(), toY = space.range_map_multi_aff();
+  isl::aff zero = space.wrap().zero_aff_on_domain(), step = zero;
+  for (unsigned k = 0; k < pi.size(); ++k)
+    step = step.add(toY.at(static_cast<int>(fixed + k)).sub(toX.at(static_cast<int>(fixed + k))).scale(pi[k]));
+  return relation.wrap().intersect(step.lt_set(zero.add_constant(atLeast))).is_empty();
+}
+
+// The band of an in-place sweep scheduled by a hyperplane (components[at], one statement), with the
+// other pieces of its array's definition that can share it: its boundary copies (seidel-2d's
+// `u[t, i, j] = u[t - 1, i, j] where i == 0 || ...`). Scheduled apart, before the sweep, those wrote the
+// boundary of every step before the sweep's first step read any, so all of them stayed live and the
+// array's step dimension could not be folded (seidel-2d took (T + 1) N^2 elements). A piece joins when
+// it has the sweep's dimensions, no reduction and a dependence on itself (it carries values from step
+// to step; a piece without one stays a parallel band of its own), when no component between it and the
+// sweep depends on it or it on them (it moves to the sweep's place), and when every dependence between
+// the band's statements advances pi . x. The sweep's band must have members after pi . x, which the
+// pieces run in parallel. Returns the band and the components it took (among those mayTake allows),
+// or nothing.
+std::optional<std::pair<isl::schedule, std::vector<size_t>>>
+Scheduler::hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &components, size_t at, unsigned fixed,
+                                const isl::union_map &deps, const std::function<bool(size_t)> &mayTake) {
+  unsigned s = components[at].front();
+  auto sweep = hyperplanes_.find(s);
+  const Statement &stmt = model_.statements[s];
+  // A band of one member runs its points in order: a piece taken in would lose its parallel loops.
+  if (sweep == hyperplanes_.end() || sweep->second.pi.size() < 2 || !stmt.reductions.empty())
+    return std::nullopt;
+  const std::vector<int64_t> pi = sweep->second.pi;
+  auto edge = [&](size_t a, size_t b) {
+    for (unsigned x : components[a])
+      for (unsigned y : components[b])
+        if (!relationBetween(model_, deps, x, y).is_empty())
+          return true;
+    return false;
+  };
+  std::vector<size_t> taken;
+  std::vector<unsigned> group{s};
+  for (size_t c = 0; c < components.size(); ++c) {
+    if (c == at || components[c].size() != 1 || !mayTake(c))
+      continue;
+    unsigned p = components[c].front();
+    const Statement &piece = model_.statements[p];
+    if (piece.write.array != stmt.write.array || piece.dimNames.size() != stmt.dimNames.size() ||
+        piece.isUpdate() || !piece.reductions.empty() || relationBetween(model_, deps, p, p).is_empty())
+      continue;
+    bool movable = true;
+    for (size_t m = std::min(c, at) + 1; m < std::max(c, at) && movable; ++m)
+      movable = c < at ? !edge(c, m) : !edge(m, c);
+    if (movable) {
+      taken.push_back(c);
+      group.push_back(components[c].front());
+    }
+  }
+  if (taken.empty())
+    return std::nullopt;
+  // Legal when pi . x advances along every dependence; permutable when no other member goes back.
+  bool permutable = true;
+  unsigned dropped = droppedDim(pi);
+  for (unsigned a : group)
+    for (unsigned b : group) {
+      isl::map relation = relationBetween(model_, deps, a, b);
+      if (relation.is_empty())
+        continue;
+      if (!advances(relation, fixed, pi, 1))
+        return std::nullopt;
+      for (unsigned k = 0; k < pi.size(); ++k) {
+        std::vector<int64_t> unit(pi.size(), 0);
+        unit[k] = 1;
+        if (k != dropped && !advances(relation, fixed, unit, 0))
+          permutable = false;
+      }
+    }
+  isl::union_set domain = domainsOf(model_, group);
+  isl::multi_union_pw_aff partial = hyperplanePartial(s, fixed, pi);
+  for (size_t g = 1; g < group.size(); ++g)
+    partial = partial.union_add(hyperplanePartial(group[g], fixed, pi));
+  std::string count = iu::pwAffToC(hyperplaneCount(group, fixed, pi), model_.context);
+  for (unsigned g : group)
+    hyperplanes_[g] = Hyperplane{pi, count,
+                                 iu::affToString(hyperplaneTime(model_.statements[g].domain.space(), fixed, pi))};
+  std::vector<bool> flags(partial.size(), true);
+  flags[0] = false;
+  return std::make_pair(iu::insertBand(isl::schedule::from_domain(domain), partial, flags, permutable), taken);
+}
+
 llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsigned> &stmts, unsigned fixed,
                                                         const isl::union_map &deps) {
   auto edge = [&](unsigned a, unsigned b) { return !relationBetween(model_, deps, a, b).is_empty(); };
@@ -564,9 +681,44 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
     return members > 0 ? iu::insertBand(body, partial, std::vector<bool>(members, true), true) : body;
   };
 
+  // Hyperplane sweeps, scheduled first so that the pieces of their arrays can join their bands.
+  std::set<unsigned> inGroups;
+  for (const std::vector<FusionGroup> *list : {&pieceGroups, &groups})
+    for (const FusionGroup &group : *list)
+      inGroups.insert(group.statements.begin(), group.statements.end());
+  std::map<size_t, isl::schedule> sweeps; // by component: scheduled alone, or a band with pieces
+  std::set<size_t> withPieces, joined;
+  for (size_t i = 0; i < components.size(); ++i) {
+    unsigned s = components[i].front();
+    if (components[i].size() != 1 || inGroups.count(s) || joined.count(i) ||
+        relationBetween(model_, deps, s, s).is_empty())
+      continue;
+    llvm::Expected<isl::schedule> alone = scheduleStatement(s, fixed, deps);
+    if (!alone)
+      return alone.takeError();
+    sweeps[i] = *alone;
+    auto band = hyperplaneWithPieces(components, i, fixed, deps, [&](size_t c) {
+      return !inGroups.count(components[c].front()) && !withPieces.count(c) && !joined.count(c);
+    });
+    if (!band)
+      continue;
+    sweeps[i] = band->first;
+    withPieces.insert(i);
+    for (size_t c : band->second) {
+      sweeps.erase(c);
+      joined.insert(c);
+    }
+  }
+
   std::vector<isl::schedule> parts;
   for (size_t i = 0; i < components.size(); ++i) {
     const auto &component = components[i];
+    if (joined.count(i))
+      continue;
+    if (auto sweep = sweeps.find(i); sweep != sweeps.end()) {
+      parts.push_back(sweep->second);
+      continue;
+    }
     auto startsWith = [&](const FusionGroup &g) { return g.statements.front() == component.front(); };
     if (auto pieces = llvm::find_if(pieceGroups, startsWith); pieces != pieceGroups.end()) {
       parts.push_back(fusedBand(*pieces));
@@ -636,10 +788,15 @@ void Scheduler::collectBands(Schedule &result) const {
         }
         info.isSequentialRepeat = repeat;
       }
-      // A hyperplane band: its first member is the statement's t = pi . x.
-      if (info.statements.size() == 1 && !info.isSequentialRepeat) {
+      // A hyperplane band: its first member is the statements' t = pi . x (one statement, or an in-place
+      // sweep with the pieces of its array that joined it, all with one pi).
+      if (!info.statements.empty() && !info.isSequentialRepeat) {
         auto h = hyperplanes_.find(info.statements.front());
-        if (h != hyperplanes_.end() && info.dimNames[0] == h->second.expr) {
+        auto samePi = [&](unsigned s) {
+          auto other = hyperplanes_.find(s);
+          return other != hyperplanes_.end() && other->second.pi == h->second.pi;
+        };
+        if (h != hyperplanes_.end() && info.dimNames[0] == h->second.expr && llvm::all_of(info.statements, samePi)) {
           info.hyperplane = h->second.pi;
           info.hyperplaneCount = h->second.count;
           info.hyperplaneExpr = info.dimNames[0];

@@ -86,21 +86,33 @@ bool readsAFewElements(const model::Statement &stmt) {
          });
 }
 
-// A time loop that time tiling may replace: one sequential member, the time dimension of statements
-// outside any repeat block that read a few elements each, not a hyperplane, with only parallel bands
-// below it.
-bool isStencilTimeLoop(const Model &model, const isl::schedule_node &node, const Band &info) {
-  if (!node.isa<isl::schedule_node_band>() || info.isSequentialRepeat || !info.hyperplane.empty())
-    return false;
+// What time tiling may replace at a band node, over statements outside any repeat block that read a few
+// elements each:
+// - Steps: the time loop of a region of steps (one sequential member, the statements' time dimension,
+//   with only parallel bands below it: Jacobi, heat, FDTD). Inside a tile's point, a step's own loops
+//   run as the step-by-step schedule has them.
+// - Sweep: the hyperplane band of an in-place sweep (seidel-2d's (4t + 2i + j, t, i)), whose members
+//   after the first are parallel. Its skewed band has no parallel member; inside a tile's point, its
+//   last member runs whole, in order.
+enum class Region { None, Steps, Sweep };
+
+Region tiledRegion(const Model &model, const isl::schedule_node &node, const Band &info) {
+  if (!node.isa<isl::schedule_node_band>() || info.isSequentialRepeat)
+    return Region::None;
   auto band = node.as<isl::schedule_node_band>();
-  if (band.n_member() != 1 || band.member_get_coincident(0))
-    return false;
   std::vector<unsigned> stmts = statementsUnder(model, node);
   if (stmts.empty() || llvm::any_of(stmts, [&](unsigned s) {
         return model.statements[s].repeatDims != 0 || !readsAFewElements(model.statements[s]);
       }))
-    return false;
-  return isTimeMember(band, stmts) && onlyParallelBandsBelow(node);
+    return Region::None;
+  if (!onlyParallelBandsBelow(node))
+    return Region::None;
+  if (!info.hyperplane.empty())
+    return llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; }) ? Region::Sweep
+                                                                                                  : Region::None;
+  if (band.n_member() != 1 || band.member_get_coincident(0) || !isTimeMember(band, stmts))
+    return Region::None;
+  return Region::Steps;
 }
 
 // { A[a] -> A[a'] : a'_dim = a_dim + window, the other indices equal }: the element that a folded
@@ -224,9 +236,9 @@ std::vector<int64_t> tileSizes(const TimeTilingOptions &options) {
 
 // The first two members of `schedule`'s top band (the time step and the first skewed space member) cut
 // into tiles (tileSizes), the tile loops made a wavefront: (tile of t + tile of x, tile of x), the second
-// member parallel; below them the tile's points along those two members, then a leaf (the other member
-// is dropped: the step's own loops go there).
-isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options) {
+// member parallel; below them the tile's points along those two members, then, for a sweep, its other
+// member, in order (for steps it is dropped: the step's own loops go there instead).
+isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options, Region region) {
   isl::ctx ctx = schedule.ctx();
   isl_options_set_tile_scale_tile_loops(ctx.get(), 0);
   isl_options_set_tile_shift_point_loops(ctx.get(), 0);
@@ -234,7 +246,9 @@ isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOpt
   std::vector<int64_t> sizes = tileSizes(options);
   if (band.n_member() > sizes.size()) {
     isl::schedule_node rest = band.split(static_cast<int>(sizes.size())).child(0);
-    band = isl::manage(isl_schedule_node_cut(rest.copy())).parent().as<isl::schedule_node_band>();
+    if (region == Region::Steps)
+      rest = isl::manage(isl_schedule_node_cut(rest.copy()));
+    band = rest.parent().as<isl::schedule_node_band>();
   }
   isl_multi_val *values = isl_multi_val_zero(band.partial_schedule().space().release());
   for (size_t m = 0; m < sizes.size(); ++m)
@@ -372,7 +386,8 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
   // From the last band to the first, so that rewriting one leaves the earlier ones' indices as they are.
   for (unsigned k = static_cast<unsigned>(schedule.bands.size()); k-- > 0;) {
     std::optional<isl::schedule_node> node = bandNode(schedule.tree, k);
-    if (!node || !isStencilTimeLoop(model, *node, schedule.bands[k]))
+    Region region = node ? tiledRegion(model, *node, schedule.bands[k]) : Region::None;
+    if (region == Region::None)
       continue;
     std::vector<unsigned> stmts = statementsUnder(model, *node);
     std::optional<std::vector<std::vector<isl::pw_aff>>> extents = stepExtents(model, stmts);
@@ -382,7 +397,7 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
     std::optional<isl::schedule> skewed = skewedBand(model, deps, stmts, order);
     if (!skewed)
       continue;
-    isl::schedule tiled = tileAsWavefront(*skewed, options);
+    isl::schedule tiled = tileAsWavefront(*skewed, options, region);
     // Inside a tile's point (t, x), a step's statements as the step-by-step schedule runs them: its
     // loops over the other dimensions, parallel and unit-stride (one row of jacobi-2d a point).
     isl::schedule_node step = node->child(0);
@@ -404,22 +419,27 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
     node = bandNode(schedule.tree, k);
     isl::schedule_node sequence = isl::manage(isl_schedule_node_cut(node->copy())).insert_sequence(filters);
     isl::schedule_node wave = graft(sequence.child(0).child(0), tiled.root().child(0));
-    sequence = graft(wave.child(0).child(0), step).parent().parent().parent().parent();
-    sequence = graft(sequence.child(1).child(0), *node).parent().parent();
+    if (region == Region::Steps)
+      wave = graft(wave.child(0).child(0), step).parent().parent();
+    sequence = graft(wave.parent().parent().child(1).child(0), *node).parent().parent();
     schedule.tree = sequence.schedule();
 
-    // The bands in pre-order: the wavefront and the tile's points (new), the step's (copied), then the
-    // region's as they were.
+    // The bands in pre-order: the wavefront and the tile's points (new), the step's (copied) or the
+    // sweep's last member (new), then the region's as they were.
     unsigned oldBands = bandsIn(*node);
-    std::vector<Band> region;
+    std::vector<Band> bands;
     auto wavefront = bandNode(schedule.tree, k)->as<isl::schedule_node_band>();
-    region.push_back(describeBand(model, wavefront));
-    region.back().dimNames = {"wave", "tile"};
-    region.push_back(describeBand(model, wavefront.child(0).as<isl::schedule_node_band>()));
-    region.insert(region.end(), schedule.bands.begin() + k + 1, schedule.bands.begin() + k + oldBands);
-    region.insert(region.end(), schedule.bands.begin() + k, schedule.bands.begin() + k + oldBands);
+    auto points = wavefront.child(0).as<isl::schedule_node_band>();
+    bands.push_back(describeBand(model, wavefront));
+    bands.back().dimNames = {"wave", "tile"};
+    bands.push_back(describeBand(model, points));
+    if (region == Region::Steps)
+      bands.insert(bands.end(), schedule.bands.begin() + k + 1, schedule.bands.begin() + k + oldBands);
+    else
+      bands.push_back(describeBand(model, points.child(0).as<isl::schedule_node_band>()));
+    bands.insert(bands.end(), schedule.bands.begin() + k, schedule.bands.begin() + k + oldBands);
     schedule.bands.erase(schedule.bands.begin() + k, schedule.bands.begin() + k + oldBands);
-    schedule.bands.insert(schedule.bands.begin() + k, region.begin(), region.end());
+    schedule.bands.insert(schedule.bands.begin() + k, bands.begin(), bands.end());
 
     std::string skew;
     for (const std::string &name :

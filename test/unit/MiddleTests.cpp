@@ -518,6 +518,37 @@ static schedule::TimeTilingOptions timeTiles(std::vector<int64_t> sizes) {
   return options;
 }
 
+TEST(Schedule, BoundaryPiecesJoinTheSweepsHyperplaneSoItsStepsFold) {
+  // The Gauss-Seidel sweep above over the interior of u, its boundary copied from the step before (S2),
+  // as seidel-2d writes it. Scheduled apart, before the sweep, S2 wrote the boundary of every step before
+  // the sweep read any, and u kept all T steps.
+  ModelBuilder b("[T, H, W]", "T >= 1 and H >= 0 and W >= 0");
+  b.array("u0", "u0[c, d] : 0 <= c < H and 0 <= d < W", ast::ArrayKind::Input);
+  b.array("u", "u[a, c, d] : 0 <= a < T and 0 <= c < H and 0 <= d < W", ast::ArrayKind::Local);
+  b.array("uT", "uT[c, d] : 0 <= c < H and 0 <= d < W", ast::ArrayKind::Output);
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < H and 0 <= j < W", "S0[i, j] -> u[0, i, j]", {"S0[i, j] -> u0[i, j]"});
+  b.statement({"t", "i", "j"}, "S1[t, i, j] : 1 <= t < T and 1 <= i < H - 1 and 1 <= j < W - 1",
+              "S1[t, i, j] -> u[t, i, j]",
+              {"S1[t, i, j] -> u[t, i - 1, j]", "S1[t, i, j] -> u[t, i, j - 1]", "S1[t, i, j] -> u[t - 1, i + 1, j]",
+               "S1[t, i, j] -> u[t - 1, i, j + 1]"});
+  b.statement({"t", "i", "j"},
+              "S2[t, i, j] : 1 <= t < T and 0 <= i < H and 0 <= j < W and (i = 0 or i = H - 1 or j = 0 or j = W - 1)",
+              "S2[t, i, j] -> u[t, i, j]", {"S2[t, i, j] -> u[t - 1, i, j]"});
+  b.statement({"i", "j"}, "S3[i, j] : 0 <= i < H and 0 <= j < W", "S3[i, j] -> uT[i, j]", {"S3[i, j] -> u[T - 1, i, j]"});
+  std::optional<Scheduled> s = scheduled(b);
+  ASSERT_TRUE(s);
+  auto sweep = llvm::find_if(s->schedule.bands, [](const schedule::Band &band) { return !band.hyperplane.empty(); });
+  ASSERT_NE(sweep, s->schedule.bands.end());
+  EXPECT_EQ(sweep->statements, (std::vector<unsigned>{1, 2}));
+  EXPECT_EQ(sweep->hyperplane, (std::vector<int64_t>{2, 1, 1}));
+  ASSERT_EQ(s->schedule.folded.size(), 1u);
+  EXPECT_EQ(s->schedule.folded[0].array, "u");
+  EXPECT_EQ(s->schedule.folded[0].dim, 0u);
+  EXPECT_EQ(s->schedule.folded[0].windowValue, 2);
+  EXPECT_EQ(errorText(schedule::verifySchedule(b.model, s->deps, s->schedule)), "");
+  EXPECT_EQ(errorText(schedule::verifyStorage(b.model, s->deps, s->schedule)), "");
+}
+
 TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
   // Its time loop becomes a filter on a new param: the wavefront of tiles under one value, the steps
   // under the others.
