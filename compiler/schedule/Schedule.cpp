@@ -55,7 +55,8 @@ private:
                                                        unsigned fixed, const isl::union_map &deps);
   isl::multi_union_pw_aff identityPartial(unsigned s, unsigned from, unsigned to) const;
   isl::multi_union_pw_aff hyperplanePartial(unsigned s, unsigned fixed, const std::vector<int64_t> &pi) const;
-  isl::pw_aff hyperplaneCount(const std::vector<unsigned> &stmts, unsigned fixed, const std::vector<int64_t> &pi) const;
+  isl::pw_aff hyperplaneCount(const std::vector<unsigned> &stmts, unsigned fixed,
+                              const std::vector<int64_t> &pi) const;
   std::optional<std::pair<isl::schedule, std::vector<size_t>>>
   hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &components, size_t at, unsigned fixed,
                        const isl::union_map &deps, const std::function<bool(size_t)> &mayTake);
@@ -153,8 +154,9 @@ isl::pw_aff Scheduler::hyperplaneCount(const std::vector<unsigned> &stmts, unsig
     isl::set times = local.apply(hyperplaneTime(local.space(), 0, pi).as_map());
     image = image.is_null() ? times : image.unite(times);
   }
-  return iu::dimMax(image, 0).sub(iu::dimMin(image, 0)).add(
-      isl::pw_aff(image.params().space().zero_aff_on_domain()).add_constant(1));
+  return iu::dimMax(image, 0)
+      .sub(iu::dimMin(image, 0))
+      .add(isl::pw_aff(image.params().space().zero_aff_on_domain()).add_constant(1));
 }
 
 // The Lamport hyperplane pi (pi . d >= 1 for every distance d) with the fewest hyperplanes over the
@@ -210,7 +212,8 @@ std::optional<Hyperplane> Scheduler::findHyperplane(unsigned s, unsigned fixed, 
 }
 
 // Statement s's members of a hyperplane band: t = pi . x, then its dimensions but droppedDim(pi).
-isl::multi_union_pw_aff Scheduler::hyperplanePartial(unsigned s, unsigned fixed, const std::vector<int64_t> &pi) const {
+isl::multi_union_pw_aff Scheduler::hyperplanePartial(unsigned s, unsigned fixed,
+                                                     const std::vector<int64_t> &pi) const {
   isl::space space = model_.statements[s].domain.space();
   isl::multi_aff xId = space.identity_multi_aff_on_domain();
   unsigned local = static_cast<unsigned>(pi.size()), dropped = droppedDim(pi);
@@ -289,7 +292,6 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
   }
   return scheduleWithIsl({s}, deps);
 }
-
 
 // The pieces of a statement's dependences on itself on which every distance component keeps one sign
 // (negative, zero or positive); dependences between different statements are kept as they are.
@@ -514,12 +516,14 @@ Scheduler::streamedRun(const std::vector<std::vector<unsigned>> &components, uns
 
 // Whether f(y) - f(x) >= atLeast for every pair x -> y of `relation`, with f = pi . x over each
 // statement's dimensions from `fixed` on.
-static bool advances(const isl::map &relation, unsigned fixed, const std::vector<int64_t> &pi, int64_t atLeast) {
+static bool advances(const isl::map &relation, unsigned fixed, const std::vector<int64_t> &pi,
+                     int64_t atLeast) {
   isl::space space = relation.space();
   isl::multi_aff toX = space.domain_map_multi_aff(), toY = space.range_map_multi_aff();
   isl::aff zero = space.wrap().zero_aff_on_domain(), step = zero;
   for (unsigned k = 0; k < pi.size(); ++k)
-    step = step.add(toY.at(static_cast<int>(fixed + k)).sub(toX.at(static_cast<int>(fixed + k))).scale(pi[k]));
+    step =
+        step.add(toY.at(static_cast<int>(fixed + k)).sub(toX.at(static_cast<int>(fixed + k))).scale(pi[k]));
   return relation.wrap().intersect(step.lt_set(zero.add_constant(atLeast))).is_empty();
 }
 
@@ -535,8 +539,9 @@ static bool advances(const isl::map &relation, unsigned fixed, const std::vector
 // pieces run in parallel. Returns the band and the components it took (among those mayTake allows),
 // or nothing.
 std::optional<std::pair<isl::schedule, std::vector<size_t>>>
-Scheduler::hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &components, size_t at, unsigned fixed,
-                                const isl::union_map &deps, const std::function<bool(size_t)> &mayTake) {
+Scheduler::hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &components, size_t at,
+                                unsigned fixed, const isl::union_map &deps,
+                                const std::function<bool(size_t)> &mayTake) {
   unsigned s = components[at].front();
   auto sweep = hyperplanes_.find(s);
   const Statement &stmt = model_.statements[s];
@@ -594,11 +599,12 @@ Scheduler::hyperplaneWithPieces(const std::vector<std::vector<unsigned>> &compon
     partial = partial.union_add(hyperplanePartial(group[g], fixed, pi));
   std::string count = iu::pwAffToC(hyperplaneCount(group, fixed, pi), model_.context);
   for (unsigned g : group)
-    hyperplanes_[g] = Hyperplane{pi, count,
-                                 iu::affToString(hyperplaneTime(model_.statements[g].domain.space(), fixed, pi))};
+    hyperplanes_[g] = Hyperplane{
+        pi, count, iu::affToString(hyperplaneTime(model_.statements[g].domain.space(), fixed, pi))};
   std::vector<bool> flags(partial.size(), true);
   flags[0] = false;
-  return std::make_pair(iu::insertBand(isl::schedule::from_domain(domain), partial, flags, permutable), taken);
+  return std::make_pair(iu::insertBand(isl::schedule::from_domain(domain), partial, flags, permutable),
+                        taken);
 }
 
 llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsigned> &stmts, unsigned fixed,
@@ -796,7 +802,8 @@ void Scheduler::collectBands(Schedule &result) const {
           auto other = hyperplanes_.find(s);
           return other != hyperplanes_.end() && other->second.pi == h->second.pi;
         };
-        if (h != hyperplanes_.end() && info.dimNames[0] == h->second.expr && llvm::all_of(info.statements, samePi)) {
+        if (h != hyperplanes_.end() && info.dimNames[0] == h->second.expr &&
+            llvm::all_of(info.statements, samePi)) {
           info.hyperplane = h->second.pi;
           info.hyperplaneCount = h->second.count;
           info.hyperplaneExpr = info.dimNames[0];

@@ -108,8 +108,9 @@ Region tiledRegion(const Model &model, const isl::schedule_node &node, const Ban
   if (!onlyParallelBandsBelow(node))
     return Region::None;
   if (!info.hyperplane.empty())
-    return llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; }) ? Region::Sweep
-                                                                                                  : Region::None;
+    return llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; })
+               ? Region::Sweep
+               : Region::None;
   if (band.n_member() != 1 || band.member_get_coincident(0) || !isTimeMember(band, stmts))
     return Region::None;
   return Region::Steps;
@@ -238,7 +239,8 @@ std::vector<int64_t> tileSizes(const TimeTilingOptions &options) {
 // into tiles (tileSizes), the tile loops made a wavefront: (tile of t + tile of x, tile of x), the second
 // member parallel; below them the tile's points along those two members, then, for a sweep, its other
 // member, in order (for steps it is dropped: the step's own loops go there instead).
-isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options, Region region) {
+isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options,
+                              Region region) {
   isl::ctx ctx = schedule.ctx();
   isl_options_set_tile_scale_tile_loops(ctx.get(), 0);
   isl_options_set_tile_shift_point_loops(ctx.get(), 0);

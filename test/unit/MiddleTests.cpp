@@ -526,18 +526,22 @@ TEST(Schedule, BoundaryPiecesJoinTheSweepsHyperplaneSoItsStepsFold) {
   b.array("u0", "u0[c, d] : 0 <= c < H and 0 <= d < W", ast::ArrayKind::Input);
   b.array("u", "u[a, c, d] : 0 <= a < T and 0 <= c < H and 0 <= d < W", ast::ArrayKind::Local);
   b.array("uT", "uT[c, d] : 0 <= c < H and 0 <= d < W", ast::ArrayKind::Output);
-  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < H and 0 <= j < W", "S0[i, j] -> u[0, i, j]", {"S0[i, j] -> u0[i, j]"});
+  b.statement({"i", "j"}, "S0[i, j] : 0 <= i < H and 0 <= j < W", "S0[i, j] -> u[0, i, j]",
+              {"S0[i, j] -> u0[i, j]"});
   b.statement({"t", "i", "j"}, "S1[t, i, j] : 1 <= t < T and 1 <= i < H - 1 and 1 <= j < W - 1",
               "S1[t, i, j] -> u[t, i, j]",
-              {"S1[t, i, j] -> u[t, i - 1, j]", "S1[t, i, j] -> u[t, i, j - 1]", "S1[t, i, j] -> u[t - 1, i + 1, j]",
-               "S1[t, i, j] -> u[t - 1, i, j + 1]"});
-  b.statement({"t", "i", "j"},
-              "S2[t, i, j] : 1 <= t < T and 0 <= i < H and 0 <= j < W and (i = 0 or i = H - 1 or j = 0 or j = W - 1)",
-              "S2[t, i, j] -> u[t, i, j]", {"S2[t, i, j] -> u[t - 1, i, j]"});
-  b.statement({"i", "j"}, "S3[i, j] : 0 <= i < H and 0 <= j < W", "S3[i, j] -> uT[i, j]", {"S3[i, j] -> u[T - 1, i, j]"});
+              {"S1[t, i, j] -> u[t, i - 1, j]", "S1[t, i, j] -> u[t, i, j - 1]",
+               "S1[t, i, j] -> u[t - 1, i + 1, j]", "S1[t, i, j] -> u[t - 1, i, j + 1]"});
+  b.statement(
+      {"t", "i", "j"},
+      "S2[t, i, j] : 1 <= t < T and 0 <= i < H and 0 <= j < W and (i = 0 or i = H - 1 or j = 0 or j = W - 1)",
+      "S2[t, i, j] -> u[t, i, j]", {"S2[t, i, j] -> u[t - 1, i, j]"});
+  b.statement({"i", "j"}, "S3[i, j] : 0 <= i < H and 0 <= j < W", "S3[i, j] -> uT[i, j]",
+              {"S3[i, j] -> u[T - 1, i, j]"});
   std::optional<Scheduled> s = scheduled(b);
   ASSERT_TRUE(s);
-  auto sweep = llvm::find_if(s->schedule.bands, [](const schedule::Band &band) { return !band.hyperplane.empty(); });
+  auto sweep =
+      llvm::find_if(s->schedule.bands, [](const schedule::Band &band) { return !band.hyperplane.empty(); });
   ASSERT_NE(sweep, s->schedule.bands.end());
   EXPECT_EQ(sweep->statements, (std::vector<unsigned>{1, 2}));
   EXPECT_EQ(sweep->hyperplane, (std::vector<int64_t>{2, 1, 1}));
