@@ -33,6 +33,9 @@ struct ArrayUse {
 // isl operations the cycle check may take (checkOrderable); the PolyBench kernels and the examples take
 // far fewer.
 constexpr unsigned long CycleCheckOperations = 2'000'000;
+// The longest cycle through instances of one statement that the check looks for step by step, where
+// isl's transitive closure is not exact.
+constexpr unsigned ShortCycle = 4;
 
 class Analysis {
 public:
@@ -45,6 +48,7 @@ private:
   void add(DependenceKind kind, unsigned source, unsigned target, const std::string &array, const isl::map &rel);
   llvm::Error checkOrderable(const DependenceGraph &graph);
   std::optional<unsigned> statementOnCycle(const isl::union_map &all, size_t longest) const;
+  std::optional<std::pair<unsigned, isl::set>> instancesOnOwnCycle(const DependenceGraph &graph) const;
   void describe(Dependence &dep);
   unsigned statementIndex(const std::string &name) const;
 
@@ -288,6 +292,13 @@ llvm::Error Analysis::checkOrderable(const DependenceGraph &graph) {
                                              "; no order of evaluation can compute it");
     }
   }
+  if (std::optional<std::pair<unsigned, isl::set>> cycle = instancesOnOwnCycle(graph)) {
+    const Statement &stmt = model_.statements[cycle->first];
+    return makeSourceError(stmt.range, "the equation for '" + equationText(stmt) +
+                                           "' depends on its own value at the same point through other points "
+                                           "of it (" + pointText(cycle->second, stmt) +
+                                           "); no order of evaluation can compute it");
+  }
   // A cycle through other statements can only lie within a strongly connected group of statements.
   size_t n = model_.statements.size();
   std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
@@ -338,6 +349,55 @@ llvm::Error Analysis::checkOrderable(const DependenceGraph &graph) {
                                          "' depends on its own value at the same point through " +
                                          (others.empty() ? std::string("other equations") : others) +
                                          "; no order of evaluation can compute it");
+}
+
+// A statement with instances that depend on themselves through other instances of it (x[i] from
+// x[i - 1] and x[i + 1], or scratch[0, p] from scratch[1, p] from scratch[0, p], fuzz seed 8002393;
+// isl's scheduler then stopped with "unable to carry dependences"), and those instances: the transitive
+// closure of its dependences on itself meets the identity. Only where isl computes the closure exactly
+// and within CycleCheckOperations; otherwise the scheduler and the legality check still stop such a
+// program, with a less precise message.
+std::optional<std::pair<unsigned, isl::set>> Analysis::instancesOnOwnCycle(const DependenceGraph &graph) const {
+  isl_ctx *ctx = isl::ctx(model_.ctx).get();
+  for (unsigned s = 0; s < model_.statements.size(); ++s) {
+    const Statement &stmt = model_.statements[s];
+    isl::map self = isl::map::empty(polyc::islutil::mapSpace(stmt.domain.space(), stmt.domain.space()));
+    for (const Dependence &dep : graph.edges)
+      if (dep.source == s && dep.target == s)
+        self = self.unite(dep.relation);
+    if (self.is_empty())
+      continue;
+    isl_ctx_set_max_operations(ctx, CycleCheckOperations);
+    isl_ctx_reset_operations(ctx);
+    isl::map identity(stmt.domain.identity());
+    std::optional<isl::set> onCycle;
+    auto found = [&](const isl::map &paths) {
+      isl::set back = paths.intersect(identity).domain();
+      if (!back.is_empty())
+        onCycle = back.intersect_params(model_.context).is_empty() ? back : back.intersect_params(model_.context);
+      return onCycle.has_value();
+    };
+    isl_bool exact = isl_bool_false;
+    isl_map *closure = isl_map_transitive_closure(self.copy(), &exact);
+    if (closure && exact == isl_bool_true) {
+      found(isl::manage(closure));
+    } else {
+      isl_map_free(closure);
+      isl_ctx_reset_error(ctx);
+      // Where the closure is not exact, the short cycles: paths of up to ShortCycle steps.
+      try {
+        isl::map paths = self;
+        for (unsigned step = 2; step <= ShortCycle && !paths.is_empty() && !found(paths = paths.apply_range(self)); ++step)
+          paths = paths.coalesce();
+      } catch (const isl::exception &) {
+      }
+    }
+    isl_ctx_reset_error(ctx);
+    isl_ctx_set_max_operations(ctx, 0);
+    if (onCycle)
+      return std::make_pair(s, *onCycle);
+  }
+  return std::nullopt;
 }
 
 // A statement whose instance depends on itself through paths of up to `longest` steps of `all` (every

@@ -9,6 +9,7 @@
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/TermTables.h"
+#include "compiler/model/IslUtil.h"
 
 #include "polyc/opencl/DeviceLibrary.h"
 
@@ -1238,15 +1239,28 @@ std::string OpenCLPrinter::memberValue(unsigned member, unsigned s, const std::v
   isl::set where = statement.domain;
   if (!input_.model.context.is_null())
     where = where.intersect_params(input_.model.context);
-  value = value.gist(where).coalesce();
-  std::vector<isl::aff> pieces;
-  value.foreach_piece([&](isl::set, isl::multi_aff piece) { pieces.push_back(piece.at(0)); });
-  if (pieces.size() != 1) {
+  // The member over the statement's domain as one affine expression: simplified by the domain (which
+  // merges the pieces of a piecewise member), unless that brought in a fractional coefficient (`i` over
+  // the one point 2i = D - 1 becomes (D - 1) / 2, fuzz seed 8002720), then as it is (isl's
+  // intersect_domain would substitute the same way).
+  auto single = [](const isl::pw_aff &candidate) -> std::optional<isl::aff> {
+    std::vector<isl::aff> pieces;
+    candidate.foreach_piece([&](isl::set, isl::multi_aff piece) { pieces.push_back(piece.at(0)); });
+    if (pieces.size() != 1)
+      return std::nullopt;
+    return pieces.front();
+  };
+  std::optional<isl::aff> simplified = single(value.gist(where).coalesce());
+  std::optional<isl::aff> plain = single(value.coalesce());
+  std::optional<isl::aff> chosen = simplified && islutil::coefficients(*simplified).integral ? simplified : plain;
+  if (!chosen)
+    chosen = simplified;
+  if (!chosen) {
     fail("band " + std::to_string(kernelBand_->index) + ": a mapped member of " + statement.name +
          " with no loop is not one affine expression");
     return "0";
   }
-  isl::aff aff = pieces.front();
+  isl::aff aff = *chosen;
   std::string text;
   auto term = [&](isl::val coefficient, const std::string &what) {
     if (coefficient.is_zero())
