@@ -294,10 +294,11 @@ llvm::Error Analysis::checkOrderable(const DependenceGraph &graph) {
   }
   if (std::optional<std::pair<unsigned, isl::set>> cycle = instancesOnOwnCycle(graph)) {
     const Statement &stmt = model_.statements[cycle->first];
-    return makeSourceError(stmt.range, "the equation for '" + equationText(stmt) +
-                                           "' depends on its own value at the same point through other points "
-                                           "of it (" + pointText(cycle->second, stmt) +
-                                           "); no order of evaluation can compute it");
+    return makeSourceError(stmt.range,
+                           "the equation for '" + equationText(stmt) +
+                               "' depends on its own value at the same point through other points "
+                               "of it (" +
+                               pointText(cycle->second, stmt) + "); no order of evaluation can compute it");
   }
   // A cycle through other statements can only lie within a strongly connected group of statements.
   size_t n = model_.statements.size();
@@ -357,7 +358,8 @@ llvm::Error Analysis::checkOrderable(const DependenceGraph &graph) {
 // closure of its dependences on itself meets the identity. Only where isl computes the closure exactly
 // and within CycleCheckOperations; otherwise the scheduler and the legality check still stop such a
 // program, with a less precise message.
-std::optional<std::pair<unsigned, isl::set>> Analysis::instancesOnOwnCycle(const DependenceGraph &graph) const {
+std::optional<std::pair<unsigned, isl::set>>
+Analysis::instancesOnOwnCycle(const DependenceGraph &graph) const {
   isl_ctx *ctx = isl::ctx(model_.ctx).get();
   for (unsigned s = 0; s < model_.statements.size(); ++s) {
     const Statement &stmt = model_.statements[s];
@@ -374,7 +376,8 @@ std::optional<std::pair<unsigned, isl::set>> Analysis::instancesOnOwnCycle(const
     auto found = [&](const isl::map &paths) {
       isl::set back = paths.intersect(identity).domain();
       if (!back.is_empty())
-        onCycle = back.intersect_params(model_.context).is_empty() ? back : back.intersect_params(model_.context);
+        onCycle =
+            back.intersect_params(model_.context).is_empty() ? back : back.intersect_params(model_.context);
       return onCycle.has_value();
     };
     isl_bool exact = isl_bool_false;
@@ -387,7 +390,8 @@ std::optional<std::pair<unsigned, isl::set>> Analysis::instancesOnOwnCycle(const
       // Where the closure is not exact, the short cycles: paths of up to ShortCycle steps.
       try {
         isl::map paths = self;
-        for (unsigned step = 2; step <= ShortCycle && !paths.is_empty() && !found(paths = paths.apply_range(self)); ++step)
+        for (unsigned step = 2;
+             step <= ShortCycle && !paths.is_empty() && !found(paths = paths.apply_range(self)); ++step)
           paths = paths.coalesce();
       } catch (const isl::exception &) {
       }

@@ -5,8 +5,8 @@
 
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IndexExprs.h"
-#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/TermTables.h"
 #include "compiler/model/IslUtil.h"
@@ -1252,7 +1252,8 @@ std::string OpenCLPrinter::memberValue(unsigned member, unsigned s, const std::v
   };
   std::optional<isl::aff> simplified = single(value.gist(where).coalesce());
   std::optional<isl::aff> plain = single(value.coalesce());
-  std::optional<isl::aff> chosen = simplified && islutil::coefficients(*simplified).integral ? simplified : plain;
+  std::optional<isl::aff> chosen =
+      simplified && islutil::coefficients(*simplified).integral ? simplified : plain;
   if (!chosen)
     chosen = simplified;
   if (!chosen) {
