@@ -109,6 +109,11 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   os << "\n";
   for (const schedule::FoldedStorage &fold : schedule.folded)
     os << "  " << fold.array << " dimension " << fold.dim << ": window " << fold.window << "\n";
+  if (!schedule.elided.empty()) {
+    os << "\nelided copies:\n";
+    for (const schedule::ElidedCopies &copies : schedule.elided)
+      os << "  " << copies.description << "\n";
+  }
 
   os << "\nallocation:\n";
   for (const allocate::BandAllocation &a : in.allocation.bands) {

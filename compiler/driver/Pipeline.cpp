@@ -1,9 +1,10 @@
 // The compilation pipeline shared by the subcommands (see Pipeline.h).
 #include "Pipeline.h"
 
-#include "compiler/model/HoistInputTerms.h"
 #include "compiler/model/DeadInstances.h"
+#include "compiler/model/HoistInputTerms.h"
 #include "compiler/model/SnapshotUpdates.h"
+#include "compiler/schedule/CopyElision.h"
 #include "compiler/support/SourceError.h"
 #include "dsl/Diagnostics.h"
 #include "dsl/Frontend.h"
@@ -113,6 +114,8 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     if (llvm::Error err = schedule::verifyStorage(compiled->model, compiled->deps, compiled->schedule))
       return reportError(std::move(err), sm), nullptr;
     timeTileChecked(compiled->model, compiled->deps, compiled->schedule, options.timeTiling);
+    // After both checks, which see every copy: what is elided runs on values its slots hold already.
+    schedule::elideSteadyCopies(compiled->model, compiled->schedule);
     schedule::chooseTiles(compiled->model, compiled->schedule, options.tiling);
     allocate::AllocationOptions allocationOptions;
     allocationOptions.choice = options.allocation;

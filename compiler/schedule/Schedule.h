@@ -39,6 +39,13 @@ struct FoldedStorage {
   int64_t windowValue = -1; // when it is a compile-time constant
 };
 
+// The instances of an identity copy along a folded dimension that the schedule no longer runs: the slot
+// already holds the value (CopyElision.h).
+struct ElidedCopies {
+  unsigned statement = 0;
+  std::string description; // for polyc explain
+};
+
 // An iterated stencil's time loop given two schedules (TimeTiling.h): under a filter on `param` = 1 the
 // time-tiled one, otherwise the step-by-step one. The generated code sets `param` before the loops from
 // the points of a step (polyc::rt::cpu::timeTiled): the sum over `stepExtents`, one list for each
@@ -58,6 +65,7 @@ struct Schedule {
   std::vector<FusionGroup> fusionGroups;
   std::vector<FoldedStorage> folded;
   std::vector<TimeTiledRegion> timeTiled; // the CPU target's (empty unless timeTile ran)
+  std::vector<ElidedCopies> elided; // copies into folded slots that already hold the value (CopyElision.h)
 };
 
 struct ScheduleOptions {

@@ -108,7 +108,8 @@ Region tiledRegion(const Model &model, const isl::schedule_node &node, const Ban
   if (!onlyParallelBandsBelow(node))
     return Region::None;
   if (!info.hyperplane.empty())
-    return llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; })
+    return band.n_member() >= 2 &&
+                   llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; })
                ? Region::Sweep
                : Region::None;
   if (band.n_member() != 1 || band.member_get_coincident(0) || !isTimeMember(band, stmts))
@@ -203,13 +204,18 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
   isl_options_set_schedule_outer_coincidence(ctx.get(), 0);
   isl_options_set_schedule_maximize_band_depth(ctx.get(), 1);
   isl_options_set_schedule_serialize_sccs(ctx.get(), 0);
-  isl::schedule result =
-      isl::schedule_constraints::on_domain(domain)
-          .set_context(model.context)
-          .set_validity(within(order))
-          .set_coincidence(within(order)) // so that members are marked parallel only when they are
-          .set_proximity(within(deps.flow()))
-          .compute_schedule();
+  isl::schedule result;
+  try {
+    result = isl::schedule_constraints::on_domain(domain)
+                 .set_context(model.context)
+                 .set_validity(within(order))
+                 .set_coincidence(within(order)) // so that members are marked parallel only when they are
+                 .set_proximity(within(deps.flow()))
+                 .compute_schedule();
+  } catch (const isl::exception &) {
+    // "unable to carry dependences" (fuzz seed 8100123, a backward 1-D recurrence): no tiles, then.
+    return std::nullopt;
+  }
   if (result.is_null() || result.root().n_children() != 1)
     return std::nullopt;
   isl::schedule_node top = result.root().child(0);
