@@ -375,9 +375,10 @@ Analysis::instancesOnOwnCycle(const DependenceGraph &graph) const {
     std::optional<isl::set> onCycle;
     auto found = [&](const isl::map &paths) {
       isl::set back = paths.intersect(identity).domain();
-      if (!back.is_empty())
-        onCycle =
-            back.intersect_params(model_.context).is_empty() ? back : back.intersect_params(model_.context);
+      if (!back.is_empty()) {
+        isl::set inContext = back.intersect_params(model_.context);
+        onCycle = inContext.is_empty() ? back : inContext;
+      }
       return onCycle.has_value();
     };
     isl_bool exact = isl_bool_false;

@@ -1251,11 +1251,10 @@ std::string OpenCLPrinter::memberValue(unsigned member, unsigned s, const std::v
     return pieces.front();
   };
   std::optional<isl::aff> simplified = single(value.gist(where).coalesce());
-  std::optional<isl::aff> plain = single(value.coalesce());
-  std::optional<isl::aff> chosen =
-      simplified && islutil::coefficients(*simplified).integral ? simplified : plain;
-  if (!chosen)
-    chosen = simplified;
+  std::optional<isl::aff> chosen = simplified;
+  if (!simplified || !islutil::coefficients(*simplified).integral)
+    if (std::optional<isl::aff> plain = single(value.coalesce()))
+      chosen = plain;
   if (!chosen) {
     fail("band " + std::to_string(kernelBand_->index) + ": a mapped member of " + statement.name +
          " with no loop is not one affine expression");
