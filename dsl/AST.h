@@ -203,6 +203,11 @@ struct Equation {
   // Set by the middle-end rewrite compiler/model/SnapshotUpdates (null otherwise): on the equation it
   // adds (a copy of an inout array's old values), the update whose reads of that array it serves.
   const Equation *snapshotFor = nullptr;
+  // Set by the middle-end rewrites compiler/model/FactorSums and PointTerms: what they changed in this
+  // equation, one note each, for polyc explain; and on an equation PointTerms adds, the equation whose
+  // term it computes once per point.
+  std::vector<std::string> rewrites;
+  const Equation *pointTermOf = nullptr;
 };
 
 struct RepeatBlock {

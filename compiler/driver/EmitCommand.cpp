@@ -28,6 +28,10 @@ static cl::opt<bool> sharedNoHoist("no-hoist",
                                    cl::desc("Keep a recurrence's leading input-only terms in its wavefront "
                                             "(do not compute them first as a separate statement)"),
                                    cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool> sharedNoFactor("no-factor",
+                                    cl::desc("Keep sums as written: no factoring of separable sums, no terms "
+                                             "computed once per point"),
+                                    cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<std::string> sharedTile(
@@ -114,6 +118,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.pipeline.allocation = sharedAllocation;
   settings.pipeline.fuse = !sharedNoFuse;
   settings.pipeline.hoist = !sharedNoHoist;
+  settings.pipeline.factor = !sharedNoFactor;
   settings.pipeline.blockSize = sharedBlock;
 
   // The command line as it matters for the output: options in a fixed order, no output path, so
@@ -125,6 +130,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --no-fuse";
   if (sharedNoHoist)
     line += " --no-hoist";
+  if (sharedNoFactor)
+    line += " --no-factor";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
   if (!sharedTile.empty())

@@ -41,6 +41,11 @@ static cl::opt<bool> explainNoHoist("no-hoist",
                                              "(do not compute them first as a separate statement)"),
                                     cl::sub(driver::ExplainCommand));
 
+static cl::opt<bool> explainNoFactor("no-factor",
+                                     cl::desc("Keep sums as written: no factoring of separable sums, no terms "
+                                              "computed once per point"),
+                                     cl::sub(driver::ExplainCommand));
+
 int polyc::driver::runExplain() {
   SourceMgr sm;
   auto params = parseParamAssignments(explainParams);
@@ -51,6 +56,7 @@ int polyc::driver::runExplain() {
   options.allocation = explainAllocation;
   options.fuse = !explainNoFuse;
   options.hoist = !explainNoHoist;
+  options.factor = !explainNoFactor;
   // compileProgram runs the independent legality check too, in every build, so that tests see it.
   std::unique_ptr<CompiledProgram> compiled = compileProgram(sm, explainInput, options);
   if (!compiled)

@@ -2,6 +2,8 @@
 // and classes, vectors as text.
 #include "ExplainPrinters.h"
 
+#include "dsl/Unparse.h"
+
 #include "llvm/Support/SourceMgr.h"
 
 namespace polyc::driver {
@@ -85,7 +87,20 @@ static std::string snapshotText(const ast::Equation &eq) {
          " that its update reads)";
 }
 
+// An equation that FactorSums or PointTerms changed, or added, as it now is.
+static std::string rewrittenText(const ast::Equation &eq) {
+  std::string text = eq.target + "[";
+  for (size_t d = 0; d < eq.lhsIndices.size(); ++d)
+    text += (d ? ", " : "") + dsl::unparse(*eq.lhsIndices[d]);
+  text += "] = " + dsl::unparse(*eq.rhs);
+  if (eq.where)
+    text += " where " + dsl::unparse(*eq.where);
+  return text;
+}
+
 std::string equationText(const model::Statement &stmt) {
+  if (stmt.equation && !stmt.equation->rewrites.empty())
+    return rewrittenText(*stmt.equation);
   if (!stmt.range.isValid())
     return stmt.write.array;
   if (stmt.equation && (stmt.equation->hoistedFrom || stmt.equation->hoistedInto))

@@ -47,6 +47,11 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     s["array"] = stmt.write.array;
     s["equation"] = equationText(stmt);
     s["line"] = equationLine(stmt, sm);
+    Array rewrites;
+    if (stmt.equation)
+      for (const std::string &note : stmt.equation->rewrites)
+        rewrites.push_back(note);
+    s["rewrites"] = std::move(rewrites);
     Array dims;
     for (const std::string &d : stmt.dimNames)
       dims.push_back(d);

@@ -33,6 +33,9 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   os << "\nstatements:\n";
   for (const model::Statement &stmt : model.statements) {
     os << "  " << stmt.name << " (line " << equationLine(stmt, sm) << "): " << equationText(stmt) << "\n";
+    if (stmt.equation)
+      for (const std::string &note : stmt.equation->rewrites)
+        os << "    rewritten: " << note << "\n";
     os << "    domain:    " << islText(stmt.domain) << "\n";
     os << "    write:     " << islText(stmt.write.relation) << "\n";
     for (const model::Access &read : stmt.reads) {

@@ -2,7 +2,9 @@
 #include "Pipeline.h"
 
 #include "compiler/model/DeadInstances.h"
+#include "compiler/model/FactorSums.h"
 #include "compiler/model/HoistInputTerms.h"
+#include "compiler/model/PointTerms.h"
 #include "compiler/model/SnapshotUpdates.h"
 #include "compiler/schedule/CopyElision.h"
 #include "compiler/support/SourceError.h"
@@ -74,6 +76,11 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     return nullptr;
   if (options.hoist)
     model::hoistInputTerms(*compiled->program);
+  if (options.factor) {
+    // Factored first: the sums it nests are what PointTerms computes once per point.
+    model::factorSeparableSums(*compiled->program);
+    model::computeTermsOncePerPoint(*compiled->program);
+  }
   try {
     isl::ctx ctx(compiled->isl.get());
     model::ModelOptions modelOptions;

@@ -1,5 +1,6 @@
 // The compilation pipeline up to the allocation, shared by the subcommands that need it (emit, build;
-// explain may use it too): loadProgram -> hoistInputTerms -> buildModel -> snapshotUpdates ->
+// explain may use it too): loadProgram -> hoistInputTerms -> factorSeparableSums ->
+// computeTermsOncePerPoint -> buildModel -> snapshotUpdates ->
 // removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule, verifyStorage -> timeTile
 // (checked again) -> chooseTiles -> allocate -> mapScheduleTree (GPU targets and explain). Errors are printed
 // clang-style through the SourceMgr.
@@ -26,6 +27,7 @@ struct PipelineOptions {
   allocate::AllocationChoice allocation = allocate::AllocationChoice::Auto;
   bool fuse = true;       // --no-fuse clears it
   bool hoist = true;      // --no-hoist clears it: no HoistInputTerms rewrite
+  bool factor = true;     // --no-factor clears it: no FactorSums or PointTerms rewrite
   int64_t blockSize = 0;  // --block, 0: the cost model's
   schedule::TilingOptions tiling; // --tile
   schedule::TimeTilingOptions timeTiling; // set for a target that tiles for caches, unless --tile=none

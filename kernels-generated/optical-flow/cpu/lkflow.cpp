@@ -7,48 +7,86 @@
 //   S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
 //   S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
 //   S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
-//   S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-//   S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-//   S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-//   S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-//   S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-//   S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-//   S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+//   S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+//   S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+//   S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+//   S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+//   S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+//   S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:30)
+//   S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:32)
+//   S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:34)
+//   S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:36)
+//   S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:38)
+//   S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+//   S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+//   S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+//   S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+//   S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+//   S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+//   S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:44)
-//   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+//   S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19,
+//   S20: (t sequential)
 //   band 1 over S0, S1, S2: (y parallel, x parallel)
-//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 3 over S8, S9, S10: (y parallel, x parallel)
+//   band 2 over S3: (y parallel, x parallel)
+//   band 3 over S4, S5: (y parallel, x parallel)
+//   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)
+//   band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)
+//   band 7 over S18, S19, S20: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
-//   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
-//   fused: S8, S9, S10 (all read Sxy over the same domain)
-//   folded storage: Ix dimension 0 modulo 20
-//   folded storage: Iy dimension 0 modulo 20
-//   folded storage: It dimension 0 modulo 20
+//   fused: S4, S5 (all read Iy over the same domain)
+//   fused: S6, S7 (all read It over the same domain)
+//   fused: S8, S9, S10, S11, S12 (all read gx, gy over the same domain)
+//   fused: S13, S14, S15, S16, S17 (all read gt over the same domain)
+//   fused: S18, S19, S20 (all read Sxy over the same domain)
+//   folded storage: Ix dimension 0 modulo 1
+//   folded storage: Iy dimension 0 modulo 1
+//   folded storage: It dimension 0 modulo 1
 //   folded storage: Sxx dimension 0 modulo 1
 //   folded storage: Syy dimension 0 modulo 1
 //   folded storage: Sxy dimension 0 modulo 1
 //   folded storage: Sxt dimension 0 modulo 1
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
+//   folded storage: Sxx_pt dimension 0 modulo 20
+//   folded storage: Syy_pt dimension 0 modulo 20
+//   folded storage: Sxy_pt dimension 0 modulo 20
+//   folded storage: Sxt_pt dimension 0 modulo 20
+//   folded storage: Syt_pt dimension 0 modulo 20
+//   folded storage: Sxx_pt2 dimension 0 modulo 1
+//   folded storage: Syy_pt2 dimension 0 modulo 1
+//   folded storage: Sxy_pt2 dimension 0 modulo 1
+//   folded storage: Sxt_pt2 dimension 0 modulo 1
+//   folded storage: Syt_pt2 dimension 0 modulo 1
 // Allocation:
 //   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: data-parallel
+//     why: parallel over y, x: one thread per point
 //   band 3: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 4: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 5: data-parallel
+//     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 6: data-parallel
+//     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #include "lkflow.h"
@@ -108,21 +146,31 @@ struct Lkflow {
   const float *gt = nullptr; // input [H, W, L]
   float *u = nullptr; // output [T, H, W]
   float *v = nullptr; // output [T, H, W]
-  float *Ix = nullptr; // local [T, H, W], dimension 0 folded modulo 20
-  float *Iy = nullptr; // local [T, H, W], dimension 0 folded modulo 20
-  float *It = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Ix = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Iy = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *It = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *Sxx = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *Syy = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *Sxy = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *Sxt = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *Syt = nullptr; // local [T, H, W], dimension 0 folded modulo 1
   float *det = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Sxx_pt = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Syy_pt = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Sxy_pt = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Sxt_pt = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Syt_pt = nullptr; // local [T, H, W], dimension 0 folded modulo 20
+  float *Sxx_pt2 = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Syy_pt2 = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Sxy_pt2 = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Sxt_pt2 = nullptr; // local [T, H, W], dimension 0 folded modulo 1
+  float *Syt_pt2 = nullptr; // local [T, H, W], dimension 0 folded modulo 1
 
   // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
   void S0(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ I = this->I;
     float *__restrict__ Ix = this->Ix;
-    Ix[((t % 20) * H + y) * W + x]
+    Ix[(0 * H + y) * W + x]
         = (I[(t * H + y) * W + polyc_clamp(x + 1, W)] - I[(t * H + y) * W + polyc_clamp(x - 1, W)]) / 2.0f;
   }
 
@@ -130,7 +178,7 @@ struct Lkflow {
   void S1(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ I = this->I;
     float *__restrict__ Iy = this->Iy;
-    Iy[((t % 20) * H + y) * W + x]
+    Iy[(0 * H + y) * W + x]
         = (I[(t * H + polyc_clamp(y + 1, H)) * W + x] - I[(t * H + polyc_clamp(y - 1, H)) * W + x]) / 2.0f;
   }
 
@@ -138,129 +186,214 @@ struct Lkflow {
   void S2(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ I = this->I;
     float *__restrict__ It = this->It;
-    It[((t % 20) * H + y) * W + x] = I[(t * H + y) * W + x] - I[(polyc_clamp(t - 1, T) * H + y) * W + x];
+    It[(0 * H + y) * W + x] = I[(t * H + y) * W + x] - I[(polyc_clamp(t - 1, T) * H + y) * W + x];
   }
 
-  // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-  void S3(int64_t t, int64_t y, int64_t x) const {
+  // S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+  void S3(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ Sxx_pt2 = this->Sxx_pt2;
+    Sxx_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Ix[(0 * H + y) * W + x];
+  }
+
+  // S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+  void S4(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ Syy_pt2 = this->Syy_pt2;
+    Syy_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+  }
+
+  // S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+  void S5(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ Sxy_pt2 = this->Sxy_pt2;
+    Sxy_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+  }
+
+  // S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+  void S6(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Ix = this->Ix;
+    float *__restrict__ It = this->It;
+    float *__restrict__ Sxt_pt2 = this->Sxt_pt2;
+    Sxt_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+  }
+
+  // S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+  void S7(int64_t /*t*/, int64_t y, int64_t x) const {
+    float *__restrict__ Iy = this->Iy;
+    float *__restrict__ It = this->It;
+    float *__restrict__ Syt_pt2 = this->Syt_pt2;
+    Syt_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+  }
+
+  // S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+  // x + c - N / 2];  (lkflow.poly:30)
+  void S8(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gx = this->gx;
     const float *__restrict__ gy = this->gy;
-    const float *__restrict__ gt = this->gt;
-    float *__restrict__ Ix = this->Ix;
-    float *__restrict__ Sxx = this->Sxx;
+    float *__restrict__ Sxx_pt = this->Sxx_pt;
+    float *__restrict__ Sxx_pt2 = this->Sxx_pt2;
     float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      #pragma omp simd reduction(+ : sum1)
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += gx[(y * W + x) * N + c]
+            * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
       }
+      sum0 += gy[(y * W + x) * M + b] * sum1;
+    }
+    Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+  // x + c - N / 2];  (lkflow.poly:32)
+  void S9(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    float *__restrict__ Syy_pt = this->Syy_pt;
+    float *__restrict__ Syy_pt2 = this->Syy_pt2;
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      #pragma omp simd reduction(+ : sum1)
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += gx[(y * W + x) * N + c]
+            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += gy[(y * W + x) * M + b] * sum1;
+    }
+    Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:34)
+  void S10(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    float *__restrict__ Sxy_pt = this->Sxy_pt;
+    float *__restrict__ Sxy_pt2 = this->Sxy_pt2;
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      #pragma omp simd reduction(+ : sum1)
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += gx[(y * W + x) * N + c]
+            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += gy[(y * W + x) * M + b] * sum1;
+    }
+    Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:36)
+  void S11(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    float *__restrict__ Sxt_pt = this->Sxt_pt;
+    float *__restrict__ Sxt_pt2 = this->Sxt_pt2;
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      #pragma omp simd reduction(+ : sum1)
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += gx[(y * W + x) * N + c]
+            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += gy[(y * W + x) * M + b] * sum1;
+    }
+    Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:38)
+  void S12(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gx = this->gx;
+    const float *__restrict__ gy = this->gy;
+    float *__restrict__ Syt_pt = this->Syt_pt;
+    float *__restrict__ Syt_pt2 = this->Syt_pt2;
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      #pragma omp simd reduction(+ : sum1)
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += gx[(y * W + x) * N + c]
+            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += gy[(y * W + x) * M + b] * sum1;
+    }
+    Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+  void S13(int64_t t, int64_t y, int64_t x) const {
+    const float *__restrict__ gt = this->gt;
+    float *__restrict__ Sxx = this->Sxx;
+    float *__restrict__ Sxx_pt = this->Sxx_pt;
+    float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
+    for (int64_t a = 0; a < L; ++a) {
+      sum0 += gt[(y * W + x) * L + a] * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxx[(0 * H + y) * W + x] = sum0;
   }
 
-  // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-  void S4(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
+  // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+  void S14(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gt = this->gt;
-    float *__restrict__ Iy = this->Iy;
     float *__restrict__ Syy = this->Syy;
+    float *__restrict__ Syy_pt = this->Syy_pt;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Syy[(0 * H + y) * W + x] = sum0;
   }
 
-  // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-  void S5(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
+  // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+  void S15(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gt = this->gt;
-    float *__restrict__ Ix = this->Ix;
-    float *__restrict__ Iy = this->Iy;
     float *__restrict__ Sxy = this->Sxy;
+    float *__restrict__ Sxy_pt = this->Sxy_pt;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxy[(0 * H + y) * W + x] = sum0;
   }
 
-  // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-  void S6(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
+  // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+  void S16(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gt = this->gt;
-    float *__restrict__ Ix = this->Ix;
-    float *__restrict__ It = this->It;
     float *__restrict__ Sxt = this->Sxt;
+    float *__restrict__ Sxt_pt = this->Sxt_pt;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxt[(0 * H + y) * W + x] = sum0;
   }
 
-  // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-  void S7(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
+  // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+  void S17(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gt = this->gt;
-    float *__restrict__ Iy = this->Iy;
-    float *__restrict__ It = this->It;
     float *__restrict__ Syt = this->Syt;
+    float *__restrict__ Syt_pt = this->Syt_pt;
     float sum0 = 0.0f;
+    #pragma omp simd reduction(+ : sum0)
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Syt[(0 * H + y) * W + x] = sum0;
   }
 
-  // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-  void S8(int64_t /*t*/, int64_t y, int64_t x) const {
+  // S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+  void S18(int64_t /*t*/, int64_t y, int64_t x) const {
     float *__restrict__ Sxx = this->Sxx;
     float *__restrict__ Syy = this->Syy;
     float *__restrict__ Sxy = this->Sxy;
@@ -269,9 +402,9 @@ struct Lkflow {
         * Sxy[(0 * H + y) * W + x];
   }
 
-  // S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+  // S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:44)
-  void S9(int64_t t, int64_t y, int64_t x) const {
+  void S19(int64_t t, int64_t y, int64_t x) const {
     float *__restrict__ u = this->u;
     float *__restrict__ Syy = this->Syy;
     float *__restrict__ Sxy = this->Sxy;
@@ -284,9 +417,9 @@ struct Lkflow {
         * Sxt[(0 * H + y) * W + x]) / det[(0 * H + y) * W + x] : 0.0f);
   }
 
-  // S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+  // S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:46)
-  void S10(int64_t t, int64_t y, int64_t x) const {
+  void S20(int64_t t, int64_t y, int64_t x) const {
     float *__restrict__ v = this->v;
     float *__restrict__ Sxx = this->Sxx;
     float *__restrict__ Sxy = this->Sxy;
@@ -302,13 +435,13 @@ struct Lkflow {
   // Runs every statement instance in the order of the schedule.
   void run() {
     // Local arrays (a folded dimension holds only its window).
-    std::vector<float> IxStorage(static_cast<size_t>(polyc::rt::localElements("Ix", {20, H, W},
+    std::vector<float> IxStorage(static_cast<size_t>(polyc::rt::localElements("Ix", {1, H, W},
         sizeof(float))));
     Ix = IxStorage.data();
-    std::vector<float> IyStorage(static_cast<size_t>(polyc::rt::localElements("Iy", {20, H, W},
+    std::vector<float> IyStorage(static_cast<size_t>(polyc::rt::localElements("Iy", {1, H, W},
         sizeof(float))));
     Iy = IyStorage.data();
-    std::vector<float> ItStorage(static_cast<size_t>(polyc::rt::localElements("It", {20, H, W},
+    std::vector<float> ItStorage(static_cast<size_t>(polyc::rt::localElements("It", {1, H, W},
         sizeof(float))));
     It = ItStorage.data();
     std::vector<float> SxxStorage(static_cast<size_t>(polyc::rt::localElements("Sxx", {1, H, W},
@@ -329,8 +462,39 @@ struct Lkflow {
     std::vector<float> detStorage(static_cast<size_t>(polyc::rt::localElements("det", {1, H, W},
         sizeof(float))));
     det = detStorage.data();
+    std::vector<float> Sxx_ptStorage(static_cast<size_t>(polyc::rt::localElements("Sxx_pt", {20, H, W},
+        sizeof(float))));
+    Sxx_pt = Sxx_ptStorage.data();
+    std::vector<float> Syy_ptStorage(static_cast<size_t>(polyc::rt::localElements("Syy_pt", {20, H, W},
+        sizeof(float))));
+    Syy_pt = Syy_ptStorage.data();
+    std::vector<float> Sxy_ptStorage(static_cast<size_t>(polyc::rt::localElements("Sxy_pt", {20, H, W},
+        sizeof(float))));
+    Sxy_pt = Sxy_ptStorage.data();
+    std::vector<float> Sxt_ptStorage(static_cast<size_t>(polyc::rt::localElements("Sxt_pt", {20, H, W},
+        sizeof(float))));
+    Sxt_pt = Sxt_ptStorage.data();
+    std::vector<float> Syt_ptStorage(static_cast<size_t>(polyc::rt::localElements("Syt_pt", {20, H, W},
+        sizeof(float))));
+    Syt_pt = Syt_ptStorage.data();
+    std::vector<float> Sxx_pt2Storage(static_cast<size_t>(polyc::rt::localElements("Sxx_pt2", {1, H, W},
+        sizeof(float))));
+    Sxx_pt2 = Sxx_pt2Storage.data();
+    std::vector<float> Syy_pt2Storage(static_cast<size_t>(polyc::rt::localElements("Syy_pt2", {1, H, W},
+        sizeof(float))));
+    Syy_pt2 = Syy_pt2Storage.data();
+    std::vector<float> Sxy_pt2Storage(static_cast<size_t>(polyc::rt::localElements("Sxy_pt2", {1, H, W},
+        sizeof(float))));
+    Sxy_pt2 = Sxy_pt2Storage.data();
+    std::vector<float> Sxt_pt2Storage(static_cast<size_t>(polyc::rt::localElements("Sxt_pt2", {1, H, W},
+        sizeof(float))));
+    Sxt_pt2 = Sxt_pt2Storage.data();
+    std::vector<float> Syt_pt2Storage(static_cast<size_t>(polyc::rt::localElements("Syt_pt2", {1, H, W},
+        sizeof(float))));
+    Syt_pt2 = Syt_pt2Storage.data();
 
-    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
+    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20, band 0
+    // dimension 0: t; carries dependences, in order
     for (int64_t t = 0; t < T; ++t) {
       // S0, S1, S2, band 1 dimension 0: y; carries no dependence
       #pragma omp parallel for
@@ -342,27 +506,64 @@ struct Lkflow {
           S2(t, y, x);
         }
       }
-      // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel; the same loops on the CPU.
-      // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence
+      // S3, band 2 dimension 0: y; carries no dependence
       #pragma omp parallel for
       for (int64_t y = 0; y < H; ++y) {
-        // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence
+        // S3, band 2 dimension 1: x; carries no dependence
         for (int64_t x = 0; x < W; ++x) {
           S3(t, y, x);
+        }
+      }
+      // S4, S5, band 3 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S4, S5, band 3 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
           S4(t, y, x);
           S5(t, y, x);
+        }
+      }
+      // S6, S7, band 4 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S6, S7, band 4 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
           S6(t, y, x);
           S7(t, y, x);
         }
       }
-      // S8, S9, S10, band 3 dimension 0: y; carries no dependence
+      // S8, S9, S10, S11, S12, band 5 dimension 0: y; carries no dependence
       #pragma omp parallel for
       for (int64_t y = 0; y < H; ++y) {
-        // S8, S9, S10, band 3 dimension 1: x; carries no dependence
+        // S8, S9, S10, S11, S12, band 5 dimension 1: x; carries no dependence
         for (int64_t x = 0; x < W; ++x) {
           S8(t, y, x);
           S9(t, y, x);
           S10(t, y, x);
+          S11(t, y, x);
+          S12(t, y, x);
+        }
+      }
+      // S13, S14, S15, S16, S17, band 6 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S13, S14, S15, S16, S17, band 6 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S13(t, y, x);
+          S14(t, y, x);
+          S15(t, y, x);
+          S16(t, y, x);
+          S17(t, y, x);
+        }
+      }
+      // S18, S19, S20, band 7 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S18, S19, S20, band 7 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S18(t, y, x);
+          S19(t, y, x);
+          S20(t, y, x);
         }
       }
     }
@@ -397,12 +598,15 @@ std::string describeAllocation([[maybe_unused]] const lkflow_params &p) {
   [[maybe_unused]] const int64_t H = p.H;
   [[maybe_unused]] const int64_t W = p.W;
   std::string text;
-  text += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): sequential\n";
+  text
+      += "lkflow: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20): sequential\n";
   text += "lkflow: band 1 (S0, S1, S2): data-parallel\n";
-  text += std::string("lkflow: band 2 (S3, S4, S5, S6, S7): ")
-      + (H * W < 65536 ? "reduction (pattern-parallel) (H * W < 65536)"
-      : "data-parallel (not H * W < 65536)") + "\n";
-  text += "lkflow: band 3 (S8, S9, S10): data-parallel\n";
+  text += "lkflow: band 2 (S3): data-parallel\n";
+  text += "lkflow: band 3 (S4, S5): data-parallel\n";
+  text += "lkflow: band 4 (S6, S7): data-parallel\n";
+  text += "lkflow: band 5 (S8, S9, S10, S11, S12): data-parallel\n";
+  text += "lkflow: band 6 (S13, S14, S15, S16, S17): data-parallel\n";
+  text += "lkflow: band 7 (S18, S19, S20): data-parallel\n";
   return text;
 }
 

@@ -6,48 +6,86 @@
 //   S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
 //   S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
 //   S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
-//   S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-//   S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-//   S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-//   S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-//   S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-//   S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-//   S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+//   S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+//   S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+//   S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+//   S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+//   S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+//   S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:30)
+//   S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:32)
+//   S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:34)
+//   S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:36)
+//   S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:38)
+//   S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+//   S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+//   S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+//   S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+//   S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+//   S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+//   S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:44)
-//   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+//   S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19,
+//   S20: (t sequential)
 //   band 1 over S0, S1, S2: (y parallel, x parallel)
-//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 3 over S8, S9, S10: (y parallel, x parallel)
+//   band 2 over S3: (y parallel, x parallel)
+//   band 3 over S4, S5: (y parallel, x parallel)
+//   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)
+//   band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)
+//   band 7 over S18, S19, S20: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
-//   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
-//   fused: S8, S9, S10 (all read Sxy over the same domain)
-//   folded storage: Ix dimension 0 modulo 20
-//   folded storage: Iy dimension 0 modulo 20
-//   folded storage: It dimension 0 modulo 20
+//   fused: S4, S5 (all read Iy over the same domain)
+//   fused: S6, S7 (all read It over the same domain)
+//   fused: S8, S9, S10, S11, S12 (all read gx, gy over the same domain)
+//   fused: S13, S14, S15, S16, S17 (all read gt over the same domain)
+//   fused: S18, S19, S20 (all read Sxy over the same domain)
+//   folded storage: Ix dimension 0 modulo 1
+//   folded storage: Iy dimension 0 modulo 1
+//   folded storage: It dimension 0 modulo 1
 //   folded storage: Sxx dimension 0 modulo 1
 //   folded storage: Syy dimension 0 modulo 1
 //   folded storage: Sxy dimension 0 modulo 1
 //   folded storage: Sxt dimension 0 modulo 1
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
+//   folded storage: Sxx_pt dimension 0 modulo 20
+//   folded storage: Syy_pt dimension 0 modulo 20
+//   folded storage: Sxy_pt dimension 0 modulo 20
+//   folded storage: Sxt_pt dimension 0 modulo 20
+//   folded storage: Syt_pt dimension 0 modulo 20
+//   folded storage: Sxx_pt2 dimension 0 modulo 1
+//   folded storage: Syy_pt2 dimension 0 modulo 1
+//   folded storage: Sxy_pt2 dimension 0 modulo 1
+//   folded storage: Sxt_pt2 dimension 0 modulo 1
+//   folded storage: Syt_pt2 dimension 0 modulo 1
 // Allocation:
 //   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: data-parallel
+//     why: parallel over y, x: one thread per point
 //   band 3: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 4: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 5: data-parallel
+//     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 6: data-parallel
+//     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #pragma once

@@ -6,48 +6,86 @@
 //   S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
 //   S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
 //   S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
-//   S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-//   S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-//   S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-//   S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-//   S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-//   S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-//   S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+//   S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+//   S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+//   S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+//   S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+//   S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+//   S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:30)
+//   S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:32)
+//   S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:34)
+//   S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:36)
+//   S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:38)
+//   S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+//   S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+//   S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+//   S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+//   S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+//   S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+//   S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:44)
-//   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+//   S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19,
+//   S20: (t sequential)
 //   band 1 over S0, S1, S2: (y parallel, x parallel)
-//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 3 over S8, S9, S10: (y parallel, x parallel)
+//   band 2 over S3: (y parallel, x parallel)
+//   band 3 over S4, S5: (y parallel, x parallel)
+//   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)
+//   band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)
+//   band 7 over S18, S19, S20: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
-//   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
-//   fused: S8, S9, S10 (all read Sxy over the same domain)
-//   folded storage: Ix dimension 0 modulo 20
-//   folded storage: Iy dimension 0 modulo 20
-//   folded storage: It dimension 0 modulo 20
+//   fused: S4, S5 (all read Iy over the same domain)
+//   fused: S6, S7 (all read It over the same domain)
+//   fused: S8, S9, S10, S11, S12 (all read gx, gy over the same domain)
+//   fused: S13, S14, S15, S16, S17 (all read gt over the same domain)
+//   fused: S18, S19, S20 (all read Sxy over the same domain)
+//   folded storage: Ix dimension 0 modulo 1
+//   folded storage: Iy dimension 0 modulo 1
+//   folded storage: It dimension 0 modulo 1
 //   folded storage: Sxx dimension 0 modulo 1
 //   folded storage: Syy dimension 0 modulo 1
 //   folded storage: Sxy dimension 0 modulo 1
 //   folded storage: Sxt dimension 0 modulo 1
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
+//   folded storage: Sxx_pt dimension 0 modulo 20
+//   folded storage: Syy_pt dimension 0 modulo 20
+//   folded storage: Sxy_pt dimension 0 modulo 20
+//   folded storage: Sxt_pt dimension 0 modulo 20
+//   folded storage: Syt_pt dimension 0 modulo 20
+//   folded storage: Sxx_pt2 dimension 0 modulo 1
+//   folded storage: Syy_pt2 dimension 0 modulo 1
+//   folded storage: Sxy_pt2 dimension 0 modulo 1
+//   folded storage: Sxt_pt2 dimension 0 modulo 1
+//   folded storage: Syt_pt2 dimension 0 modulo 1
 // Allocation:
 //   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: data-parallel
+//     why: parallel over y, x: one thread per point
 //   band 3: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 4: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 5: data-parallel
+//     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 6: data-parallel
+//     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #include "lkflow.h"
@@ -133,6 +171,16 @@ struct LkflowDeviceOf {
   float *Sxt = nullptr; // local
   float *Syt = nullptr; // local
   float *det = nullptr; // local
+  float *Sxx_pt = nullptr; // local
+  float *Syy_pt = nullptr; // local
+  float *Sxy_pt = nullptr; // local
+  float *Sxt_pt = nullptr; // local
+  float *Syt_pt = nullptr; // local
+  float *Sxx_pt2 = nullptr; // local
+  float *Syy_pt2 = nullptr; // local
+  float *Sxy_pt2 = nullptr; // local
+  float *Sxt_pt2 = nullptr; // local
+  float *Syt_pt2 = nullptr; // local
 
   LkflowDeviceOf() = default;
   // The view of another index type (the flexible wavefront's code takes int64_t's).
@@ -141,12 +189,15 @@ struct LkflowDeviceOf {
       H(polyc_from.H), W(polyc_from.W), I(polyc_from.I), gx(polyc_from.gx), gy(polyc_from.gy),
       gt(polyc_from.gt), u(polyc_from.u), v(polyc_from.v), Ix(polyc_from.Ix), Iy(polyc_from.Iy),
       It(polyc_from.It), Sxx(polyc_from.Sxx), Syy(polyc_from.Syy), Sxy(polyc_from.Sxy), Sxt(polyc_from.Sxt),
-      Syt(polyc_from.Syt), det(polyc_from.det) {}
+      Syt(polyc_from.Syt), det(polyc_from.det), Sxx_pt(polyc_from.Sxx_pt), Syy_pt(polyc_from.Syy_pt),
+      Sxy_pt(polyc_from.Sxy_pt), Sxt_pt(polyc_from.Sxt_pt), Syt_pt(polyc_from.Syt_pt),
+      Sxx_pt2(polyc_from.Sxx_pt2), Syy_pt2(polyc_from.Syy_pt2), Sxy_pt2(polyc_from.Sxy_pt2),
+      Sxt_pt2(polyc_from.Sxt_pt2), Syt_pt2(polyc_from.Syt_pt2) {}
 
   // S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21); one thread computes an
   // instance.
   __device__ void S0(polyc_index t, polyc_index y, polyc_index x) const {
-    Ix[((t % 20) * H + y) * W + x]
+    Ix[(0 * H + y) * W + x]
         = (__ldg(&I[(t * H + y) * W + polyc_clamp(x + 1, W)])
         - __ldg(&I[(t * H + y) * W + polyc_clamp(x - 1, W)])) / 2.0f;
   }
@@ -154,261 +205,186 @@ struct LkflowDeviceOf {
   // S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22); one thread computes an
   // instance.
   __device__ void S1(polyc_index t, polyc_index y, polyc_index x) const {
-    Iy[((t % 20) * H + y) * W + x]
+    Iy[(0 * H + y) * W + x]
         = (__ldg(&I[(t * H + polyc_clamp(y + 1, H)) * W + x])
         - __ldg(&I[(t * H + polyc_clamp(y - 1, H)) * W + x])) / 2.0f;
   }
 
   // S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23); one thread computes an instance.
   __device__ void S2(polyc_index t, polyc_index y, polyc_index x) const {
-    It[((t % 20) * H + y) * W + x] = __ldg(&I[(t * H + y) * W + x])
+    It[(0 * H + y) * W + x] = __ldg(&I[(t * H + y) * W + x])
         - __ldg(&I[(polyc_clamp(t - 1, T) * H + y) * W + x]);
   }
 
-  // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30); one thread
-  // computes an instance.
+  // S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30); one thread computes an instance.
   __device__ void S3(polyc_index t, polyc_index y, polyc_index x) const {
+    Sxx_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Ix[(0 * H + y) * W + x];
+  }
+
+  // S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32); one thread computes an instance.
+  __device__ void S4(polyc_index t, polyc_index y, polyc_index x) const {
+    Syy_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+  }
+
+  // S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34); one thread computes an instance.
+  __device__ void S5(polyc_index t, polyc_index y, polyc_index x) const {
+    Sxy_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+  }
+
+  // S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36); one thread computes an instance.
+  __device__ void S6(polyc_index t, polyc_index y, polyc_index x) const {
+    Sxt_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+  }
+
+  // S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38); one thread computes an instance.
+  __device__ void S7(polyc_index t, polyc_index y, polyc_index x) const {
+    Syt_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+  }
+
+  // S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+  // x + c - N / 2];  (lkflow.poly:30); one thread computes an instance.
+  __device__ void S8(polyc_index t, polyc_index y, polyc_index x) const {
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += __ldg(&gx[(y * W + x) * N + c])
+            * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+    }
+    Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+  // x + c - N / 2];  (lkflow.poly:32); one thread computes an instance.
+  __device__ void S9(polyc_index t, polyc_index y, polyc_index x) const {
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += __ldg(&gx[(y * W + x) * N + c])
+            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+    }
+    Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:34); one thread computes an instance.
+  __device__ void S10(polyc_index t, polyc_index y, polyc_index x) const {
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += __ldg(&gx[(y * W + x) * N + c])
+            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+    }
+    Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:36); one thread computes an instance.
+  __device__ void S11(polyc_index t, polyc_index y, polyc_index x) const {
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += __ldg(&gx[(y * W + x) * N + c])
+            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+    }
+    Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+  // 2, x + c - N / 2];  (lkflow.poly:38); one thread computes an instance.
+  __device__ void S12(polyc_index t, polyc_index y, polyc_index x) const {
+    float sum0 = 0.0f;
+    for (int64_t b = 0; b < M; ++b) {
+      float sum1 = 0.0f;
+      for (int64_t c = 0; c < N; ++c) {
+        sum1 += __ldg(&gx[(y * W + x) * N + c])
+            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+      }
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+    }
+    Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+  }
+
+  // S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30); one thread
+  // computes an instance.
+  __device__ void S13(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxx[(0 * H + y) * W + x] = sum0;
   }
 
-  // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S3Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (polyc_index c = 0 + lane; c < N; c += G) {
-      for (polyc_index a = 0; a < L; ++a) {
-        #pragma unroll 4
-        for (polyc_index b = 0; b < M; ++b) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      Sxx[(0 * H + y) * W + x] = sum0;
-  }
-
-  // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32); one thread
+  // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32); one thread
   // computes an instance.
-  __device__ void S4(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S14(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Syy[(0 * H + y) * W + x] = sum0;
   }
 
-  // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S4Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (polyc_index c = 0 + lane; c < N; c += G) {
-      for (polyc_index a = 0; a < L; ++a) {
-        #pragma unroll 4
-        for (polyc_index b = 0; b < M; ++b) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      Syy[(0 * H + y) * W + x] = sum0;
-  }
-
-  // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34); one thread
+  // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34); one thread
   // computes an instance.
-  __device__ void S5(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S15(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxy[(0 * H + y) * W + x] = sum0;
   }
 
-  // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S5Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (polyc_index c = 0 + lane; c < N; c += G) {
-      for (polyc_index a = 0; a < L; ++a) {
-        #pragma unroll 4
-        for (polyc_index b = 0; b < M; ++b) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      Sxy[(0 * H + y) * W + x] = sum0;
-  }
-
-  // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36); one thread
+  // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36); one thread
   // computes an instance.
-  __device__ void S6(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S16(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxt[(0 * H + y) * W + x] = sum0;
   }
 
-  // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S6Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (polyc_index c = 0 + lane; c < N; c += G) {
-      for (polyc_index a = 0; a < L; ++a) {
-        #pragma unroll 4
-        for (polyc_index b = 0; b < M; ++b) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      Sxt[(0 * H + y) * W + x] = sum0;
-  }
-
-  // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38); one thread
+  // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38); one thread
   // computes an instance.
-  __device__ void S7(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S17(polyc_index t, polyc_index y, polyc_index x) const {
     float sum0 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
-      for (int64_t b = 0; b < M; ++b) {
-        for (int64_t c = 0; c < N; ++c) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
+      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Syt[(0 * H + y) * W + x] = sum0;
   }
 
-  // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-  // a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S7Group(polyc_index t, polyc_index y, polyc_index x, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of c; each runs the other variables in order.
-    for (polyc_index c = 0 + lane; c < N; c += G) {
-      for (polyc_index a = 0; a < L; ++a) {
-        #pragma unroll 4
-        for (polyc_index b = 0; b < M; ++b) {
-          sum0 += __ldg(&gt[(y * W + x) * L + a]) * __ldg(&gy[(y * W + x) * M + b])
-              * __ldg(&gx[(y * W + x) * N + c])
-              * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)]
-              * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-              + polyc_clamp(x + c - N / 2, W)];
-        }
-      }
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      Syt[(0 * H + y) * W + x] = sum0;
-  }
-
-  // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43); one
+  // S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43); one
   // thread computes an instance.
-  __device__ void S8(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S18(polyc_index t, polyc_index y, polyc_index x) const {
     det[(0 * H + y) * W + x] = Sxx[(0 * H + y) * W + x] * Syy[(0 * H + y) * W + x] - Sxy[(0 * H + y) * W + x]
         * Sxy[(0 * H + y) * W + x];
   }
 
-  // S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+  // S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:44); one thread computes an instance.
-  __device__ void S9(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S19(polyc_index t, polyc_index y, polyc_index x) const {
     u[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Syt[(0 * H + y) * W + x] - Syy[(0 * H + y) * W + x]
         * Sxt[(0 * H + y) * W + x]) / det[(0 * H + y) * W + x] : 0.0f);
   }
 
-  // S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+  // S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
   // x]) / det[t, y, x], 0);  (lkflow.poly:46); one thread computes an instance.
-  __device__ void S10(polyc_index t, polyc_index y, polyc_index x) const {
+  __device__ void S20(polyc_index t, polyc_index y, polyc_index x) const {
     v[(t * H + y) * W + x]
         = (fabsf(det[(0 * H + y) * W + x]) > float(eps)
         ? (Sxy[(0 * H + y) * W + x] * Sxt[(0 * H + y) * W + x] - Sxx[(0 * H + y) * W + x]
@@ -416,15 +392,17 @@ struct LkflowDeviceOf {
   }
 };
 using LkflowDevice = LkflowDeviceOf<int64_t>;
-// Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10), persistent: the host loop as one cooperative kernel;
-// its threads stride over each kernel band inside and meet at a grid barrier after it (3 an iteration).
+// Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20),
+// persistent: the host loop as one cooperative kernel; its threads stride over each kernel band inside and
+// meet at a grid barrier after it (7 an iteration).
 template <typename polyc_index>
 __global__ void __launch_bounds__(256) band0Persistent(const LkflowDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
   cooperative_groups::grid_group polyc_grid = cooperative_groups::this_grid();
-  // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
+  // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20, band 0
+  // dimension 0: t; carries dependences, in order
   for (polyc_index t = 0; t < T; ++t) {
     // Band 1 (S0, S1, S2): a thread per point.
     {
@@ -460,75 +438,207 @@ __global__ void __launch_bounds__(256) band0Persistent(const LkflowDeviceOf<poly
       }
     }
     polyc::rt::cuda::stepBarrier(polyc_grid);
-    // Band 2 (S3, S4, S5, S6, S7): a group of 32 threads per point.
+    // Band 2 (S3): a thread per point.
     {
       const polyc_index polyc_blocksAPoint
           = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
       if (polyc_blocksAPoint == 1) {
-        // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the blocks
+        // S3, band 2 dimension 0: y; carries no dependence; spread over the blocks
         for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
-          // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
-          // a block
-          for (polyc_index x = 0 + polyc_index(threadIdx.x / 32); x < W; x
-              += polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
-            program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S6Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S7Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+          // S3, band 2 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S3(t, y, x);
           }
         }
       } else {
         const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
-        // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over rows of blocks
+        // S3, band 2 dimension 0: y; carries no dependence; spread over rows of blocks
         for (polyc_index y = 0
             + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
             / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
-          // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the point slots of
-          // a row of blocks
+          // S3, band 2 dimension 1: x; carries no dependence; spread over the point slots of a row of blocks
           for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
-              * polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)
-              + polyc_index(threadIdx.x / 32); x < W; x += polyc_blocksAPoint
-              * polyc_index(polyc::rt::cuda::GroupLayout<32>::PointsPerBlock)) {
-            program.S3Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S4Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S5Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S6Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
-            program.S7Group<32>(t, y, x, polyc::rt::cuda::GroupLayout<32>::lane());
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S3(t, y, x);
           }
         }
       }
     }
     polyc::rt::cuda::stepBarrier(polyc_grid);
-    // Band 3 (S8, S9, S10): a thread per point.
+    // Band 3 (S4, S5): a thread per point.
     {
       const polyc_index polyc_blocksAPoint
           = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
       if (polyc_blocksAPoint == 1) {
-        // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the blocks
+        // S4, S5, band 3 dimension 0: y; carries no dependence; spread over the blocks
         for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
-          // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a block
+          // S4, S5, band 3 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S4(t, y, x);
+            program.S5(t, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S4, S5, band 3 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S4, S5, band 3 dimension 1: x; carries no dependence; spread over the point slots of a row of
+          // blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S4(t, y, x);
+            program.S5(t, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    // Band 4 (S6, S7): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S6, S7, band 4 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S6, S7, band 4 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S6(t, y, x);
+            program.S7(t, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S6, S7, band 4 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S6, S7, band 4 dimension 1: x; carries no dependence; spread over the point slots of a row of
+          // blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S6(t, y, x);
+            program.S7(t, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    // Band 5 (S8, S9, S10, S11, S12): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S8, S9, S10, S11, S12, band 5 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S8, S9, S10, S11, S12, band 5 dimension 1: x; carries no dependence; spread over the point slots
+          // of a block
           for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
               += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S8(t, y, x);
             program.S9(t, y, x);
             program.S10(t, y, x);
+            program.S11(t, y, x);
+            program.S12(t, y, x);
           }
         }
       } else {
         const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
-        // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over rows of blocks
+        // S8, S9, S10, S11, S12, band 5 dimension 0: y; carries no dependence; spread over rows of blocks
         for (polyc_index y = 0
             + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
             / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
-          // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the point slots of a row
-          // of blocks
+          // S8, S9, S10, S11, S12, band 5 dimension 1: x; carries no dependence; spread over the point slots
+          // of a row of blocks
           for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
               * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
               < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
             program.S8(t, y, x);
             program.S9(t, y, x);
             program.S10(t, y, x);
+            program.S11(t, y, x);
+            program.S12(t, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    // Band 6 (S13, S14, S15, S16, S17): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S13, S14, S15, S16, S17, band 6 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S13, S14, S15, S16, S17, band 6 dimension 1: x; carries no dependence; spread over the point
+          // slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S13(t, y, x);
+            program.S14(t, y, x);
+            program.S15(t, y, x);
+            program.S16(t, y, x);
+            program.S17(t, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S13, S14, S15, S16, S17, band 6 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S13, S14, S15, S16, S17, band 6 dimension 1: x; carries no dependence; spread over the point
+          // slots of a row of blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S13(t, y, x);
+            program.S14(t, y, x);
+            program.S15(t, y, x);
+            program.S16(t, y, x);
+            program.S17(t, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    // Band 7 (S18, S19, S20): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S18, S19, S20, band 7 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S18, S19, S20, band 7 dimension 1: x; carries no dependence; spread over the point slots of a
+          // block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S18(t, y, x);
+            program.S19(t, y, x);
+            program.S20(t, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S18, S19, S20, band 7 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S18, S19, S20, band 7 dimension 1: x; carries no dependence; spread over the point slots of a row
+          // of blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S18(t, y, x);
+            program.S19(t, y, x);
+            program.S20(t, y, x);
           }
         }
       }
@@ -559,33 +669,9 @@ __global__ void __launch_bounds__(256) band1Kernel(const LkflowDeviceOf<polyc_in
   }
 }
 
-// Band 2 (S3, S4, S5, S6, S7), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const LkflowDeviceOf<polyc_index> program,
-    const polyc_index t) {
-  [[maybe_unused]] const polyc_index T = program.T;
-  [[maybe_unused]] const polyc_index H = program.H;
-  [[maybe_unused]] const polyc_index W = program.W;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
-  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
-    // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
-    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
-      program.S3Group<G>(t, y, x, lane);
-      program.S4Group<G>(t, y, x, lane);
-      program.S5Group<G>(t, y, x, lane);
-      program.S6Group<G>(t, y, x, lane);
-      program.S7Group<G>(t, y, x, lane);
-    }
-  }
-}
-
-// Band 2 (S3, S4, S5, S6, S7), data-parallel: one thread per point.
+// Band 2 (S3), data-parallel: one thread per point.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band2Kernel1(const LkflowDeviceOf<polyc_index> program,
+__global__ void __launch_bounds__(256) band2Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
@@ -594,20 +680,16 @@ __global__ void __launch_bounds__(256) band2Kernel1(const LkflowDeviceOf<polyc_i
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
-  // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  // S3, band 2 dimension 0: y; carries no dependence; spread over the grid's y dimension
   for (polyc_index y = 0 + firstY; y < H; y += strideY) {
-    // S3, S4, S5, S6, S7, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    // S3, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S3(t, y, x);
-      program.S4(t, y, x);
-      program.S5(t, y, x);
-      program.S6(t, y, x);
-      program.S7(t, y, x);
     }
   }
 }
 
-// Band 3 (S8, S9, S10), data-parallel: one thread per point.
+// Band 3 (S4, S5), data-parallel: one thread per point.
 template <typename polyc_index>
 __global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
@@ -618,13 +700,104 @@ __global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_in
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
-  // S8, S9, S10, band 3 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  // S4, S5, band 3 dimension 0: y; carries no dependence; spread over the grid's y dimension
   for (polyc_index y = 0 + firstY; y < H; y += strideY) {
-    // S8, S9, S10, band 3 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    // S4, S5, band 3 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S4(t, y, x);
+      program.S5(t, y, x);
+    }
+  }
+}
+
+// Band 4 (S6, S7), data-parallel: one thread per point.
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band4Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S6, S7, band 4 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S6, S7, band 4 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S6(t, y, x);
+      program.S7(t, y, x);
+    }
+  }
+}
+
+// Band 5 (S8, S9, S10, S11, S12), data-parallel: one thread per point.
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band5Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S8, S9, S10, S11, S12, band 5 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S8, S9, S10, S11, S12, band 5 dimension 1: x; carries no dependence; spread over the grid's x dimension
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S8(t, y, x);
       program.S9(t, y, x);
       program.S10(t, y, x);
+      program.S11(t, y, x);
+      program.S12(t, y, x);
+    }
+  }
+}
+
+// Band 6 (S13, S14, S15, S16, S17), data-parallel: one thread per point.
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band6Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S13, S14, S15, S16, S17, band 6 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S13, S14, S15, S16, S17, band 6 dimension 1: x; carries no dependence; spread over the grid's x
+    // dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S13(t, y, x);
+      program.S14(t, y, x);
+      program.S15(t, y, x);
+      program.S16(t, y, x);
+      program.S17(t, y, x);
+    }
+  }
+}
+
+// Band 7 (S18, S19, S20), data-parallel: one thread per point.
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band7Kernel(const LkflowDeviceOf<polyc_index> program,
+    const polyc_index t) {
+  [[maybe_unused]] const polyc_index T = program.T;
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S18, S19, S20, band 7 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S18, S19, S20, band 7 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S18(t, y, x);
+      program.S19(t, y, x);
+      program.S20(t, y, x);
     }
   }
 }
@@ -656,8 +829,8 @@ private:
     [[maybe_unused]] const int64_t T = context.params[0];
     [[maybe_unused]] const int64_t H = context.params[1];
     [[maybe_unused]] const int64_t W = context.params[2];
-    return polyc::rt::cuda::indexFitsInt({T, H, W, 0, T - 1, H - 1, W - 1, 2, 4},
-        {T * H * W, H * W * N, H * W * M, H * W * L, 20 * H * W, 1 * H * W});
+    return polyc::rt::cuda::indexFitsInt({T, H, W, 0, T - 1, H - 1, W - 1, 6, 4},
+        {T * H * W, H * W * N, H * W * M, H * W * L, 1 * H * W, 20 * H * W});
   }
 
   template <typename polyc_index>
@@ -668,7 +841,7 @@ private:
     [[maybe_unused]] const int64_t W = program.W;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144 || (H * W) * 32 <= 2048) && (T)
+      if (!polyc::rt::cuda::persistentChoice((H * W) >= 262144 || (H * W) <= 2048) && (T)
           <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
@@ -684,16 +857,16 @@ private:
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
-    // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): one persistent kernel when the largest launch inside
-    // an iteration takes at least 262144 threads (or at most 2048, as one block), else a host loop
-    // (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice((H * W) * 32 >= 262144 || (H * W) * 32 <= 2048)) {
-      polyc::rt::cuda::launchPersistent(band0Persistent<polyc_index>, "band0Persistent", int64_t(H * W) * 32,
-          256, int64_t(H * W) * 32 <= 2048, stream, program);
+    // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20): one
+    // persistent kernel when the largest launch inside an iteration takes at least 262144 threads (or at most
+    // 2048, as one block), else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice((H * W) >= 262144 || (H * W) <= 2048)) {
+      polyc::rt::cuda::launchPersistent(band0Persistent<polyc_index>, "band0Persistent", int64_t(H * W), 256,
+          int64_t(H * W) <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band0Persistent");
     } else {
       if (polyc::rt::cuda::verbose())
-        std::fprintf(stderr, "polyc: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10): host loop\n");
+        std::fprintf(stderr, "polyc: band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20): host loop\n");
       // The launches of the loops on the host replayed from a captured CUDA graph when they have at most
       // polyc::rt::cuda::GraphIterationsMax iterations, unless POLYC_CUDA_GRAPH=0.
       if ((T) <= polyc::rt::cuda::GraphIterationsMax) {
@@ -721,11 +894,11 @@ private:
     program.gt = device<float>(3);
     program.u = device<float>(4);
     program.v = device<float>(5);
-    IxStorage_.resize(size_t(polyc::rt::localElements("Ix", {20, H, W}, sizeof(float))) * sizeof(float));
+    IxStorage_.resize(size_t(polyc::rt::localElements("Ix", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Ix = IxStorage_.as<float>();
-    IyStorage_.resize(size_t(polyc::rt::localElements("Iy", {20, H, W}, sizeof(float))) * sizeof(float));
+    IyStorage_.resize(size_t(polyc::rt::localElements("Iy", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Iy = IyStorage_.as<float>();
-    ItStorage_.resize(size_t(polyc::rt::localElements("It", {20, H, W}, sizeof(float))) * sizeof(float));
+    ItStorage_.resize(size_t(polyc::rt::localElements("It", {1, H, W}, sizeof(float))) * sizeof(float));
     program.It = ItStorage_.as<float>();
     SxxStorage_.resize(size_t(polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float))) * sizeof(float));
     program.Sxx = SxxStorage_.as<float>();
@@ -739,6 +912,36 @@ private:
     program.Syt = SytStorage_.as<float>();
     detStorage_.resize(size_t(polyc::rt::localElements("det", {1, H, W}, sizeof(float))) * sizeof(float));
     program.det = detStorage_.as<float>();
+    Sxx_ptStorage_.resize(size_t(polyc::rt::localElements("Sxx_pt", {20, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxx_pt = Sxx_ptStorage_.as<float>();
+    Syy_ptStorage_.resize(size_t(polyc::rt::localElements("Syy_pt", {20, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Syy_pt = Syy_ptStorage_.as<float>();
+    Sxy_ptStorage_.resize(size_t(polyc::rt::localElements("Sxy_pt", {20, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxy_pt = Sxy_ptStorage_.as<float>();
+    Sxt_ptStorage_.resize(size_t(polyc::rt::localElements("Sxt_pt", {20, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxt_pt = Sxt_ptStorage_.as<float>();
+    Syt_ptStorage_.resize(size_t(polyc::rt::localElements("Syt_pt", {20, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Syt_pt = Syt_ptStorage_.as<float>();
+    Sxx_pt2Storage_.resize(size_t(polyc::rt::localElements("Sxx_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxx_pt2 = Sxx_pt2Storage_.as<float>();
+    Syy_pt2Storage_.resize(size_t(polyc::rt::localElements("Syy_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Syy_pt2 = Syy_pt2Storage_.as<float>();
+    Sxy_pt2Storage_.resize(size_t(polyc::rt::localElements("Sxy_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxy_pt2 = Sxy_pt2Storage_.as<float>();
+    Sxt_pt2Storage_.resize(size_t(polyc::rt::localElements("Sxt_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Sxt_pt2 = Sxt_pt2Storage_.as<float>();
+    Syt_pt2Storage_.resize(size_t(polyc::rt::localElements("Syt_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(float));
+    program.Syt_pt2 = Syt_pt2Storage_.as<float>();
     return program;
   }
 
@@ -756,16 +959,28 @@ private:
         uint64_t(reinterpret_cast<uintptr_t>(program.Sxy)),
         uint64_t(reinterpret_cast<uintptr_t>(program.Sxt)),
         uint64_t(reinterpret_cast<uintptr_t>(program.Syt)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.det))});
+        uint64_t(reinterpret_cast<uintptr_t>(program.det)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxx_pt)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Syy_pt)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxy_pt)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxt_pt)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Syt_pt)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxx_pt2)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Syy_pt2)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxy_pt2)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Sxt_pt2)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.Syt_pt2))});
   }
-  // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10), host loop.
+  // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20),
+  // host loop.
   template <typename polyc_index>
   void enqueueBand0(const LkflowDeviceOf<polyc_index> &program, cudaStream_t stream) {
     [[maybe_unused]] const int64_t T = program.T;
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = polyc::rt::cuda::wavefrontOverride();
-    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
+    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20, band 0
+    // dimension 0: t; carries dependences, in order
     for (int64_t t = 0; t < T; ++t) {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 1 (S0, S1, S2): data-parallel\n");
@@ -776,44 +991,61 @@ private:
         band1Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
       }
-      // Band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel.
-      if (H * W < 65536) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 2 (S3, S4, S5, S6, S7): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (4500 terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(4500), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence: kernel band2Kernel (a group of G
-          // threads per point)
-          {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, W),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (H) - (0)), 1);
-            band2Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                stream>>>(program, t);
-            POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
-          }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 2 (S3, S4, S5, S6, S7): data-parallel\n");
-        // S3, S4, S5, S6, S7, band 2 dimension 0: y; carries no dependence: kernel band2Kernel1 (one thread per
-        // point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-          band2Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-          POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
-        }
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 2 (S3): data-parallel\n");
+      // S3, band 2 dimension 0: y; carries no dependence: kernel band2Kernel (one thread per point)
+      {
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band2Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
       }
       if (polyc::rt::cuda::verbose())
-        std::fprintf(stderr, "polyc: band 3 (S8, S9, S10): data-parallel\n");
-      // S8, S9, S10, band 3 dimension 0: y; carries no dependence: kernel band3Kernel (one thread per point)
+        std::fprintf(stderr, "polyc: band 3 (S4, S5): data-parallel\n");
+      // S4, S5, band 3 dimension 0: y; carries no dependence: kernel band3Kernel (one thread per point)
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
         band3Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
         POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+      }
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 4 (S6, S7): data-parallel\n");
+      // S6, S7, band 4 dimension 0: y; carries no dependence: kernel band4Kernel (one thread per point)
+      {
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band4Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
+      }
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 5 (S8, S9, S10, S11, S12): data-parallel\n");
+      // S8, S9, S10, S11, S12, band 5 dimension 0: y; carries no dependence: kernel band5Kernel (one thread per
+      // point)
+      {
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band5Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
+      }
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 6 (S13, S14, S15, S16, S17): data-parallel\n");
+      // S13, S14, S15, S16, S17, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per
+      // point)
+      {
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band6Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+      }
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 7 (S18, S19, S20): data-parallel\n");
+      // S18, S19, S20, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
+      {
+        const polyc::rt::cuda::Tile tile
+            = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+        band7Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+        POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
       }
     }
   }
@@ -827,6 +1059,16 @@ private:
   polyc::rt::cuda::DeviceBuffer SxtStorage_; // local Sxt
   polyc::rt::cuda::DeviceBuffer SytStorage_; // local Syt
   polyc::rt::cuda::DeviceBuffer detStorage_; // local det
+  polyc::rt::cuda::DeviceBuffer Sxx_ptStorage_; // local Sxx_pt
+  polyc::rt::cuda::DeviceBuffer Syy_ptStorage_; // local Syy_pt
+  polyc::rt::cuda::DeviceBuffer Sxy_ptStorage_; // local Sxy_pt
+  polyc::rt::cuda::DeviceBuffer Sxt_ptStorage_; // local Sxt_pt
+  polyc::rt::cuda::DeviceBuffer Syt_ptStorage_; // local Syt_pt
+  polyc::rt::cuda::DeviceBuffer Sxx_pt2Storage_; // local Sxx_pt2
+  polyc::rt::cuda::DeviceBuffer Syy_pt2Storage_; // local Syy_pt2
+  polyc::rt::cuda::DeviceBuffer Sxy_pt2Storage_; // local Sxy_pt2
+  polyc::rt::cuda::DeviceBuffer Sxt_pt2Storage_; // local Sxt_pt2
+  polyc::rt::cuda::DeviceBuffer Syt_pt2Storage_; // local Syt_pt2
   polyc::rt::cuda::CapturedGraph band0Graph_;
 };
 

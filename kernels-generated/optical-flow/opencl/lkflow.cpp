@@ -7,48 +7,86 @@
 //   S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
 //   S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
 //   S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
-//   S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-//   S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-//   S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-//   S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-//   S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-//   S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-//   S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+//   S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+//   S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+//   S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+//   S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+//   S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+//   S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:30)
+//   S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:32)
+//   S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:34)
+//   S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:36)
+//   S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:38)
+//   S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+//   S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+//   S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+//   S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+//   S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+//   S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+//   S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:44)
-//   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+//   S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19,
+//   S20: (t sequential)
 //   band 1 over S0, S1, S2: (y parallel, x parallel)
-//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 3 over S8, S9, S10: (y parallel, x parallel)
+//   band 2 over S3: (y parallel, x parallel)
+//   band 3 over S4, S5: (y parallel, x parallel)
+//   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)
+//   band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)
+//   band 7 over S18, S19, S20: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
-//   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
-//   fused: S8, S9, S10 (all read Sxy over the same domain)
-//   folded storage: Ix dimension 0 modulo 20
-//   folded storage: Iy dimension 0 modulo 20
-//   folded storage: It dimension 0 modulo 20
+//   fused: S4, S5 (all read Iy over the same domain)
+//   fused: S6, S7 (all read It over the same domain)
+//   fused: S8, S9, S10, S11, S12 (all read gx, gy over the same domain)
+//   fused: S13, S14, S15, S16, S17 (all read gt over the same domain)
+//   fused: S18, S19, S20 (all read Sxy over the same domain)
+//   folded storage: Ix dimension 0 modulo 1
+//   folded storage: Iy dimension 0 modulo 1
+//   folded storage: It dimension 0 modulo 1
 //   folded storage: Sxx dimension 0 modulo 1
 //   folded storage: Syy dimension 0 modulo 1
 //   folded storage: Sxy dimension 0 modulo 1
 //   folded storage: Sxt dimension 0 modulo 1
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
+//   folded storage: Sxx_pt dimension 0 modulo 20
+//   folded storage: Syy_pt dimension 0 modulo 20
+//   folded storage: Sxy_pt dimension 0 modulo 20
+//   folded storage: Sxt_pt dimension 0 modulo 20
+//   folded storage: Syt_pt dimension 0 modulo 20
+//   folded storage: Sxx_pt2 dimension 0 modulo 1
+//   folded storage: Syy_pt2 dimension 0 modulo 1
+//   folded storage: Sxy_pt2 dimension 0 modulo 1
+//   folded storage: Sxt_pt2 dimension 0 modulo 1
+//   folded storage: Syt_pt2 dimension 0 modulo 1
 // Allocation:
 //   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: data-parallel
+//     why: parallel over y, x: one thread per point
 //   band 3: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 4: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 5: data-parallel
+//     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 6: data-parallel
+//     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 
 #include "lkflow.h"
@@ -75,48 +113,86 @@ const char *const kKernelSource = R"polyc_cl(
 //   S0: Ix[t, y, x] = (I[t, y, x + 1] - I[t, y, x - 1]) / 2;  (lkflow.poly:21)
 //   S1: Iy[t, y, x] = (I[t, y + 1, x] - I[t, y - 1, x]) / 2;  (lkflow.poly:22)
 //   S2: It[t, y, x] = I[t, y, x] - I[t - 1, y, x];  (lkflow.poly:23)
-//   S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:30)
-//   S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:32)
-//   S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:34)
-//   S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:36)
-//   S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t -
-//   a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];  (lkflow.poly:38)
-//   S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
-//   S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
+//   S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];  (lkflow.poly:30)
+//   S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];  (lkflow.poly:32)
+//   S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];  (lkflow.poly:34)
+//   S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];  (lkflow.poly:36)
+//   S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];  (lkflow.poly:38)
+//   S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:30)
+//   S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
+//   x + c - N / 2];  (lkflow.poly:32)
+//   S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:34)
+//   S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:36)
+//   S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
+//   2, x + c - N / 2];  (lkflow.poly:38)
+//   S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
+//   S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
+//   S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
+//   S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
+//   S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
+//   S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
+//   S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:44)
-//   S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
+//   S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] * Syt[t, y,
 //   x]) / det[t, y, x], 0);  (lkflow.poly:46)
 // Schedule:
-//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)
+//   band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19,
+//   S20: (t sequential)
 //   band 1 over S0, S1, S2: (y parallel, x parallel)
-//   band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)
-//   band 3 over S8, S9, S10: (y parallel, x parallel)
+//   band 2 over S3: (y parallel, x parallel)
+//   band 3 over S4, S5: (y parallel, x parallel)
+//   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)
+//   band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)
+//   band 7 over S18, S19, S20: (y parallel, x parallel)
 //   fused: S0, S1, S2 (all read I over the same domain)
-//   fused: S3, S4, S5, S6, S7 (all read gt, gx, gy over the same domain)
-//   fused: S8, S9, S10 (all read Sxy over the same domain)
-//   folded storage: Ix dimension 0 modulo 20
-//   folded storage: Iy dimension 0 modulo 20
-//   folded storage: It dimension 0 modulo 20
+//   fused: S4, S5 (all read Iy over the same domain)
+//   fused: S6, S7 (all read It over the same domain)
+//   fused: S8, S9, S10, S11, S12 (all read gx, gy over the same domain)
+//   fused: S13, S14, S15, S16, S17 (all read gt over the same domain)
+//   fused: S18, S19, S20 (all read Sxy over the same domain)
+//   folded storage: Ix dimension 0 modulo 1
+//   folded storage: Iy dimension 0 modulo 1
+//   folded storage: It dimension 0 modulo 1
 //   folded storage: Sxx dimension 0 modulo 1
 //   folded storage: Syy dimension 0 modulo 1
 //   folded storage: Sxy dimension 0 modulo 1
 //   folded storage: Sxt dimension 0 modulo 1
 //   folded storage: Syt dimension 0 modulo 1
 //   folded storage: det dimension 0 modulo 1
+//   folded storage: Sxx_pt dimension 0 modulo 20
+//   folded storage: Syy_pt dimension 0 modulo 20
+//   folded storage: Sxy_pt dimension 0 modulo 20
+//   folded storage: Sxt_pt dimension 0 modulo 20
+//   folded storage: Syt_pt dimension 0 modulo 20
+//   folded storage: Sxx_pt2 dimension 0 modulo 1
+//   folded storage: Syy_pt2 dimension 0 modulo 1
+//   folded storage: Sxy_pt2 dimension 0 modulo 1
+//   folded storage: Sxt_pt2 dimension 0 modulo 1
+//   folded storage: Syt_pt2 dimension 0 modulo 1
 // Allocation:
 //   band 0: sequential
 //     why: every dimension (t) carries a dependence: run in order
 //   band 1: data-parallel
 //     why: parallel over y, x: one thread per point
-//   band 2: reduction (pattern-parallel) if H * W < 65536, else data-parallel
-//     why: parallel over y, x; reductions of 4500 terms over H * W outputs: group size chosen at run time
-//     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//   band 2: data-parallel
+//     why: parallel over y, x: one thread per point
 //   band 3: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 4: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 5: data-parallel
+//     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 6: data-parallel
+//     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
+//   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 
 // Integer limits the printed code may name.
@@ -510,7 +586,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          Ix[((t % 20) * H + y) * W + x]
+          Ix[(0 * H + y) * W + x]
               = (I[(t * H + y) * W + polyc_clamp(x + 1, W)] - I[(t * H + y) * W + polyc_clamp(x - 1, W)])
               / 2.0f;
         }
@@ -522,7 +598,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          Iy[((t % 20) * H + y) * W + x]
+          Iy[(0 * H + y) * W + x]
               = (I[(t * H + polyc_clamp(y + 1, H)) * W + x] - I[(t * H + polyc_clamp(y - 1, H)) * W + x])
               / 2.0f;
         }
@@ -534,290 +610,7 @@ __kernel void S0_S1_S2_parallel(const int T, const int H, const int W, __global 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          It[((t % 20) * H + y) * W + x] = I[(t * H + y) * W + x] - I[(polyc_clamp(t - 1, T) * H + y) * W + x];
-        }
-      }
-    }
-  }
-}
-
-// Band 2, one work-group per point over y, x.
-__kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __global const float *gx,
-    __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
-    __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
-    const int polyc_n_x1, __local float *polyc_scratch_f32) {
-  const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);
-  // The whole work-group computes one point (all its work-items take the same branches).
-  int polyc_rest = get_group_id(0);
-  const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
-  polyc_rest /= polyc_n_x1;
-  const int y1_ = polyc_lo_y1_ + polyc_rest;
-  if (y1_ >= 0 && y1_ < H) {
-    if (x1 >= 0 && x1 < W) {
-      // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t
-      // - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
-      {
-        const int polyc_arg0 = t;
-        const int polyc_arg1 = y1_;
-        const int polyc_arg2 = x1;
-        const int t = polyc_arg0;
-        const int y = polyc_arg1;
-        const int x = polyc_arg2;
-        float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max((int)(L - (0)), 0);
-          const int sum0_n1 = max((int)(M - (0)), 0);
-          const int sum0_n2 = max((int)(N - (0)), 0);
-          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
-          int sum0_d2 = sum0_n2 ? sum0_rest % sum0_n2 : 0;
-          const int sum0_s2 = sum0_n2 ? sum0_stride % sum0_n2 : 0;
-          sum0_rest = sum0_n2 ? sum0_rest / sum0_n2 : 0;
-          sum0_stride = sum0_n2 ? sum0_stride / sum0_n2 : 0;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1 * sum0_n2; sum0_k += polyc_group_size) {
-            const int a = 0 + sum0_d0;
-            const int b = 0 + sum0_d1;
-            const int c = 0 + sum0_d2;
-            sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)]
-                * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)];
-            sum0_d2 += sum0_s2;
-            if (sum0_d2 >= sum0_n2) {
-              sum0_d2 -= sum0_n2;
-              ++sum0_d1;
-            }
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
-          }
-        }
-        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
-        if (polyc_lid == 0) {
-          Sxx[(0 * H + y) * W + x] = polyc_value;
-        }
-      }
-      // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t
-      // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
-      {
-        const int polyc_arg0 = t;
-        const int polyc_arg1 = y1_;
-        const int polyc_arg2 = x1;
-        const int t = polyc_arg0;
-        const int y = polyc_arg1;
-        const int x = polyc_arg2;
-        float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max((int)(L - (0)), 0);
-          const int sum0_n1 = max((int)(M - (0)), 0);
-          const int sum0_n2 = max((int)(N - (0)), 0);
-          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
-          int sum0_d2 = sum0_n2 ? sum0_rest % sum0_n2 : 0;
-          const int sum0_s2 = sum0_n2 ? sum0_stride % sum0_n2 : 0;
-          sum0_rest = sum0_n2 ? sum0_rest / sum0_n2 : 0;
-          sum0_stride = sum0_n2 ? sum0_stride / sum0_n2 : 0;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1 * sum0_n2; sum0_k += polyc_group_size) {
-            const int a = 0 + sum0_d0;
-            const int b = 0 + sum0_d1;
-            const int c = 0 + sum0_d2;
-            sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)]
-                * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)];
-            sum0_d2 += sum0_s2;
-            if (sum0_d2 >= sum0_n2) {
-              sum0_d2 -= sum0_n2;
-              ++sum0_d1;
-            }
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
-          }
-        }
-        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
-        if (polyc_lid == 0) {
-          Syy[(0 * H + y) * W + x] = polyc_value;
-        }
-      }
-      // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t
-      // - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
-      {
-        const int polyc_arg0 = t;
-        const int polyc_arg1 = y1_;
-        const int polyc_arg2 = x1;
-        const int t = polyc_arg0;
-        const int y = polyc_arg1;
-        const int x = polyc_arg2;
-        float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max((int)(L - (0)), 0);
-          const int sum0_n1 = max((int)(M - (0)), 0);
-          const int sum0_n2 = max((int)(N - (0)), 0);
-          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
-          int sum0_d2 = sum0_n2 ? sum0_rest % sum0_n2 : 0;
-          const int sum0_s2 = sum0_n2 ? sum0_stride % sum0_n2 : 0;
-          sum0_rest = sum0_n2 ? sum0_rest / sum0_n2 : 0;
-          sum0_stride = sum0_n2 ? sum0_stride / sum0_n2 : 0;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1 * sum0_n2; sum0_k += polyc_group_size) {
-            const int a = 0 + sum0_d0;
-            const int b = 0 + sum0_d1;
-            const int c = 0 + sum0_d2;
-            sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)]
-                * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)];
-            sum0_d2 += sum0_s2;
-            if (sum0_d2 >= sum0_n2) {
-              sum0_d2 -= sum0_n2;
-              ++sum0_d1;
-            }
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
-          }
-        }
-        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
-        if (polyc_lid == 0) {
-          Sxy[(0 * H + y) * W + x] = polyc_value;
-        }
-      }
-      // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Ix[t
-      // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
-      {
-        const int polyc_arg0 = t;
-        const int polyc_arg1 = y1_;
-        const int polyc_arg2 = x1;
-        const int t = polyc_arg0;
-        const int y = polyc_arg1;
-        const int x = polyc_arg2;
-        float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max((int)(L - (0)), 0);
-          const int sum0_n1 = max((int)(M - (0)), 0);
-          const int sum0_n2 = max((int)(N - (0)), 0);
-          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
-          int sum0_d2 = sum0_n2 ? sum0_rest % sum0_n2 : 0;
-          const int sum0_s2 = sum0_n2 ? sum0_stride % sum0_n2 : 0;
-          sum0_rest = sum0_n2 ? sum0_rest / sum0_n2 : 0;
-          sum0_stride = sum0_n2 ? sum0_stride / sum0_n2 : 0;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1 * sum0_n2; sum0_k += polyc_group_size) {
-            const int a = 0 + sum0_d0;
-            const int b = 0 + sum0_d1;
-            const int c = 0 + sum0_d2;
-            sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)]
-                * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)];
-            sum0_d2 += sum0_s2;
-            if (sum0_d2 >= sum0_n2) {
-              sum0_d2 -= sum0_n2;
-              ++sum0_d1;
-            }
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
-          }
-        }
-        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
-        if (polyc_lid == 0) {
-          Sxt[(0 * H + y) * W + x] = polyc_value;
-        }
-      }
-      // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] * Iy[t
-      // - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
-      {
-        const int polyc_arg0 = t;
-        const int polyc_arg1 = y1_;
-        const int polyc_arg2 = x1;
-        const int t = polyc_arg0;
-        const int y = polyc_arg1;
-        const int x = polyc_arg2;
-        float sum0 = 0.0f;
-        // This lane's share of the terms (the group adds the lanes' shares below).
-        {
-          const int sum0_n0 = max((int)(L - (0)), 0);
-          const int sum0_n1 = max((int)(M - (0)), 0);
-          const int sum0_n2 = max((int)(N - (0)), 0);
-          int sum0_rest = polyc_lid, sum0_stride = polyc_group_size;
-          int sum0_d2 = sum0_n2 ? sum0_rest % sum0_n2 : 0;
-          const int sum0_s2 = sum0_n2 ? sum0_stride % sum0_n2 : 0;
-          sum0_rest = sum0_n2 ? sum0_rest / sum0_n2 : 0;
-          sum0_stride = sum0_n2 ? sum0_stride / sum0_n2 : 0;
-          int sum0_d1 = sum0_n1 ? sum0_rest % sum0_n1 : 0;
-          const int sum0_s1 = sum0_n1 ? sum0_stride % sum0_n1 : 0;
-          sum0_rest = sum0_n1 ? sum0_rest / sum0_n1 : 0;
-          sum0_stride = sum0_n1 ? sum0_stride / sum0_n1 : 0;
-          int sum0_d0 = sum0_rest;
-          const int sum0_s0 = sum0_stride;
-          for (int sum0_k = polyc_lid; sum0_k < sum0_n0 * sum0_n1 * sum0_n2; sum0_k += polyc_group_size) {
-            const int a = 0 + sum0_d0;
-            const int b = 0 + sum0_d1;
-            const int c = 0 + sum0_d2;
-            sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)]
-                * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                + polyc_clamp(x + c - N / 2, W)];
-            sum0_d2 += sum0_s2;
-            if (sum0_d2 >= sum0_n2) {
-              sum0_d2 -= sum0_n2;
-              ++sum0_d1;
-            }
-            sum0_d1 += sum0_s1;
-            if (sum0_d1 >= sum0_n1) {
-              sum0_d1 -= sum0_n1;
-              ++sum0_d0;
-            }
-            sum0_d0 += sum0_s0;
-          }
-        }
-        const float polyc_value = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
-        if (polyc_lid == 0) {
-          Syt[(0 * H + y) * W + x] = polyc_value;
+          It[(0 * H + y) * W + x] = I[(t * H + y) * W + x] - I[(polyc_clamp(t - 1, T) * H + y) * W + x];
         }
       }
     }
@@ -825,10 +618,8 @@ __kernel void S3_S4_S5_S6_S7_reduce(const int T, const int H, const int W, __glo
 }
 
 // Band 2, one work-item per point over y, x.
-__kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __global const float *gx,
-    __global const float *gy, __global const float *gt, __global const float *Ix, __global const float *Iy,
-    __global const float *It, __global float *Sxx, __global float *Syy, __global float *Sxy,
-    __global float *Sxt, __global float *Syt, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
+__kernel void S3_parallel(const int T, const int H, const int W, __global const float *Ix,
+    __global float *Sxx_pt2, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
     const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
@@ -838,8 +629,231 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
     const int y1_ = polyc_lo_y1_ + polyc_rest;
     if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
-        // S3: Sxx[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
-        // Ix[t - a, y + b - M / 2, x + c - N / 2] * Ix[t - a, y + b - M / 2, x + c - N / 2];
+        // S3: Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          Sxx_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Ix[(0 * H + y) * W + x];
+        }
+      }
+    }
+  }
+}
+
+// Band 3, one work-item per point over y, x.
+__kernel void S4_S5_parallel(const int T, const int H, const int W, __global const float *Ix,
+    __global const float *Iy, __global float *Syy_pt2, __global float *Sxy_pt2, const int t,
+    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S4: Syy_pt2[t, y, x] = Iy[t, y, x] * Iy[t, y, x];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          Syy_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+        }
+        // S5: Sxy_pt2[t, y, x] = Ix[t, y, x] * Iy[t, y, x];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          Sxy_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * Iy[(0 * H + y) * W + x];
+        }
+      }
+    }
+  }
+}
+
+// Band 4, one work-item per point over y, x.
+__kernel void S6_S7_parallel(const int T, const int H, const int W, __global const float *Ix,
+    __global const float *Iy, __global const float *It, __global float *Sxt_pt2, __global float *Syt_pt2,
+    const int t, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S6: Sxt_pt2[t, y, x] = Ix[t, y, x] * It[t, y, x];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          Sxt_pt2[(0 * H + y) * W + x] = Ix[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+        }
+        // S7: Syt_pt2[t, y, x] = Iy[t, y, x] * It[t, y, x];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          Syt_pt2[(0 * H + y) * W + x] = Iy[(0 * H + y) * W + x] * It[(0 * H + y) * W + x];
+        }
+      }
+    }
+  }
+}
+
+// Band 5, one work-item per point over y, x.
+__kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, __global const float *gx,
+    __global const float *gy, __global float *Sxx_pt, __global float *Syy_pt, __global float *Sxy_pt,
+    __global float *Sxt_pt, __global float *Syt_pt, __global const float *Sxx_pt2,
+    __global const float *Syy_pt2, __global const float *Sxy_pt2, __global const float *Sxt_pt2,
+    __global const float *Syt_pt2, const int t, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M
+        // / 2, x + c - N / 2];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float sum0 = 0.0f;
+          for (int b = 0; b < M; ++b) {
+            float sum1 = 0.0f;
+            for (int c = 0; c < N; ++c) {
+              sum1 += gx[(y * W + x) * N + c]
+                  * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+            }
+            sum0 += gy[(y * W + x) * M + b] * sum1;
+          }
+          Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+        }
+        // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M
+        // / 2, x + c - N / 2];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float sum0 = 0.0f;
+          for (int b = 0; b < M; ++b) {
+            float sum1 = 0.0f;
+            for (int c = 0; c < N; ++c) {
+              sum1 += gx[(y * W + x) * N + c]
+                  * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+            }
+            sum0 += gy[(y * W + x) * M + b] * sum1;
+          }
+          Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+        }
+        // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M
+        // / 2, x + c - N / 2];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float sum0 = 0.0f;
+          for (int b = 0; b < M; ++b) {
+            float sum1 = 0.0f;
+            for (int c = 0; c < N; ++c) {
+              sum1 += gx[(y * W + x) * N + c]
+                  * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+            }
+            sum0 += gy[(y * W + x) * M + b] * sum1;
+          }
+          Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+        }
+        // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M
+        // / 2, x + c - N / 2];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float sum0 = 0.0f;
+          for (int b = 0; b < M; ++b) {
+            float sum1 = 0.0f;
+            for (int c = 0; c < N; ++c) {
+              sum1 += gx[(y * W + x) * N + c]
+                  * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+            }
+            sum0 += gy[(y * W + x) * M + b] * sum1;
+          }
+          Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+        }
+        // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M
+        // / 2, x + c - N / 2];
+        {
+          const int polyc_arg0 = t;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int t = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float sum0 = 0.0f;
+          for (int b = 0; b < M; ++b) {
+            float sum1 = 0.0f;
+            for (int c = 0; c < N; ++c) {
+              sum1 += gx[(y * W + x) * N + c]
+                  * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+            }
+            sum0 += gy[(y * W + x) * M + b] * sum1;
+          }
+          Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+        }
+      }
+    }
+  }
+}
+
+// Band 6, one work-item per point over y, x.
+__kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W, __global const float *gt,
+    __global float *Sxx, __global float *Syy, __global float *Sxy, __global float *Sxt, __global float *Syt,
+    __global const float *Sxx_pt, __global const float *Syy_pt, __global const float *Sxy_pt,
+    __global const float *Sxt_pt, __global const float *Syt_pt, const int t, const int polyc_lo_y1_,
+    const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -849,20 +863,11 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
           const int x = polyc_arg2;
           float sum0 = 0.0f;
           for (int a = 0; a < L; ++a) {
-            for (int b = 0; b < M; ++b) {
-              for (int c = 0; c < N; ++c) {
-                sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                    * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)]
-                    * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)];
-              }
-            }
+            sum0 += gt[(y * W + x) * L + a] * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Sxx[(0 * H + y) * W + x] = sum0;
         }
-        // S4: Syy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
-        // Iy[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
+        // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -872,20 +877,11 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
           const int x = polyc_arg2;
           float sum0 = 0.0f;
           for (int a = 0; a < L; ++a) {
-            for (int b = 0; b < M; ++b) {
-              for (int c = 0; c < N; ++c) {
-                sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                    * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)]
-                    * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)];
-              }
-            }
+            sum0 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Syy[(0 * H + y) * W + x] = sum0;
         }
-        // S5: Sxy[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
-        // Ix[t - a, y + b - M / 2, x + c - N / 2] * Iy[t - a, y + b - M / 2, x + c - N / 2];
+        // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -895,20 +891,11 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
           const int x = polyc_arg2;
           float sum0 = 0.0f;
           for (int a = 0; a < L; ++a) {
-            for (int b = 0; b < M; ++b) {
-              for (int c = 0; c < N; ++c) {
-                sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                    * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)]
-                    * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)];
-              }
-            }
+            sum0 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Sxy[(0 * H + y) * W + x] = sum0;
         }
-        // S6: Sxt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
-        // Ix[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
+        // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -918,20 +905,11 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
           const int x = polyc_arg2;
           float sum0 = 0.0f;
           for (int a = 0; a < L; ++a) {
-            for (int b = 0; b < M; ++b) {
-              for (int c = 0; c < N; ++c) {
-                sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                    * Ix[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)]
-                    * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)];
-              }
-            }
+            sum0 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Sxt[(0 * H + y) * W + x] = sum0;
         }
-        // S7: Syt[t, y, x] = sum(a in 0..L, b in 0..M, c in 0..N) gt[y, x, a] * gy[y, x, b] * gx[y, x, c] *
-        // Iy[t - a, y + b - M / 2, x + c - N / 2] * It[t - a, y + b - M / 2, x + c - N / 2];
+        // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -941,15 +919,7 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
           const int x = polyc_arg2;
           float sum0 = 0.0f;
           for (int a = 0; a < L; ++a) {
-            for (int b = 0; b < M; ++b) {
-              for (int c = 0; c < N; ++c) {
-                sum0 += gt[(y * W + x) * L + a] * gy[(y * W + x) * M + b] * gx[(y * W + x) * N + c]
-                    * Iy[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)]
-                    * It[((polyc_clamp(t - a, T) % 20) * H + polyc_clamp(y + b - M / 2, H)) * W
-                    + polyc_clamp(x + c - N / 2, W)];
-              }
-            }
+            sum0 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Syt[(0 * H + y) * W + x] = sum0;
         }
@@ -958,9 +928,9 @@ __kernel void S3_S4_S5_S6_S7_parallel(const int T, const int H, const int W, __g
   }
 }
 
-// Band 3, one work-item per point over y, x.
-__kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global float *u, __global float *v,
-    __global const float *Sxx, __global const float *Syy, __global const float *Sxy,
+// Band 7, one work-item per point over y, x.
+__kernel void S18_S19_S20_parallel(const int T, const int H, const int W, __global float *u,
+    __global float *v, __global const float *Sxx, __global const float *Syy, __global const float *Sxy,
     __global const float *Sxt, __global const float *Syt, __global float *det, const int t,
     const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
@@ -971,7 +941,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
     const int y1_ = polyc_lo_y1_ + polyc_rest;
     if (y1_ >= 0 && y1_ < H) {
       if (x1 >= 0 && x1 < W) {
-        // S8: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];
+        // S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -982,8 +952,8 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
           det[(0 * H + y) * W + x] = Sxx[(0 * H + y) * W + x] * Syy[(0 * H + y) * W + x]
               - Sxy[(0 * H + y) * W + x] * Sxy[(0 * H + y) * W + x];
         }
-        // S9: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] * Sxt[t,
-        // y, x]) / det[t, y, x], 0);
+        // S19: u[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Syt[t, y, x] - Syy[t, y, x] *
+        // Sxt[t, y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
           const int polyc_arg1 = y1_;
@@ -996,7 +966,7 @@ __kernel void S8_S9_S10_parallel(const int T, const int H, const int W, __global
               ? (Sxy[(0 * H + y) * W + x] * Syt[(0 * H + y) * W + x] - Syy[(0 * H + y) * W + x]
               * Sxt[(0 * H + y) * W + x]) / det[(0 * H + y) * W + x] : 0.0f);
         }
-        // S10: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] *
+        // S20: v[t, y, x] = select(abs(det[t, y, x]) > eps, (Sxy[t, y, x] * Sxt[t, y, x] - Sxx[t, y, x] *
         // Syt[t, y, x]) / det[t, y, x], 0);
         {
           const int polyc_arg0 = t;
@@ -1066,15 +1036,12 @@ public:
     polyc::rt::ocl::checkIndexable("v", T * H * W);
     v_.resize(device(), size_t(T * H * W) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), v_, context.arrays[5]);
-    polyc::rt::ocl::checkIndexable("Ix", polyc::rt::localElements("Ix", {20, H, W}, sizeof(float)));
-    Ix_.resize(device(), size_t(polyc::rt::localElements("Ix", {20, H, W}, sizeof(float)))
-        * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("Iy", polyc::rt::localElements("Iy", {20, H, W}, sizeof(float)));
-    Iy_.resize(device(), size_t(polyc::rt::localElements("Iy", {20, H, W}, sizeof(float)))
-        * sizeof(cl_float));
-    polyc::rt::ocl::checkIndexable("It", polyc::rt::localElements("It", {20, H, W}, sizeof(float)));
-    It_.resize(device(), size_t(polyc::rt::localElements("It", {20, H, W}, sizeof(float)))
-        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Ix", polyc::rt::localElements("Ix", {1, H, W}, sizeof(float)));
+    Ix_.resize(device(), size_t(polyc::rt::localElements("Ix", {1, H, W}, sizeof(float))) * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Iy", polyc::rt::localElements("Iy", {1, H, W}, sizeof(float)));
+    Iy_.resize(device(), size_t(polyc::rt::localElements("Iy", {1, H, W}, sizeof(float))) * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("It", polyc::rt::localElements("It", {1, H, W}, sizeof(float)));
+    It_.resize(device(), size_t(polyc::rt::localElements("It", {1, H, W}, sizeof(float))) * sizeof(cl_float));
     polyc::rt::ocl::checkIndexable("Sxx", polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float)));
     Sxx_.resize(device(), size_t(polyc::rt::localElements("Sxx", {1, H, W}, sizeof(float)))
         * sizeof(cl_float));
@@ -1093,11 +1060,44 @@ public:
     polyc::rt::ocl::checkIndexable("det", polyc::rt::localElements("det", {1, H, W}, sizeof(float)));
     det_.resize(device(), size_t(polyc::rt::localElements("det", {1, H, W}, sizeof(float)))
         * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxx_pt", polyc::rt::localElements("Sxx_pt", {20, H, W}, sizeof(float)));
+    Sxx_pt_.resize(device(), size_t(polyc::rt::localElements("Sxx_pt", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syy_pt", polyc::rt::localElements("Syy_pt", {20, H, W}, sizeof(float)));
+    Syy_pt_.resize(device(), size_t(polyc::rt::localElements("Syy_pt", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxy_pt", polyc::rt::localElements("Sxy_pt", {20, H, W}, sizeof(float)));
+    Sxy_pt_.resize(device(), size_t(polyc::rt::localElements("Sxy_pt", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxt_pt", polyc::rt::localElements("Sxt_pt", {20, H, W}, sizeof(float)));
+    Sxt_pt_.resize(device(), size_t(polyc::rt::localElements("Sxt_pt", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syt_pt", polyc::rt::localElements("Syt_pt", {20, H, W}, sizeof(float)));
+    Syt_pt_.resize(device(), size_t(polyc::rt::localElements("Syt_pt", {20, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxx_pt2", polyc::rt::localElements("Sxx_pt2", {1, H, W}, sizeof(float)));
+    Sxx_pt2_.resize(device(), size_t(polyc::rt::localElements("Sxx_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syy_pt2", polyc::rt::localElements("Syy_pt2", {1, H, W}, sizeof(float)));
+    Syy_pt2_.resize(device(), size_t(polyc::rt::localElements("Syy_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxy_pt2", polyc::rt::localElements("Sxy_pt2", {1, H, W}, sizeof(float)));
+    Sxy_pt2_.resize(device(), size_t(polyc::rt::localElements("Sxy_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Sxt_pt2", polyc::rt::localElements("Sxt_pt2", {1, H, W}, sizeof(float)));
+    Sxt_pt2_.resize(device(), size_t(polyc::rt::localElements("Sxt_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("Syt_pt2", polyc::rt::localElements("Syt_pt2", {1, H, W}, sizeof(float)));
+    Syt_pt2_.resize(device(), size_t(polyc::rt::localElements("Syt_pt2", {1, H, W}, sizeof(float)))
+        * sizeof(cl_float));
     if (!S0_S1_S2_parallel_) {
       S0_S1_S2_parallel_ = program().kernel("S0_S1_S2_parallel");
-      S3_S4_S5_S6_S7_reduce_ = program().kernel("S3_S4_S5_S6_S7_reduce");
-      S3_S4_S5_S6_S7_parallel_ = program().kernel("S3_S4_S5_S6_S7_parallel");
-      S8_S9_S10_parallel_ = program().kernel("S8_S9_S10_parallel");
+      S3_parallel_ = program().kernel("S3_parallel");
+      S4_S5_parallel_ = program().kernel("S4_S5_parallel");
+      S6_S7_parallel_ = program().kernel("S6_S7_parallel");
+      S8_S9_S10_S11_S12_parallel_ = program().kernel("S8_S9_S10_S11_S12_parallel");
+      S13_S14_S15_S16_S17_parallel_ = program().kernel("S13_S14_S15_S16_S17_parallel");
+      S18_S19_S20_parallel_ = program().kernel("S18_S19_S20_parallel");
     }
   }
 
@@ -1106,8 +1106,10 @@ public:
     [[maybe_unused]] const int64_t H = context.params[1];
     [[maybe_unused]] const int64_t W = context.params[2];
     polyc::rt::ocl::RegionTimer timer;
-    // Band 0 (band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10: (t sequential)): host loop.
-    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, band 0 dimension 0: t; carries dependences, in order
+    // Band 0 (band 0 over S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18,
+    // S19, S20: (t sequential)): host loop.
+    // S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20, band 0
+    // dimension 0: t; carries dependences, in order
     for (int64_t t = 0; t < T; ++t) {
       // Band 1 (band 1 over S0, S1, S2: (y parallel, x parallel)): band 1: data-parallel.
       // data-parallel: one work-item per point.
@@ -1128,62 +1130,107 @@ public:
               * polyc_group, polyc_group);
         }
       }
-      // Band 2 (band 2 over S3, S4, S5, S6, S7: (y parallel, x parallel)): band 2: reduction (pattern-parallel)
-      // if H * W < 65536, else data-parallel.
-      if (H * W < 65536) {
-        // reduction: one work-group per point, its reductions shared by the work-group.
-        {
-          const size_t polyc_group
-              = polyc::rt::ocl::pointGroupSize(device(), S3_S4_S5_S6_S7_reduce_,
-              std::max<int64_t>(std::max<int64_t>(std::max<int64_t>(std::max<int64_t>(std::max<int64_t>((20)
-              - (0), 0) * std::max<int64_t>((15) - (0), 0) * std::max<int64_t>((15) - (0), 0),
-              std::max<int64_t>((20) - (0), 0) * std::max<int64_t>((15) - (0), 0)
-              * std::max<int64_t>((15) - (0), 0)), std::max<int64_t>((20) - (0), 0)
-              * std::max<int64_t>((15) - (0), 0) * std::max<int64_t>((15) - (0), 0)),
-              std::max<int64_t>((20) - (0), 0) * std::max<int64_t>((15) - (0), 0)
-              * std::max<int64_t>((15) - (0), 0)), std::max<int64_t>((20) - (0), 0)
-              * std::max<int64_t>((15) - (0), 0) * std::max<int64_t>((15) - (0), 0)));
-          S3_S4_S5_S6_S7_reduce_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gx_).arg(4,
-              gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
-              Sxy_).arg(12, Sxt_).arg(13, Syt_).localArg(18, polyc_group * sizeof(cl_float));
-          const int64_t polyc_lo_y1_ = 0;
-          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-          const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_reduce's points", polyc_points * int64_t(polyc_group));
-            S3_S4_S5_S6_S7_reduce_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1_)).arg(16,
-                cl_int(polyc_lo_x1)).arg(17, cl_int(polyc_n_x1));
-            timer.enqueue(device(), S3_S4_S5_S6_S7_reduce_, size_t(polyc_points) * polyc_group, polyc_group);
-          }
-        }
-      } else {
-        // data-parallel: one work-item per point.
-        {
-          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S3_S4_S5_S6_S7_parallel_);
-          S3_S4_S5_S6_S7_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gx_).arg(4,
-              gy_).arg(5, gt_).arg(6, Ix_).arg(7, Iy_).arg(8, It_).arg(9, Sxx_).arg(10, Syy_).arg(11,
-              Sxy_).arg(12, Sxt_).arg(13, Syt_);
-          const int64_t polyc_lo_y1_ = 0;
-          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-          const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S3_S4_S5_S6_S7_parallel's points", polyc_points);
-            S3_S4_S5_S6_S7_parallel_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1_)).arg(16,
-                cl_int(polyc_lo_x1)).arg(17, cl_int(polyc_n_x1)).arg(18, cl_int(polyc_points));
-            timer.enqueue(device(), S3_S4_S5_S6_S7_parallel_, (size_t(polyc_points) + polyc_group - 1)
-                / polyc_group * polyc_group, polyc_group);
-          }
-        }
-      }
-      // Band 3 (band 3 over S8, S9, S10: (y parallel, x parallel)): band 3: data-parallel.
+      // Band 2 (band 2 over S3: (y parallel, x parallel)): band 2: data-parallel.
       // data-parallel: one work-item per point.
       {
-        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_S9_S10_parallel_);
-        S8_S9_S10_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, u_).arg(4, v_).arg(5,
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S3_parallel_);
+        S3_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, Ix_).arg(4, Sxx_pt2_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S3_parallel's points", polyc_points);
+          S3_parallel_.arg(5, cl_int(t)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
+              cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
+          timer.enqueue(device(), S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+      // Band 3 (band 3 over S4, S5: (y parallel, x parallel)): band 3: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S4_S5_parallel_);
+        S4_S5_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, Ix_).arg(4, Iy_).arg(5,
+            Syy_pt2_).arg(6, Sxy_pt2_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S4_S5_parallel's points", polyc_points);
+          S4_S5_parallel_.arg(7, cl_int(t)).arg(8, cl_int(polyc_lo_y1_)).arg(9, cl_int(polyc_lo_x1)).arg(10,
+              cl_int(polyc_n_x1)).arg(11, cl_int(polyc_points));
+          timer.enqueue(device(), S4_S5_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+      // Band 4 (band 4 over S6, S7: (y parallel, x parallel)): band 4: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S6_S7_parallel_);
+        S6_S7_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, Ix_).arg(4, Iy_).arg(5,
+            It_).arg(6, Sxt_pt2_).arg(7, Syt_pt2_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S6_S7_parallel's points", polyc_points);
+          S6_S7_parallel_.arg(8, cl_int(t)).arg(9, cl_int(polyc_lo_y1_)).arg(10, cl_int(polyc_lo_x1)).arg(11,
+              cl_int(polyc_n_x1)).arg(12, cl_int(polyc_points));
+          timer.enqueue(device(), S6_S7_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+      // Band 5 (band 5 over S8, S9, S10, S11, S12: (y parallel, x parallel)): band 5: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_S9_S10_S11_S12_parallel_);
+        S8_S9_S10_S11_S12_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gx_).arg(4,
+            gy_).arg(5, Sxx_pt_).arg(6, Syy_pt_).arg(7, Sxy_pt_).arg(8, Sxt_pt_).arg(9, Syt_pt_).arg(10,
+            Sxx_pt2_).arg(11, Syy_pt2_).arg(12, Sxy_pt2_).arg(13, Sxt_pt2_).arg(14, Syt_pt2_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S8_S9_S10_S11_S12_parallel's points", polyc_points);
+          S8_S9_S10_S11_S12_parallel_.arg(15, cl_int(t)).arg(16, cl_int(polyc_lo_y1_)).arg(17,
+              cl_int(polyc_lo_x1)).arg(18, cl_int(polyc_n_x1)).arg(19, cl_int(polyc_points));
+          timer.enqueue(device(), S8_S9_S10_S11_S12_parallel_, (size_t(polyc_points) + polyc_group - 1)
+              / polyc_group * polyc_group, polyc_group);
+        }
+      }
+      // Band 6 (band 6 over S13, S14, S15, S16, S17: (y parallel, x parallel)): band 6: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S13_S14_S15_S16_S17_parallel_);
+        S13_S14_S15_S16_S17_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, gt_).arg(4,
+            Sxx_).arg(5, Syy_).arg(6, Sxy_).arg(7, Sxt_).arg(8, Syt_).arg(9, Sxx_pt_).arg(10, Syy_pt_).arg(11,
+            Sxy_pt_).arg(12, Sxt_pt_).arg(13, Syt_pt_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S13_S14_S15_S16_S17_parallel's points", polyc_points);
+          S13_S14_S15_S16_S17_parallel_.arg(14, cl_int(t)).arg(15, cl_int(polyc_lo_y1_)).arg(16,
+              cl_int(polyc_lo_x1)).arg(17, cl_int(polyc_n_x1)).arg(18, cl_int(polyc_points));
+          timer.enqueue(device(), S13_S14_S15_S16_S17_parallel_, (size_t(polyc_points) + polyc_group - 1)
+              / polyc_group * polyc_group, polyc_group);
+        }
+      }
+      // Band 7 (band 7 over S18, S19, S20: (y parallel, x parallel)): band 7: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S18_S19_S20_parallel_);
+        S18_S19_S20_parallel_.arg(0, cl_int(T)).arg(1, cl_int(H)).arg(2, cl_int(W)).arg(3, u_).arg(4, v_).arg(5,
             Sxx_).arg(6, Syy_).arg(7, Sxy_).arg(8, Sxt_).arg(9, Syt_).arg(10, det_);
         const int64_t polyc_lo_y1_ = 0;
         const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
@@ -1191,10 +1238,10 @@ public:
         const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
         const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
         if (polyc_points > 0) {
-          polyc::rt::ocl::checkIndexable("S8_S9_S10_parallel's points", polyc_points);
-          S8_S9_S10_parallel_.arg(11, cl_int(t)).arg(12, cl_int(polyc_lo_y1_)).arg(13,
+          polyc::rt::ocl::checkIndexable("S18_S19_S20_parallel's points", polyc_points);
+          S18_S19_S20_parallel_.arg(11, cl_int(t)).arg(12, cl_int(polyc_lo_y1_)).arg(13,
               cl_int(polyc_lo_x1)).arg(14, cl_int(polyc_n_x1)).arg(15, cl_int(polyc_points));
-          timer.enqueue(device(), S8_S9_S10_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+          timer.enqueue(device(), S18_S19_S20_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
               * polyc_group, polyc_group);
         }
       }
@@ -1223,10 +1270,23 @@ private:
   polyc::rt::ocl::Buffer Sxt_; // local Sxt
   polyc::rt::ocl::Buffer Syt_; // local Syt
   polyc::rt::ocl::Buffer det_; // local det
+  polyc::rt::ocl::Buffer Sxx_pt_; // local Sxx_pt
+  polyc::rt::ocl::Buffer Syy_pt_; // local Syy_pt
+  polyc::rt::ocl::Buffer Sxy_pt_; // local Sxy_pt
+  polyc::rt::ocl::Buffer Sxt_pt_; // local Sxt_pt
+  polyc::rt::ocl::Buffer Syt_pt_; // local Syt_pt
+  polyc::rt::ocl::Buffer Sxx_pt2_; // local Sxx_pt2
+  polyc::rt::ocl::Buffer Syy_pt2_; // local Syy_pt2
+  polyc::rt::ocl::Buffer Sxy_pt2_; // local Sxy_pt2
+  polyc::rt::ocl::Buffer Sxt_pt2_; // local Sxt_pt2
+  polyc::rt::ocl::Buffer Syt_pt2_; // local Syt_pt2
   polyc::rt::ocl::Kernel S0_S1_S2_parallel_;
-  polyc::rt::ocl::Kernel S3_S4_S5_S6_S7_reduce_;
-  polyc::rt::ocl::Kernel S3_S4_S5_S6_S7_parallel_;
-  polyc::rt::ocl::Kernel S8_S9_S10_parallel_;
+  polyc::rt::ocl::Kernel S3_parallel_;
+  polyc::rt::ocl::Kernel S4_S5_parallel_;
+  polyc::rt::ocl::Kernel S6_S7_parallel_;
+  polyc::rt::ocl::Kernel S8_S9_S10_S11_S12_parallel_;
+  polyc::rt::ocl::Kernel S13_S14_S15_S16_S17_parallel_;
+  polyc::rt::ocl::Kernel S18_S19_S20_parallel_;
 };
 
 polyc::rt::ProgramInfo programInfo() {

@@ -76,10 +76,19 @@ def lkflow(doc):
     groups = [g["statements"] for g in doc["schedule"]["fusionGroups"]]
     arrays = {s["name"]: s["array"] for s in doc["statements"]}
     convolutions = [[arrays[n] for n in g] for g in groups]
-    assert ["Sxx", "Syy", "Sxy", "Sxt", "Syt"] in convolutions, convolutions
+    sums = ["Sxx", "Syy", "Sxy", "Sxt", "Syt"]
+    # The window sums and the spatial sums that FactorSums and PointTerms make are one loop nest each.
+    assert sums in convolutions, convolutions
+    assert [s + "_pt" for s in sums] in convolutions, convolutions
+    rewrites = {s["array"]: s["rewrites"] for s in doc["statements"]}
+    assert rewrites["Sxx"] == ["sum factored: a, then b, then c",
+                               "term computed once per point: Sxx_pt[t - a, y, x]"], rewrites["Sxx"]
+    assert rewrites["Ix"] == [], rewrites["Ix"]
     folded = {(f["array"], f["dim"]): f["windowValue"] for f in doc["schedule"]["folded"]}
     for derivative in ("Ix", "Iy", "It"):
-        assert folded[(derivative, 0)] == 20, folded
+        assert folded[(derivative, 0)] == 1, folded
+    for spatial in sums:
+        assert folded[(spatial + "_pt", 0)] == 20, folded
 
 
 checks = {"iir": iir, "iir-free": iir_free, "ratenet": ratenet, "lkflow": lkflow}
