@@ -19,19 +19,24 @@ enum Level { Or = 1, And, Compare, Additive, Multiplicative, Prefix, Primary };
 
 Level levelOf(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Or: return Or;
-  case BinaryOp::And: return And;
+  case BinaryOp::Or:
+    return Or;
+  case BinaryOp::And:
+    return And;
   case BinaryOp::Lt:
   case BinaryOp::Le:
   case BinaryOp::Gt:
   case BinaryOp::Ge:
   case BinaryOp::Eq:
-  case BinaryOp::Ne: return Compare;
+  case BinaryOp::Ne:
+    return Compare;
   case BinaryOp::Add:
-  case BinaryOp::Sub: return Additive;
+  case BinaryOp::Sub:
+    return Additive;
   case BinaryOp::Mul:
   case BinaryOp::Div:
-  case BinaryOp::Mod: return Multiplicative;
+  case BinaryOp::Mod:
+    return Multiplicative;
   }
   return Primary;
 }
@@ -53,9 +58,12 @@ std::string list(const std::vector<ExprPtr> &items);
 std::string print(const Expr &e, Level level, bool closed) {
   auto wrap = [](const std::string &s, bool needed) { return needed ? "(" + s + ")" : s; };
   switch (e.kind()) {
-  case Expr::Kind::IntLit: return std::to_string(cast<IntLit>(e).value);
-  case Expr::Kind::FloatLit: return floatText(cast<FloatLit>(e).value);
-  case Expr::Kind::VarRef: return cast<VarRef>(e).name;
+  case Expr::Kind::IntLit:
+    return std::to_string(cast<IntLit>(e).value);
+  case Expr::Kind::FloatLit:
+    return floatText(cast<FloatLit>(e).value);
+  case Expr::Kind::VarRef:
+    return cast<VarRef>(e).name;
   case Expr::Kind::ArrayRead: {
     const auto &read = cast<ArrayRead>(e);
     return read.name + "[" + list(read.indices) + "]";
@@ -64,7 +72,8 @@ std::string print(const Expr &e, Level level, bool closed) {
     const auto &call = cast<Call>(e);
     return call.callee + "(" + list(call.args) + ")";
   }
-  case Expr::Kind::Tuple: return "(" + list(cast<Tuple>(e).elements) + ")";
+  case Expr::Kind::Tuple:
+    return "(" + list(cast<Tuple>(e).elements) + ")";
   case Expr::Kind::Unary: {
     const auto &u = cast<Unary>(e);
     return wrap(std::string(spelling(u.op)) + print(*u.operand, Prefix, closed), level > Prefix);

@@ -41,10 +41,11 @@ static cl::opt<bool> explainNoHoist("no-hoist",
                                              "(do not compute them first as a separate statement)"),
                                     cl::sub(driver::ExplainCommand));
 
-static cl::opt<bool> explainNoFactor("no-factor",
-                                     cl::desc("Keep sums as written: no factoring of separable sums, no terms "
-                                              "computed once per point"),
-                                     cl::sub(driver::ExplainCommand));
+static cl::opt<bool>
+    explainNoFactor("no-factor",
+                    cl::desc("Keep sums as written: no factoring of separable sums, no terms "
+                             "computed once per point"),
+                    cl::sub(driver::ExplainCommand));
 
 int polyc::driver::runExplain() {
   SourceMgr sm;

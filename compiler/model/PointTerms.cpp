@@ -144,8 +144,10 @@ private:
           c.boundary != read.array->effectiveBoundary || !sameExtent(*c.extent, extent))
         return fail();
     } else {
-      c = Coordinate{true, true, shift, termsOf(*e, nullptr), e->constant, read.indices[p].get(), &extent,
-                     read.array->effectiveBoundary};
+      c = Coordinate{true,        true,
+                     shift,       termsOf(*e, nullptr),
+                     e->constant, read.indices[p].get(),
+                     &extent,     read.array->effectiveBoundary};
     }
     moving_[{&read, p}] = *dim;
   }
@@ -309,10 +311,11 @@ private:
     std::set<const Equation *> served;
     for (const Equation *eq : added_)
       served.insert(eq->pointTermOf);
-    auto first = std::find_if(program_.statements.begin(), program_.statements.end(), [&](const Statement &s) {
-      auto *eq = std::get_if<Equation *>(&s);
-      return eq && served.count(*eq);
-    });
+    auto first =
+        std::find_if(program_.statements.begin(), program_.statements.end(), [&](const Statement &s) {
+          auto *eq = std::get_if<Equation *>(&s);
+          return eq && served.count(*eq);
+        });
     program_.statements.insert(first, added_.begin(), added_.end());
   }
 

@@ -13,7 +13,8 @@ namespace {
 
 // The right-hand side of the last equation of `program` + "y[i] = " + `rhs` + ";", printed.
 std::string printed(const std::string &rhs) {
-  std::string source = "param N;\ninput f32 a[N];\ninput f32 b[N, N];\noutput f32 y[N];\ny[i] = " + rhs + ";\n";
+  std::string source =
+      "param N;\ninput f32 a[N];\ninput f32 b[N, N];\noutput f32 y[N];\ny[i] = " + rhs + ";\n";
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "t.poly"), llvm::SMLoc());
   std::string diagnostics;
@@ -37,7 +38,8 @@ TEST(Unparse, KeepsOnlyTheParenthesesPrecedenceNeeds) {
   expectRoundTrip("a[i] - (a[i + 1] - a[i - 1])", "a[i] - (a[i + 1] - a[i - 1])");
   expectRoundTrip("(a[i] - a[i + 1]) - a[i - 1]", "a[i] - a[i + 1] - a[i - 1]");
   expectRoundTrip("-(a[i] + 1.5)", "-(a[i] + 1.5)");
-  expectRoundTrip("select(a[i] > 0 && !(a[i] > 1), 1e-9, 2.0)", "select(a[i] > 0 && !(a[i] > 1), 1e-09, 2.0)");
+  expectRoundTrip("select(a[i] > 0 && !(a[i] > 1), 1e-9, 2.0)",
+                  "select(a[i] > 0 && !(a[i] > 1), 1e-09, 2.0)");
 }
 
 TEST(Unparse, ClosesAReductionWhereSomethingFollowsIt) {
