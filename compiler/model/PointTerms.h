@@ -6,8 +6,9 @@
 //   Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c]
 //                  * (Ix[t - a, y + b - 7, x + c - 7] * Ix[t - a, y + b - 7, x + c - 7])
 //   -> Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x]
-//      Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - 7, x +
-//      c - 7] Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x]
+//      Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c]
+//                        * Sxx_pt2[t, y + b - 7, x + c - 7]
+//      Sxx_pt2[t, y, x] = Ix[t, y, x] * Ix[t, y, x]
 //
 // Each coordinate belongs to one index variable i of the equation: either i itself, or i plus enclosing
 // sum variables (`t - a`), which is then the whole index of every read it appears in, of arrays with the
