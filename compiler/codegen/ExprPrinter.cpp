@@ -605,6 +605,14 @@ std::string ExprPrinter::printPart(const model::Statement &statement, const ast:
 }
 
 void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &w) {
+  if (const Package *package = printsPackages() ? packageOf(statement) : nullptr) {
+    const model::Statement &head = model_.statements[package->statements.front()];
+    if (&head == &statement)
+      printPackage(*package, w);
+    else
+      w.comment(statement.name + " is computed with " + head.name + ", in one package.");
+    return;
+  }
   const ast::Equation &eq = *statement.equation;
   Scope scope = statementScope(statement);
   Scope *saved = scope_;
@@ -623,6 +631,169 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
   printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
   scope_ = saved;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packages
+
+const Package *ExprPrinter::packageOf(const model::Statement &statement) const {
+  for (const Package &package : packages_)
+    for (unsigned s : package.statements)
+      if (&model_.statements[s] == &statement)
+        return &package;
+  return nullptr;
+}
+
+// A name free in every member's scope, then taken in all of them.
+static std::string freshInAll(const std::string &base, std::vector<NameScope *> names) {
+  while (true) {
+    std::string name = names.front()->fresh(base);
+    if (std::none_of(names.begin() + 1, names.end(), [&](NameScope *n) { return n->isTaken(name); })) {
+      for (NameScope *n : names)
+        n->take(name);
+      return name;
+    }
+  }
+}
+
+static bool holdsReduction(const ast::Expr &e) {
+  switch (e.kind()) {
+  case ast::Expr::Kind::Reduction:
+    return true;
+  case ast::Expr::Kind::Unary:
+    return holdsReduction(*llvm::cast<ast::Unary>(e).operand);
+  case ast::Expr::Kind::Binary:
+    return holdsReduction(*llvm::cast<ast::Binary>(e).lhs) || holdsReduction(*llvm::cast<ast::Binary>(e).rhs);
+  case ast::Expr::Kind::Call:
+    return llvm::any_of(llvm::cast<ast::Call>(e).args, [](const ast::ExprPtr &a) { return holdsReduction(*a); });
+  default:
+    return false;
+  }
+}
+
+void ExprPrinter::printPackage(const Package &package, CodeWriter &w) {
+  std::vector<Scope> scopes;
+  std::vector<const ast::Expr *> rhs;
+  std::string names;
+  for (unsigned s : package.statements) {
+    scopes.push_back(statementScope(model_.statements[s]));
+    rhs.push_back(model_.statements[s].equation->rhs.get());
+    names += (names.empty() ? "" : ", ") + model_.statements[s].name;
+  }
+  w.comment(names + ": one package, their sums in one loop nest with an accumulator each.");
+  Scope *saved = scope_;
+  const ast::ElemType type = model_.statements[package.statements.front()].equation->array->elemType;
+  std::vector<Code> values = packageValues(rhs, type, scopes, w);
+  for (size_t m = 0; m < package.statements.size(); ++m) {
+    const model::Statement &statement = model_.statements[package.statements[m]];
+    scope_ = &scopes[m];
+    std::vector<std::string> lhs;
+    for (auto &var : statement.equation->indexVars)
+      lhs.push_back(scopes[m].vars.at(var.get()));
+    const model::ArrayInfo *array = findArray(model_, statement.write.array);
+    assert(array && "the model has every array of the program");
+    printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", " = ", values[m].text, w);
+  }
+  scope_ = saved;
+}
+
+std::vector<ExprPrinter::Code> ExprPrinter::packageValues(const std::vector<const ast::Expr *> &nodes,
+                                                          ast::ElemType type, std::vector<Scope> &scopes,
+                                                          CodeWriter &w) {
+  std::vector<Code> values;
+  const ast::Expr &first = *nodes.front();
+  if (!holdsReduction(first)) {
+    for (size_t m = 0; m < nodes.size(); ++m) {
+      scope_ = &scopes[m];
+      values.push_back(value(*nodes[m], type, w));
+    }
+    return values;
+  }
+  auto children = [&](auto pick) {
+    std::vector<const ast::Expr *> out;
+    for (const ast::Expr *node : nodes)
+      out.push_back(pick(*node));
+    return packageValues(out, type, scopes, w);
+  };
+  switch (first.kind()) {
+  case ast::Expr::Kind::Reduction:
+    return packageReduction(nodes, type, scopes, w);
+  case ast::Expr::Kind::Unary: // negation (Packages.cpp admits nothing else around a sum)
+    for (Code &operand : children([](const ast::Expr &e) { return llvm::cast<ast::Unary>(e).operand.get(); })) {
+      std::string text = wrapIf(operand.text, operand.prec, Unary);
+      values.push_back({"-" + (text[0] == '-' ? "(" + text + ")" : text), Unary});
+    }
+    return values;
+  case ast::Expr::Kind::Binary: { // + - *, as value() prints them
+    auto &b = llvm::cast<ast::Binary>(first);
+    std::vector<Code> lhs = children([](const ast::Expr &e) { return llvm::cast<ast::Binary>(e).lhs.get(); });
+    std::vector<Code> rhs = children([](const ast::Expr &e) { return llvm::cast<ast::Binary>(e).rhs.get(); });
+    int prec = (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub) ? Additive : Multiplicative;
+    for (size_t m = 0; m < nodes.size(); ++m)
+      values.push_back({wrapIf(lhs[m].text, lhs[m].prec, prec) + " " + binarySpelling(b.op) + " " +
+                            wrapIf(rhs[m].text, rhs[m].prec, prec + 1),
+                        prec});
+    return values;
+  }
+  default:
+    llvm_unreachable("a package's sums sit under + - * and negation only (Packages.cpp)");
+  }
+}
+
+std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<const ast::Expr *> &nodes,
+                                                             ast::ElemType type, std::vector<Scope> &scopes,
+                                                             CodeWriter &w) {
+  auto &red = llvm::cast<ast::Reduction>(*nodes.front());
+  std::vector<NameScope *> names;
+  for (Scope &scope : scopes)
+    names.push_back(&scope.names);
+  const char *opName = red.op == ast::ReductionOp::Sum ? "sum" : red.op == ast::ReductionOp::Max ? "max" : "min";
+  std::string identity = red.op == ast::ReductionOp::Sum ? literal(0, type)
+                         : red.op == ast::ReductionOp::Max ? lowest(type)
+                                                            : highest(type);
+  std::vector<std::string> accumulators;
+  for (size_t m = 0; m < nodes.size(); ++m) {
+    accumulators.push_back(freshInAll(opName + std::to_string(scopes.front().counter++), names));
+    w.line(typeName(type) + " " + accumulators.back() + " = " + identity + ";");
+  }
+  // The ranges are the same for every member (Packages.cpp): printed in the first member's scope.
+  unsigned loops = 0;
+  for (size_t b = 0; b < red.bindings.size(); ++b) {
+    scope_ = &scopes.front();
+    std::string lo = index(*red.bindings[b].lo, w).text, hi = index(*red.bindings[b].hi, w).text;
+    for (size_t v = 0; v < red.bindings[b].vars.size(); ++v, ++loops) {
+      std::string var = freshInAll(cIdentifier(red.bindings[b].vars[v]->name), names);
+      for (size_t m = 0; m < nodes.size(); ++m) {
+        const ast::RangeBinding &binding = llvm::cast<ast::Reduction>(*nodes[m]).bindings[b];
+        scopes[m].vars[binding.vars[v].get()] = var;
+        scopes[m].reductionVars.push_back({binding.vars[v].get(), binding.lo.get(), binding.hi.get()});
+      }
+      w.openBlock("for (" + reductionIndexType() + " " + var + " = " + lo + "; " + var + " < " + hi + "; ++" +
+                  var + ")");
+    }
+  }
+  std::vector<const ast::Expr *> bodies;
+  for (const ast::Expr *node : nodes)
+    bodies.push_back(llvm::cast<ast::Reduction>(*node).body.get());
+  for (Scope &scope : scopes)
+    ++scope.reductionDepth;
+  std::vector<Code> values = packageValues(bodies, type, scopes, w);
+  for (Scope &scope : scopes)
+    --scope.reductionDepth;
+  std::string fn = red.op == ast::ReductionOp::Sum
+                       ? ""
+                       : mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
+  for (size_t m = 0; m < nodes.size(); ++m)
+    w.line(fn.empty() ? accumulators[m] + " += " + values[m].text + ";"
+                      : accumulators[m] + " = " + fn + "(" + accumulators[m] + ", " + values[m].text + ");");
+  for (unsigned k = 0; k < loops; ++k)
+    w.closeBlock();
+  std::vector<Code> results;
+  for (size_t m = 0; m < nodes.size(); ++m) {
+    scopes[m].reductionVars.resize(scopes[m].reductionVars.size() - loops);
+    results.push_back({accumulators[m]});
+  }
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/Names.h"
+#include "compiler/codegen/Packages.h"
 #include "compiler/schedule/Schedule.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -103,6 +104,14 @@ public:
   // One definition per user func and element type the program's statements use (`sigmoid` or, when
   // used in two types, `sigmoid_f32` and `sigmoid_f64`). Params a func reads become extra arguments.
   void printUserFunctions(CodeWriter &w);
+
+  // Package execution (Packages.h): where printsPackages() holds, printStatement prints a package's
+  // members together at its first member (one loop nest, an accumulator each) and only a comment at the
+  // others, which the caller still calls, for the same point and in order.
+  void setPackages(std::vector<Package> packages) { packages_ = std::move(packages); }
+  // Whether statements are printed for one thread computing a whole point (not a group's lanes or a
+  // strip of points): a target overrides it for the modes where that holds.
+  virtual bool printsPackages() const { return false; }
 
   // Records, while the caller prints statements, the statement points at which a bounds test that the
   // printer keeps can fail: for each test, the points of the statement's domain where, for some values
@@ -188,6 +197,14 @@ private:
   Code index(const ast::Expr &expr, CodeWriter &w);
   Code arrayRead(const ast::ArrayRead &read, CodeWriter &w);
   Code reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w);
+  const Package *packageOf(const model::Statement &statement) const;
+  void printPackage(const Package &package, CodeWriter &w);
+  // The values of the package members' corresponding nodes, member by member, the sums among them
+  // sharing their loops (`scopes` are the members' scopes).
+  std::vector<Code> packageValues(const std::vector<const ast::Expr *> &nodes, ast::ElemType type,
+                                  std::vector<Scope> &scopes, CodeWriter &w);
+  std::vector<Code> packageReduction(const std::vector<const ast::Expr *> &nodes, ast::ElemType type,
+                                     std::vector<Scope> &scopes, CodeWriter &w);
   Code call(const ast::Call &call, ast::ElemType type, CodeWriter &w);
   Code varRef(const ast::VarRef &ref, ast::ElemType type) const;
   struct BoundsCheck {
@@ -208,6 +225,7 @@ private:
   std::vector<std::pair<const ast::FuncDecl *, ast::ElemType>> funcUses_;
   std::map<const ast::FuncDecl *, std::vector<std::string>> funcParams_;
   NameScope globalNames_; // params, arrays, constants, funcs, helpers
+  std::vector<Package> packages_;
   Scope *scope_ = nullptr;
   // The guard record: whether one is being taken, its points so far, and whether a test was unplaced.
   // (boundsChecks, which adds to it, is const.)

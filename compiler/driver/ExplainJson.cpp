@@ -2,6 +2,8 @@
 // documented in docs/explain-json.md.
 #include "ExplainPrinters.h"
 
+#include "compiler/codegen/Packages.h"
+
 #include "compiler/model/IslUtil.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -130,6 +132,10 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
   for (const schedule::FusionGroup &group : schedule.fusionGroups)
     groups.push_back(Object{{"statements", statementNames(model, group.statements)}, {"reason", group.reason}});
   sched["fusionGroups"] = std::move(groups);
+  Array packages;
+  for (const codegen::Package &package : codegen::findPackages(model, schedule))
+    packages.push_back(statementNames(model, package.statements));
+  sched["packages"] = std::move(packages);
   Array folded;
   for (const schedule::FoldedStorage &fold : schedule.folded) {
     Object f{{"array", fold.array}, {"dim", fold.dim}, {"window", fold.window}};

@@ -3,6 +3,8 @@
 // folded storage, the allocation of each band with the cost model's reasons, and the GPU mapping.
 #include "ExplainPrinters.h"
 
+#include "compiler/codegen/Packages.h"
+
 #include "compiler/model/IslUtil.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -105,6 +107,12 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   os << "\n";
   for (const schedule::FusionGroup &group : schedule.fusionGroups)
     os << "  " << statementList(model, group.statements) << ": " << group.reason << "\n";
+  std::vector<codegen::Package> packages = codegen::findPackages(model, schedule);
+  if (!packages.empty()) {
+    os << "\npackages (one loop nest for their sums, an accumulator each; GPU targets):\n";
+    for (const codegen::Package &package : packages)
+      os << "  " << statementList(model, package.statements) << "\n";
+  }
 
   os << "\nfolded storage:";
   if (schedule.folded.empty())

@@ -2058,6 +2058,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   const ast::Program &program = *model.program;
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
+  exprs.setPackages(findPackages(model, input.schedule));
   CudaProgram cp(input, exprs);
   cp.type = programTypeName(program, prog, "");
   cp.device = cp.type + "Device";

@@ -116,6 +116,7 @@ public:
   // Kernels index with 32-bit integers (64-bit integer arithmetic is emulated on GPUs); the host
   // checks that every array fits (polyc::rt::ocl::checkIndexable).
   std::string indexType() const override { return "int"; }
+  bool printsPackages() const override { return mode == PointMode::Item; }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
       switch (fn) {
@@ -1916,6 +1917,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     }
   }
   OpenCLExprPrinter exprs(model, input.schedule);
+  exprs.setPackages(findPackages(model, input.schedule));
   cl.blank();
   exprs.printHelpers(cl);
   cl.blank();

@@ -244,126 +244,112 @@ struct LkflowDeviceOf {
   // S8: Sxx_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxx_pt2[t, y + b - M / 2,
   // x + c - N / 2];  (lkflow.poly:30); one thread computes an instance.
   __device__ void S8(polyc_index t, polyc_index y, polyc_index x) const {
+    // S8, S9, S10, S11, S12: one package, their sums in one loop nest with an accumulator each.
     float sum0 = 0.0f;
+    float sum1 = 0.0f;
+    float sum2 = 0.0f;
+    float sum3 = 0.0f;
+    float sum4 = 0.0f;
     for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
+      float sum5 = 0.0f;
+      float sum6 = 0.0f;
+      float sum7 = 0.0f;
+      float sum8 = 0.0f;
+      float sum9 = 0.0f;
       for (int64_t c = 0; c < N; ++c) {
-        sum1 += __ldg(&gx[(y * W + x) * N + c])
+        sum5 += __ldg(&gx[(y * W + x) * N + c])
             * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum6 += __ldg(&gx[(y * W + x) * N + c])
+            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum7 += __ldg(&gx[(y * W + x) * N + c])
+            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum8 += __ldg(&gx[(y * W + x) * N + c])
+            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum9 += __ldg(&gx[(y * W + x) * N + c])
+            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
       }
-      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
+      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum5;
+      sum1 += __ldg(&gy[(y * W + x) * M + b]) * sum6;
+      sum2 += __ldg(&gy[(y * W + x) * M + b]) * sum7;
+      sum3 += __ldg(&gy[(y * W + x) * M + b]) * sum8;
+      sum4 += __ldg(&gy[(y * W + x) * M + b]) * sum9;
     }
     Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+    Syy_pt[((t % 20) * H + y) * W + x] = sum1;
+    Sxy_pt[((t % 20) * H + y) * W + x] = sum2;
+    Sxt_pt[((t % 20) * H + y) * W + x] = sum3;
+    Syt_pt[((t % 20) * H + y) * W + x] = sum4;
   }
 
   // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
   // x + c - N / 2];  (lkflow.poly:32); one thread computes an instance.
   __device__ void S9(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += __ldg(&gx[(y * W + x) * N + c])
-            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
-    }
-    Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+    // S9 is computed with S8, in one package.
   }
 
   // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:34); one thread computes an instance.
   __device__ void S10(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += __ldg(&gx[(y * W + x) * N + c])
-            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
-    }
-    Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+    // S10 is computed with S8, in one package.
   }
 
   // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:36); one thread computes an instance.
   __device__ void S11(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += __ldg(&gx[(y * W + x) * N + c])
-            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
-    }
-    Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+    // S11 is computed with S8, in one package.
   }
 
   // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:38); one thread computes an instance.
   __device__ void S12(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += __ldg(&gx[(y * W + x) * N + c])
-            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += __ldg(&gy[(y * W + x) * M + b]) * sum1;
-    }
-    Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+    // S12 is computed with S8, in one package.
   }
 
   // S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30); one thread
   // computes an instance.
   __device__ void S13(polyc_index t, polyc_index y, polyc_index x) const {
+    // S13, S14, S15, S16, S17: one package, their sums in one loop nest with an accumulator each.
     float sum0 = 0.0f;
+    float sum1 = 0.0f;
+    float sum2 = 0.0f;
+    float sum3 = 0.0f;
+    float sum4 = 0.0f;
     for (int64_t a = 0; a < L; ++a) {
       sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum1 += __ldg(&gt[(y * W + x) * L + a]) * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum2 += __ldg(&gt[(y * W + x) * L + a]) * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum3 += __ldg(&gt[(y * W + x) * L + a]) * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum4 += __ldg(&gt[(y * W + x) * L + a]) * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxx[(0 * H + y) * W + x] = sum0;
+    Syy[(0 * H + y) * W + x] = sum1;
+    Sxy[(0 * H + y) * W + x] = sum2;
+    Sxt[(0 * H + y) * W + x] = sum3;
+    Syt[(0 * H + y) * W + x] = sum4;
   }
 
   // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32); one thread
   // computes an instance.
   __device__ void S14(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Syy[(0 * H + y) * W + x] = sum0;
+    // S14 is computed with S13, in one package.
   }
 
   // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34); one thread
   // computes an instance.
   __device__ void S15(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Sxy[(0 * H + y) * W + x] = sum0;
+    // S15 is computed with S13, in one package.
   }
 
   // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36); one thread
   // computes an instance.
   __device__ void S16(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Sxt[(0 * H + y) * W + x] = sum0;
+    // S16 is computed with S13, in one package.
   }
 
   // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38); one thread
   // computes an instance.
   __device__ void S17(polyc_index t, polyc_index y, polyc_index x) const {
-    float sum0 = 0.0f;
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += __ldg(&gt[(y * W + x) * L + a]) * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Syt[(0 * H + y) * W + x] = sum0;
+    // S17 is computed with S13, in one package.
   }
 
   // S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43); one

@@ -743,16 +743,41 @@ __kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
+          // S8, S9, S10, S11, S12: one package, their sums in one loop nest with an accumulator each.
           float sum0 = 0.0f;
+          float sum1 = 0.0f;
+          float sum2 = 0.0f;
+          float sum3 = 0.0f;
+          float sum4 = 0.0f;
           for (int b = 0; b < M; ++b) {
-            float sum1 = 0.0f;
+            float sum5 = 0.0f;
+            float sum6 = 0.0f;
+            float sum7 = 0.0f;
+            float sum8 = 0.0f;
+            float sum9 = 0.0f;
             for (int c = 0; c < N; ++c) {
-              sum1 += gx[(y * W + x) * N + c]
+              sum5 += gx[(y * W + x) * N + c]
                   * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+              sum6 += gx[(y * W + x) * N + c]
+                  * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+              sum7 += gx[(y * W + x) * N + c]
+                  * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+              sum8 += gx[(y * W + x) * N + c]
+                  * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+              sum9 += gx[(y * W + x) * N + c]
+                  * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
             }
-            sum0 += gy[(y * W + x) * M + b] * sum1;
+            sum0 += gy[(y * W + x) * M + b] * sum5;
+            sum1 += gy[(y * W + x) * M + b] * sum6;
+            sum2 += gy[(y * W + x) * M + b] * sum7;
+            sum3 += gy[(y * W + x) * M + b] * sum8;
+            sum4 += gy[(y * W + x) * M + b] * sum9;
           }
           Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+          Syy_pt[((t % 20) * H + y) * W + x] = sum1;
+          Sxy_pt[((t % 20) * H + y) * W + x] = sum2;
+          Sxt_pt[((t % 20) * H + y) * W + x] = sum3;
+          Syt_pt[((t % 20) * H + y) * W + x] = sum4;
         }
         // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M
         // / 2, x + c - N / 2];
@@ -763,16 +788,7 @@ __kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int b = 0; b < M; ++b) {
-            float sum1 = 0.0f;
-            for (int c = 0; c < N; ++c) {
-              sum1 += gx[(y * W + x) * N + c]
-                  * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-            }
-            sum0 += gy[(y * W + x) * M + b] * sum1;
-          }
-          Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+          // S9 is computed with S8, in one package.
         }
         // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M
         // / 2, x + c - N / 2];
@@ -783,16 +799,7 @@ __kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int b = 0; b < M; ++b) {
-            float sum1 = 0.0f;
-            for (int c = 0; c < N; ++c) {
-              sum1 += gx[(y * W + x) * N + c]
-                  * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-            }
-            sum0 += gy[(y * W + x) * M + b] * sum1;
-          }
-          Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+          // S10 is computed with S8, in one package.
         }
         // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M
         // / 2, x + c - N / 2];
@@ -803,16 +810,7 @@ __kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int b = 0; b < M; ++b) {
-            float sum1 = 0.0f;
-            for (int c = 0; c < N; ++c) {
-              sum1 += gx[(y * W + x) * N + c]
-                  * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-            }
-            sum0 += gy[(y * W + x) * M + b] * sum1;
-          }
-          Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+          // S11 is computed with S8, in one package.
         }
         // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M
         // / 2, x + c - N / 2];
@@ -823,16 +821,7 @@ __kernel void S8_S9_S10_S11_S12_parallel(const int T, const int H, const int W, 
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int b = 0; b < M; ++b) {
-            float sum1 = 0.0f;
-            for (int c = 0; c < N; ++c) {
-              sum1 += gx[(y * W + x) * N + c]
-                  * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-            }
-            sum0 += gy[(y * W + x) * M + b] * sum1;
-          }
-          Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+          // S12 is computed with S8, in one package.
         }
       }
     }
@@ -861,11 +850,24 @@ __kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
+          // S13, S14, S15, S16, S17: one package, their sums in one loop nest with an accumulator each.
           float sum0 = 0.0f;
+          float sum1 = 0.0f;
+          float sum2 = 0.0f;
+          float sum3 = 0.0f;
+          float sum4 = 0.0f;
           for (int a = 0; a < L; ++a) {
             sum0 += gt[(y * W + x) * L + a] * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+            sum1 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+            sum2 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+            sum3 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+            sum4 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
           }
           Sxx[(0 * H + y) * W + x] = sum0;
+          Syy[(0 * H + y) * W + x] = sum1;
+          Sxy[(0 * H + y) * W + x] = sum2;
+          Sxt[(0 * H + y) * W + x] = sum3;
+          Syt[(0 * H + y) * W + x] = sum4;
         }
         // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];
         {
@@ -875,11 +877,7 @@ __kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int a = 0; a < L; ++a) {
-            sum0 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-          }
-          Syy[(0 * H + y) * W + x] = sum0;
+          // S14 is computed with S13, in one package.
         }
         // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];
         {
@@ -889,11 +887,7 @@ __kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int a = 0; a < L; ++a) {
-            sum0 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-          }
-          Sxy[(0 * H + y) * W + x] = sum0;
+          // S15 is computed with S13, in one package.
         }
         // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];
         {
@@ -903,11 +897,7 @@ __kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int a = 0; a < L; ++a) {
-            sum0 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-          }
-          Sxt[(0 * H + y) * W + x] = sum0;
+          // S16 is computed with S13, in one package.
         }
         // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];
         {
@@ -917,11 +907,7 @@ __kernel void S13_S14_S15_S16_S17_parallel(const int T, const int H, const int W
           const int t = polyc_arg0;
           const int y = polyc_arg1;
           const int x = polyc_arg2;
-          float sum0 = 0.0f;
-          for (int a = 0; a < L; ++a) {
-            sum0 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-          }
-          Syt[(0 * H + y) * W + x] = sum0;
+          // S17 is computed with S13, in one package.
         }
       }
     }

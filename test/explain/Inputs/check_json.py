@@ -80,6 +80,8 @@ def lkflow(doc):
     # The window sums and the spatial sums that FactorSums and PointTerms make are one loop nest each.
     assert sums in convolutions, convolutions
     assert [s + "_pt" for s in sums] in convolutions, convolutions
+    packages = [[arrays[n] for n in p] for p in doc["schedule"]["packages"]]
+    assert packages == [[s + "_pt" for s in sums], sums], packages
     rewrites = {s["array"]: s["rewrites"] for s in doc["statements"]}
     assert rewrites["Sxx"] == ["sum factored: a, then b, then c",
                                "term computed once per point: Sxx_pt[t - a, y, x]"], rewrites["Sxx"]
