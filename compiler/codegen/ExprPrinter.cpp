@@ -665,7 +665,8 @@ static bool holdsReduction(const ast::Expr &e) {
   case ast::Expr::Kind::Binary:
     return holdsReduction(*llvm::cast<ast::Binary>(e).lhs) || holdsReduction(*llvm::cast<ast::Binary>(e).rhs);
   case ast::Expr::Kind::Call:
-    return llvm::any_of(llvm::cast<ast::Call>(e).args, [](const ast::ExprPtr &a) { return holdsReduction(*a); });
+    return llvm::any_of(llvm::cast<ast::Call>(e).args,
+                        [](const ast::ExprPtr &a) { return holdsReduction(*a); });
   default:
     return false;
   }
@@ -692,7 +693,8 @@ void ExprPrinter::printPackage(const Package &package, CodeWriter &w) {
       lhs.push_back(scopes[m].vars.at(var.get()));
     const model::ArrayInfo *array = findArray(model_, statement.write.array);
     assert(array && "the model has every array of the program");
-    printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", " = ", values[m].text, w);
+    printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", " = ", values[m].text,
+               w);
   }
   scope_ = saved;
 }
@@ -719,7 +721,8 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageValues(const std::vector<cons
   case ast::Expr::Kind::Reduction:
     return packageReduction(nodes, type, scopes, w);
   case ast::Expr::Kind::Unary: // negation (Packages.cpp admits nothing else around a sum)
-    for (Code &operand : children([](const ast::Expr &e) { return llvm::cast<ast::Unary>(e).operand.get(); })) {
+    for (Code &operand :
+         children([](const ast::Expr &e) { return llvm::cast<ast::Unary>(e).operand.get(); })) {
       std::string text = wrapIf(operand.text, operand.prec, Unary);
       values.push_back({"-" + (text[0] == '-' ? "(" + text + ")" : text), Unary});
     }
@@ -747,10 +750,12 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
   std::vector<NameScope *> names;
   for (Scope &scope : scopes)
     names.push_back(&scope.names);
-  const char *opName = red.op == ast::ReductionOp::Sum ? "sum" : red.op == ast::ReductionOp::Max ? "max" : "min";
-  std::string identity = red.op == ast::ReductionOp::Sum ? literal(0, type)
+  const char *opName = red.op == ast::ReductionOp::Sum   ? "sum"
+                       : red.op == ast::ReductionOp::Max ? "max"
+                                                         : "min";
+  std::string identity = red.op == ast::ReductionOp::Sum   ? literal(0, type)
                          : red.op == ast::ReductionOp::Max ? lowest(type)
-                                                            : highest(type);
+                                                           : highest(type);
   std::vector<std::string> accumulators;
   for (size_t m = 0; m < nodes.size(); ++m) {
     accumulators.push_back(freshInAll(opName + std::to_string(scopes.front().counter++), names));
@@ -780,9 +785,10 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
   std::vector<Code> values = packageValues(bodies, type, scopes, w);
   for (Scope &scope : scopes)
     --scope.reductionDepth;
-  std::string fn = red.op == ast::ReductionOp::Sum
-                       ? ""
-                       : mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
+  std::string fn =
+      red.op == ast::ReductionOp::Sum
+          ? ""
+          : mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
   for (size_t m = 0; m < nodes.size(); ++m)
     w.line(fn.empty() ? accumulators[m] + " += " + values[m].text + ";"
                       : accumulators[m] + " = " + fn + "(" + accumulators[m] + ", " + values[m].text + ");");

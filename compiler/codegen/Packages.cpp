@@ -135,7 +135,8 @@ bool combinable(const ast::Expr &e) {
 
 bool candidate(const model::Statement &s) {
   const ast::Equation *eq = s.equation;
-  if (!eq || eq->op != ast::AssignOp::Assign || eq->where || !holdsReduction(*eq->rhs) || !combinable(*eq->rhs))
+  if (!eq || eq->op != ast::AssignOp::Assign || eq->where || !holdsReduction(*eq->rhs) ||
+      !combinable(*eq->rhs))
     return false;
   for (auto &var : eq->indexVars)
     if (!var)
@@ -154,7 +155,8 @@ bool joins(const model::Model &model, const Package &package, unsigned next) {
   const model::Statement &head = model.statements[package.statements.front()];
   const model::Statement &s = model.statements[next];
   if (!candidate(s) || s.dimNames != head.dimNames ||
-      s.equation->array->elemType != head.equation->array->elemType || !sameShape(*head.equation->rhs, *s.equation->rhs))
+      s.equation->array->elemType != head.equation->array->elemType ||
+      !sameShape(*head.equation->rhs, *s.equation->rhs))
     return false;
   std::set<std::string> written{s.write.array}, read = arraysRead(s);
   for (unsigned m : package.statements) {
