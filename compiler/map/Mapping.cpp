@@ -40,6 +40,16 @@ const char *spelling(Placement placement) {
 // the rate network, 40000 neurons x 1000 synapses, a warp a neuron: 1.86x).
 static constexpr int64_t PersistentThreadsMin = int64_t(1) << 18;
 
+// A thread that sums a whole reduction alone (a data-parallel band over outputs of long sums) runs long
+// enough in a step that the launch it saves is a small part of it, and the persistent kernel, with one
+// register budget for all its bands, ran slower: the optical flow at 1920x1080 on the H100, 826 frames/s
+// as a host loop and 664 persistent (docs/performance.md, "Optical flow"). Such loops are persistent as one
+// block only.
+static bool sumsAlone(const model::Model &model, const schedule::Band &band, const map::BandMapping &mapping) {
+  return mapping.persistentGroup == 1 &&
+         llvm::any_of(band.statements, [&](unsigned s) { return !model.statements[s].reductions.empty(); });
+}
+
 // A step of at most this many threads runs as a persistent kernel of one block, whose barriers are the
 // block's (__syncthreads, well under a launch's 1.8 us): 8 points a thread of its 256. Below it a launch
 // or a grid barrier costs far more than a step's work (jacobi-1d at N = 2000: 2000 points a step).
@@ -245,6 +255,7 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     }
     std::string points = pointsOfLaunch(b, mapping.bands[b].gridMembers);
     form.threadsPerPoint = std::max(form.threadsPerPoint, mapping.bands[b].persistentGroup);
+    form.gridWide = form.gridWide && !sumsAlone(model_, schedule_.bands[b], mapping.bands[b]);
     if (points.empty()) {
       why = "the points of band " + std::to_string(b) + "'s launches are not an affine expression of the params";
       return std::nullopt;
@@ -273,7 +284,7 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
   if (constant) {
     form.pointsPerStep = std::to_string(largest);
     int64_t threads = largest * int64_t(form.threadsPerPoint);
-    form.chosen = threads >= form.threadsMin || threads <= form.oneBlockThreadsMax;
+    form.chosen = (form.gridWide && threads >= form.threadsMin) || threads <= form.oneBlockThreadsMax;
     form.condition = *form.chosen ? "true" : "false";
   } else {
     // Over the params alone (int64_t in the host code), with C's operators: no names of C++ in the
@@ -285,7 +296,7 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     }
     form.pointsPerStep = largestLaunch;
     std::string threads = "(" + form.pointsPerStep + ")" + perPoint;
-    form.condition = threads + " >= " + std::to_string(form.threadsMin) + " || " + threads +
+    form.condition = (form.gridWide ? threads + " >= " + std::to_string(form.threadsMin) + " || " : "") + threads +
                      " <= " + std::to_string(form.oneBlockThreadsMax);
   }
   return form;
@@ -324,6 +335,10 @@ Mapping Mapper::run() {
                        (form.threadsPerPoint == 1 ? " thread" : " threads") + " a point) when the largest launch "
                        "inside takes at least " + std::to_string(form.threadsMin) + " threads, or of one block "
                        "with block barriers when it takes at most " + std::to_string(form.oneBlockThreadsMax);
+    if (!form.gridWide)
+      rule = "one block with block barriers when the largest launch inside takes at most " +
+             std::to_string(form.oneBlockThreadsMax) + " threads (a thread of a band inside sums a whole "
+             "reduction alone: a launch is a small part of its step, and a grid-wide persistent kernel ran slower)";
     if (form.chosen)
       band.reason += "; " + rule + ": " + form.pointsPerStep + " points -> " +
                      (*form.chosen ? "persistent kernel" : "host loop");

@@ -1238,10 +1238,12 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   if (!mapping.persistent)
     return printHostLaunches(band, body);
   const map::PersistentForm &form = *mapping.persistent;
+  std::string when = form.gridWide ? "at least " + std::to_string(form.threadsMin) + " threads (or at most " +
+                                         std::to_string(form.oneBlockThreadsMax) + ", as one block)"
+                                   : "at most " + std::to_string(form.oneBlockThreadsMax) + " threads, as one block";
   w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) +
-             "): one persistent kernel when the largest launch inside an iteration takes at least " +
-             std::to_string(form.threadsMin) + " threads (or at most " + std::to_string(form.oneBlockThreadsMax) +
-             ", as one block), else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
+             "): one persistent kernel when the largest launch inside an iteration takes " + when +
+             ", else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).");
   std::string choice = "polyc::rt::cuda::persistentChoice(" + spellParams(form.condition, *input_.model.program) + ")";
   w_.openBlock("if (" + choice + ")");
   printPersistent(band, body, form);

@@ -827,8 +827,7 @@ private:
     [[maybe_unused]] const int64_t W = program.W;
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
-      if (!polyc::rt::cuda::persistentChoice((H * W) >= 262144 || (H * W) <= 2048) && (T)
-          <= polyc::rt::cuda::GraphIterationsMax) {
+      if (!polyc::rt::cuda::persistentChoice((H * W) <= 2048) && (T) <= polyc::rt::cuda::GraphIterationsMax) {
         polyc::rt::cuda::enqueueOrReplay(band0Graph_, graphKey(program), stream, true,
             [&](cudaStream_t replayed) { enqueueBand0(program, replayed); });
       }
@@ -844,9 +843,9 @@ private:
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
     // Band 0 (S0, S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19, S20): one
-    // persistent kernel when the largest launch inside an iteration takes at least 262144 threads (or at most
-    // 2048, as one block), else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
-    if (polyc::rt::cuda::persistentChoice((H * W) >= 262144 || (H * W) <= 2048)) {
+    // persistent kernel when the largest launch inside an iteration takes at most 2048 threads, as one block,
+    // else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice((H * W) <= 2048)) {
       polyc::rt::cuda::launchPersistent(band0Persistent<polyc_index>, "band0Persistent", int64_t(H * W), 256,
           int64_t(H * W) <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band0Persistent");
