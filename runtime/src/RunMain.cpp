@@ -2,6 +2,7 @@
 // validates the .npy inputs against the program's array specs (inferring params from input shapes),
 // runs upload/compute K times, downloads once, reports timing, and writes the outputs atomically.
 #include "polyc/Npy.h"
+#include "polyc/Png.h"
 #include "polyc/Runtime.h"
 #include "polyc/Timer.h"
 
@@ -182,7 +183,8 @@ void Runner::printHelp(const char *argv0) const {
               "[--repeat K] [--json]\n\n",
               exe.c_str());
   std::printf("Runs the polyc program '%s'. Arrays are .npy files (format 1.0-3.0, either byte "
-              "order, C or Fortran order).\n\n",
+              "order, C or Fortran order); a float input may also be a folder of PNG frames, read in "
+              "name order as [frames, height, width] grey levels in [0, 255].\n\n",
               info_.name.c_str());
   std::printf("params (non-negative integers; one that an input's shape determines may be "
               "omitted):\n");
@@ -361,7 +363,9 @@ int Runner::loadInputs() {
   for (const auto &[index, path] : inFiles_) {
     const ArraySpec &spec = info_.arrays[index];
     std::string flag = "--in " + spec.name + "=" + path;
-    Result<NpyArray> result = loadNpy(path);
+    struct stat info;
+    bool folder = ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    Result<NpyArray> result = folder ? loadPngFrames(path, spec.dtype) : loadNpy(path);
     if (!result)
       return error(flag + ": " + result.message());
     NpyArray &array = result.value();
