@@ -3,10 +3,10 @@
 #include "polyc/Png.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -103,10 +103,13 @@ int decodeSymbol(BitReader &in, const Huffman &code) {
 
 constexpr uint16_t kLengthBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-constexpr uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr uint16_t kDistanceBase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                        193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-constexpr uint8_t kDistanceExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+constexpr uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr uint16_t kDistanceBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                        33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                        1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr uint8_t kDistanceExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
 // One Huffman-coded block into `out`; "" on success, else what was wrong.
 std::string inflateCodes(BitReader &in, const Huffman &literals, const Huffman &distances,
@@ -252,22 +255,30 @@ struct Header {
 
 unsigned channels(unsigned colour) {
   switch (colour) {
-  case 0: return 1; // grey
-  case 2: return 3; // RGB
-  case 3: return 1; // palette index
-  case 4: return 2; // grey, alpha
-  case 6: return 4; // RGB, alpha
+  case 0:
+    return 1; // grey
+  case 2:
+    return 3; // RGB
+  case 3:
+    return 1; // palette index
+  case 4:
+    return 2; // grey, alpha
+  case 6:
+    return 4; // RGB, alpha
   }
   return 0;
 }
 
 bool validDepth(unsigned colour, unsigned depth) {
   switch (colour) {
-  case 0: return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
-  case 3: return depth == 1 || depth == 2 || depth == 4 || depth == 8;
+  case 0:
+    return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
+  case 3:
+    return depth == 1 || depth == 2 || depth == 4 || depth == 8;
   case 2:
   case 4:
-  case 6: return depth == 8 || depth == 16;
+  case 6:
+    return depth == 8 || depth == 16;
   }
   return false;
 }
@@ -288,12 +299,23 @@ std::string unfilter(std::vector<unsigned char> &data, size_t height, size_t str
       int a = x >= bpp ? cur[x - bpp] : 0, b = prev ? prev[x] : 0, c = prev && x >= bpp ? prev[x - bpp] : 0;
       int add;
       switch (type) {
-      case 0: add = 0; break;
-      case 1: add = a; break;
-      case 2: add = b; break;
-      case 3: add = (a + b) / 2; break;
-      case 4: add = paeth(a, b, c); break;
-      default: return "row " + std::to_string(y) + " has filter type " + std::to_string(type) + " (0 to 4 exist)";
+      case 0:
+        add = 0;
+        break;
+      case 1:
+        add = a;
+        break;
+      case 2:
+        add = b;
+        break;
+      case 3:
+        add = (a + b) / 2;
+        break;
+      case 4:
+        add = paeth(a, b, c);
+        break;
+      default:
+        return "row " + std::to_string(y) + " has filter type " + std::to_string(type) + " (0 to 4 exist)";
       }
       cur[x] = static_cast<unsigned char>(cur[x] + add);
     }
@@ -380,8 +402,8 @@ Result<GreyImage> decodePng(const unsigned char *data, size_t size, const std::s
       return R::failure(name + ": truncated chunk at byte " + std::to_string(at));
     const unsigned char *type = data + at + 4, *body = data + at + 8;
     if (crc32(type, length + 4) != bigEndian32(body + length))
-      return R::failure(name + ": chunk " + std::string(reinterpret_cast<const char *>(type), 4) + " at byte " +
-                        std::to_string(at) + " fails its CRC");
+      return R::failure(name + ": chunk " + std::string(reinterpret_cast<const char *>(type), 4) +
+                        " at byte " + std::to_string(at) + " fails its CRC");
     std::string kind(reinterpret_cast<const char *>(type), 4);
     if (!haveHeader && kind != "IHDR")
       return R::failure(name + ": the first chunk is " + kind + ", not IHDR");
@@ -462,7 +484,8 @@ Result<GreyImage> decodePng(const unsigned char *data, size_t size, const std::s
 Result<NpyArray> loadPngFrames(const std::string &folder, DType dtype) {
   using R = Result<NpyArray>;
   if (dtype != DType::F32 && dtype != DType::F64)
-    return R::failure(folder + ": PNG frames are grey levels, for an f32 or f64 array, not " + dtypeName(dtype));
+    return R::failure(folder + ": PNG frames are grey levels, for an f32 or f64 array, not " +
+                      dtypeName(dtype));
   DIR *dir = opendir(folder.c_str());
   if (!dir)
     return R::failure(folder + ": cannot open the folder: " + std::strerror(errno));

@@ -16,10 +16,11 @@ std::string inflated(const std::vector<unsigned char> &stream) {
 }
 
 // zlib.compress(b"hello hello hello hello, polyc", 9): fixed Huffman codes with back references.
-const std::vector<unsigned char> kHello = {120, 218, 203, 72, 205, 201, 201, 87, 200, 64, 39, 117,
-                                           20,  10,  242, 115, 42, 147, 1, 173, 83, 11, 36};
+const std::vector<unsigned char> kHello = {120, 218, 203, 72,  205, 201, 201, 87,  200, 64, 39, 117,
+                                           20,  10,  242, 115, 42,  147, 1,   173, 83,  11, 36};
 // zlib.compress(b"stored!", 0): one stored block.
-const std::vector<unsigned char> kStored = {120, 1, 1, 7, 0, 248, 255, 115, 116, 111, 114, 101, 100, 33, 11, 239, 2, 179};
+const std::vector<unsigned char> kStored = {120, 1,   1,   7,   0,  248, 255, 115, 116,
+                                            111, 114, 101, 100, 33, 11,  239, 2,   179};
 
 TEST(Inflate, ReadsFixedCodesAndStoredBlocks) {
   EXPECT_EQ(inflated(kHello), "hello hello hello hello, polyc");
