@@ -1,10 +1,10 @@
 // The AST dump: one node per line, children indented by two spaces, resolved names shown after "->".
 // Source locations are left out so that the dump of a program does not change when comments do.
 #include "dsl/ASTDump.h"
+#include "dsl/Unparse.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <charconv>
 
 using namespace llvm;
 using namespace polyc;
@@ -31,15 +31,7 @@ private:
 
 } // namespace
 
-// Shortest round-trip spelling, independent of the C locale; always marked as a float.
-std::string Dumper::number(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, ec == std::errc() ? end : buf);
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
+std::string Dumper::number(double v) { return polyc::dsl::floatLiteral(v); }
 
 std::string Dumper::bindingText(const VarRef &ref) {
   if (std::holds_alternative<const ParamDecl *>(ref.binding))

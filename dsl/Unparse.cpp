@@ -41,16 +41,6 @@ Level levelOf(BinaryOp op) {
   return Primary;
 }
 
-// Shortest round-trip spelling, always marked as a float literal.
-std::string floatText(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, ec == std::errc() ? end : buf);
-  if (s.find_first_of(".eEn") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
 std::string list(const std::vector<ExprPtr> &items);
 
 // `e` in a position that needs at least `level`; `closed` when a `*`, `/` or `%` may follow it (a
@@ -61,7 +51,7 @@ std::string print(const Expr &e, Level level, bool closed) {
   case Expr::Kind::IntLit:
     return std::to_string(cast<IntLit>(e).value);
   case Expr::Kind::FloatLit:
-    return floatText(cast<FloatLit>(e).value);
+    return floatLiteral(cast<FloatLit>(e).value);
   case Expr::Kind::VarRef:
     return cast<VarRef>(e).name;
   case Expr::Kind::ArrayRead: {
@@ -117,5 +107,14 @@ std::string list(const std::vector<ExprPtr> &items) {
 } // namespace
 
 std::string unparse(const Expr &e) { return print(e, Or, false); }
+
+std::string floatLiteral(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, ec == std::errc() ? end : buf);
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
 
 } // namespace polyc::dsl

@@ -656,22 +656,6 @@ static std::string freshInAll(const std::string &base, std::vector<NameScope *> 
   }
 }
 
-static bool holdsReduction(const ast::Expr &e) {
-  switch (e.kind()) {
-  case ast::Expr::Kind::Reduction:
-    return true;
-  case ast::Expr::Kind::Unary:
-    return holdsReduction(*llvm::cast<ast::Unary>(e).operand);
-  case ast::Expr::Kind::Binary:
-    return holdsReduction(*llvm::cast<ast::Binary>(e).lhs) || holdsReduction(*llvm::cast<ast::Binary>(e).rhs);
-  case ast::Expr::Kind::Call:
-    return llvm::any_of(llvm::cast<ast::Call>(e).args,
-                        [](const ast::ExprPtr &a) { return holdsReduction(*a); });
-  default:
-    return false;
-  }
-}
-
 void ExprPrinter::printPackage(const Package &package, CodeWriter &w) {
   std::vector<Scope> scopes;
   std::vector<const ast::Expr *> rhs;

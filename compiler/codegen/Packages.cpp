@@ -13,8 +13,6 @@ using llvm::cast;
 
 namespace {
 
-bool holdsReduction(const ast::Expr &e);
-
 // Whether `a` and `b` have the same shape, reads of different arrays at the same indices allowed.
 bool sameShape(const ast::Expr &a, const ast::Expr &b) {
   if (a.kind() != b.kind())
@@ -96,24 +94,6 @@ bool sameShape(const ast::Expr &a, const ast::Expr &b) {
   return false;
 }
 
-bool holdsReduction(const ast::Expr &e) {
-  switch (e.kind()) {
-  case ast::Expr::Kind::Reduction:
-    return true;
-  case ast::Expr::Kind::Unary:
-    return holdsReduction(*cast<ast::Unary>(e).operand);
-  case ast::Expr::Kind::Binary:
-    return holdsReduction(*cast<ast::Binary>(e).lhs) || holdsReduction(*cast<ast::Binary>(e).rhs);
-  case ast::Expr::Kind::Call:
-    for (auto &arg : cast<ast::Call>(e).args)
-      if (holdsReduction(*arg))
-        return true;
-    return false;
-  default:
-    return false; // an index holds no reduction
-  }
-}
-
 // Whether every sum of `e` sits under what the package printer combines: +, -, *, negation, a sum's body.
 bool combinable(const ast::Expr &e) {
   if (!holdsReduction(e))
@@ -171,6 +151,24 @@ bool joins(const model::Model &model, const Package &package, unsigned next) {
 }
 
 } // namespace
+
+bool holdsReduction(const ast::Expr &e) {
+  switch (e.kind()) {
+  case ast::Expr::Kind::Reduction:
+    return true;
+  case ast::Expr::Kind::Unary:
+    return holdsReduction(*cast<ast::Unary>(e).operand);
+  case ast::Expr::Kind::Binary:
+    return holdsReduction(*cast<ast::Binary>(e).lhs) || holdsReduction(*cast<ast::Binary>(e).rhs);
+  case ast::Expr::Kind::Call:
+    for (auto &arg : cast<ast::Call>(e).args)
+      if (holdsReduction(*arg))
+        return true;
+    return false;
+  default:
+    return false; // an index holds no reduction
+  }
+}
 
 std::vector<Package> findPackages(const model::Model &model, const schedule::Schedule &schedule) {
   std::vector<Package> packages;

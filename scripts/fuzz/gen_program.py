@@ -938,7 +938,7 @@ class Gen:
             return lo, ext, IVar(name, "red", 1, val, copy.deepcopy(ext), val)
         return Lit("0"), ext, IVar(name, "red", 0, val, copy.deepcopy(ext), val)
 
-    def reduction(self, ctx, depth, op=None, body_fn=None, allow_extreme=False):
+    def reduction(self, ctx, depth, op=None, body_fn=None, allow_extreme=False, allow_where=True):
         r = self.rng
         op = op or r.choice(["sum", "sum", "sum", "max", "min"])
         taken = {v.name for v in ctx.ivars} | ({ctx.rep.name} if ctx.rep else set())
@@ -973,7 +973,7 @@ class Gen:
         sub.ivars = ctx.ivars + newvars
         sub.work = ctx.work * max(length, 1)
         where = None
-        if r.random() < 0.35:
+        if allow_where and r.random() < 0.35:
             if len(newvars) >= 2 and r.random() < 0.5:
                 where = Bin("!=", Tup([Var(v.name) for v in newvars[:2]]), Tup([Lit("0"), Lit("0")]))
             else:
@@ -1076,12 +1076,57 @@ class Gen:
         self.emit(Equation(a.name, [Var(v.name) for v in vs], "=", e))
         self.finish_def(a, b)
 
+    def separable_body(self, ctx, newvars):
+        """A sum's body of seed 000's form: a factor of each variable alone (a read indexed by it, beside the
+        equation's own variables), then the product of two reads of one array at the same point, whose
+        indices are an equation variable plus or minus the sum's variables (what FactorSums, PointTerms and
+        the packages rewrite)."""
+        r = self.rng
+        lhs = [v for v in ctx.ivars if v.kind == "lhs"]
+        body, bound = None, 1.0
+        for v in newvars:
+            dims = [(copy.deepcopy(v.ext_expr), v.ext_val)]
+            if lhs and r.random() < 0.5:
+                dims.insert(0, (copy.deepcopy(lhs[0].ext_expr), lhs[0].ext_val))
+            w = self.new_input(dims, "f32" if ctx.ty != "f64" else "f64", kind="unit")
+            idx = [Var(lhs[0].name)] if len(dims) == 2 else []
+            factor = Read(w.name, idx + [Var(v.name)])
+            body = factor if body is None else Bin("*", body, factor)
+            bound *= w.bound
+        cands = [a for a in ctx.readable if a.rank >= 1 and a.exact and a.ty == ctx.ty]
+        if not cands or r.random() < 0.7:
+            # Over the equation's own extents, so that every index can move with the sum.
+            dims = [(copy.deepcopy(v.ext_expr), v.ext_val) for v in r.sample(lhs, r.randint(1, len(lhs)))] \
+                if lhs else [self.extent(want_small=True)]
+            a = self.new_input(dims, ctx.ty, kind="unit")
+        else:
+            a = r.choice(cands)
+        idx = []
+        for d in range(a.rank):
+            same = [v for v in lhs if v.ext_val == a.shape_vals[d]]
+            if same and newvars:
+                e = Var(r.choice(same).name)
+                for v in r.sample(newvars, r.randint(1, len(newvars))):
+                    e = Bin(r.choice(["+", "-"]), e, Var(v.name))
+                idx.append(add_off(e, r.choice([0, 0, -1, 1, -2])))
+            else:
+                idx.append(self.index_for(ctx, a, d))
+        read = Read(a.name, idx)
+        joint = Bin("*", read, copy.deepcopy(read))
+        body = joint if body is None else Bin("*", body, joint)
+        return body, bound * a.bound * a.bound
+
     def def_reduce(self):
         r = self.rng
         a = self.new_defined(rank=r.choice([0, 1, 1, 2]))
         vs = self.lhs_vars(a)
         ctx = self.ctx_for(a, vs)
         op = r.choice(["sum", "sum", "max", "min"])
+        if op == "sum" and vs and a.ty != "i32" and r.random() < 0.6:
+            e, b = self.reduction(ctx, 2, op="sum", body_fn=self.separable_body, allow_where=r.random() < 0.2)
+            self.emit(Equation(a.name, [Var(v.name) for v in vs], "=", e))
+            self.finish_def(a, b)
+            return
         e, b = self.reduction(ctx, r.randint(2, 3), op=op, allow_extreme=True)
         if r.random() < 0.4 and a.ty != "i32" and b < 1e30:
             extra, eb = self.val(ctx, 1)
