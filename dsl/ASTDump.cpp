@@ -5,7 +5,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-
 using namespace llvm;
 using namespace polyc;
 using namespace polyc::ast;
