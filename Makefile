@@ -20,6 +20,7 @@ check: build
 
 demo: build
 	@scripts/demo.sh $(BUILD)
+	@examples/optical-flow/demo.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
