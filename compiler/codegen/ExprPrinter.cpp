@@ -745,6 +745,8 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
     accumulators.push_back(freshInAll(opName + std::to_string(scopes.front().counter++), names));
     w.line(typeName(type) + " " + accumulators.back() + " = " + identity + ";");
   }
+  if (std::string pragma = packageLoopPragma(red, accumulators); !pragma.empty())
+    w.line(pragma);
   // The ranges are the same for every member (Packages.cpp): printed in the first member's scope.
   unsigned loops = 0;
   for (size_t b = 0; b < red.bindings.size(); ++b) {

@@ -3,8 +3,9 @@
 // the factors they share (the kernel weights, the loop and index arithmetic) are computed once for all
 // of them. The optical flow's five spatial sums `sum(b) gy[y, x, b] * sum(c) gx[y, x, c] * P_k[...]` are
 // the case it is made for. Which statements form a package is decided here, for every target; a printer
-// that computes a point in one thread (ExprPrinter::printsPackages) prints the package at its first
-// member and nothing at the others.
+// that computes a point in one thread (ExprPrinter::printsPackages: CUDA's thread functions, OpenCL's
+// one-item kernels, the CPU's pointwise functions) prints the package at its first member and nothing at
+// the others.
 #pragma once
 
 #include "compiler/model/Model.h"

@@ -115,6 +115,15 @@ private:
 
   bool threadsReduce(const ReductionParts &parts) const { return parallelReductions && !parts.nested; }
 
+  bool printsPackages() const override { return stripDim.empty(); }
+  // A package's sum of one variable whose terms hold no loop of their own: SIMD lanes, as one sum's.
+  std::string packageLoopPragma(const ast::Reduction &red, const std::vector<std::string> &accumulators) const override {
+    if (red.bindings.size() != 1 || red.bindings.front().vars.size() != 1 || !outerReductions(*red.body).empty())
+      return "";
+    const char *op = red.op == ast::ReductionOp::Sum ? "+" : red.op == ast::ReductionOp::Max ? "max" : "min";
+    return "#pragma omp simd reduction(" + std::string(op) + " : " + llvm::join(accumulators, ", ") + ")";
+  }
+
   std::string reductionLoopPragma(const ReductionParts &parts) const override {
     if (!threadsReduce(parts))
       return simdPragma(parts);
@@ -595,6 +604,28 @@ static void printStripFunction(const model::Model &model, const model::Statement
   w.closeBlock();
 }
 
+// An OpenMP reduction where the reduction is the only parallelism left: the statement runs outside
+// parallel loops and its band is a reduction, or it has no dimensions but repeat ones (a scalar like
+// loss[e] = sum(...)).
+static bool threadsReduceIn(const model::Statement &statement, const StatementUse &use) {
+  bool onlyRepeatDims = statement.dimNames.size() == statement.repeatDims;
+  return use.called && !use.calledInParallel &&
+         (onlyRepeatDims || (use.kind && *use.kind == allocate::AllocationKind::Reduction));
+}
+
+// The packages whose members a thread computes a point of at a time: called pointwise only (strips keep
+// vector accumulators of their own) and not reducing over threads.
+static std::vector<Package> pointwisePackages(const model::Model &model, const schedule::Schedule &schedule,
+                                              const std::vector<StatementUse> &uses) {
+  std::vector<Package> kept;
+  for (const Package &package : findPackages(model, schedule))
+    if (llvm::all_of(package.statements, [&](unsigned s) {
+          return uses[s].pointwise && !uses[s].stripped && !threadsReduceIn(model.statements[s], uses[s]);
+        }))
+      kept.push_back(package);
+  return kept;
+}
+
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const CodegenInput &input) {
   const model::Model &model = input.model;
   const ast::Program &program = *model.program;
@@ -611,6 +642,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     return e;
   if (printer.error)
     return llvm::createStringError(*printer.error);
+  exprs.setPackages(pointwisePackages(model, input.schedule, uses));
 
   std::string type = programTypeName(program, prog, "");
   CodeWriter w;
@@ -657,13 +689,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     CodeWriter body;
     body.indent();
     body.indent();
-    // An OpenMP reduction where the reduction is the only parallelism left: the statement runs
-    // outside parallel loops and its band is a reduction, or it has no dimensions but repeat ones
-    // (a scalar like loss[e] = sum(...)).
-    bool onlyRepeatDims = statement.dimNames.size() == statement.repeatDims;
-    exprs.parallelReductions =
-        uses[s].called && !uses[s].calledInParallel &&
-        (onlyRepeatDims || (uses[s].kind && *uses[s].kind == allocate::AllocationKind::Reduction));
+    exprs.parallelReductions = threadsReduceIn(statement, uses[s]);
     exprs.printStatement(statement, body);
     // A dimension the body does not use (the repeat variable, mostly) keeps its name as a comment.
     std::string params;

@@ -233,163 +233,129 @@ struct Lkflow {
     const float *__restrict__ gx = this->gx;
     const float *__restrict__ gy = this->gy;
     float *__restrict__ Sxx_pt = this->Sxx_pt;
+    float *__restrict__ Syy_pt = this->Syy_pt;
+    float *__restrict__ Sxy_pt = this->Sxy_pt;
+    float *__restrict__ Sxt_pt = this->Sxt_pt;
+    float *__restrict__ Syt_pt = this->Syt_pt;
     float *__restrict__ Sxx_pt2 = this->Sxx_pt2;
+    float *__restrict__ Syy_pt2 = this->Syy_pt2;
+    float *__restrict__ Sxy_pt2 = this->Sxy_pt2;
+    float *__restrict__ Sxt_pt2 = this->Sxt_pt2;
+    float *__restrict__ Syt_pt2 = this->Syt_pt2;
+    // S8, S9, S10, S11, S12: one package, their sums in one loop nest with an accumulator each.
     float sum0 = 0.0f;
+    float sum1 = 0.0f;
+    float sum2 = 0.0f;
+    float sum3 = 0.0f;
+    float sum4 = 0.0f;
     for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      #pragma omp simd reduction(+ : sum1)
+      float sum5 = 0.0f;
+      float sum6 = 0.0f;
+      float sum7 = 0.0f;
+      float sum8 = 0.0f;
+      float sum9 = 0.0f;
+      #pragma omp simd reduction(+ : sum5, sum6, sum7, sum8, sum9)
       for (int64_t c = 0; c < N; ++c) {
-        sum1 += gx[(y * W + x) * N + c]
+        sum5 += gx[(y * W + x) * N + c]
             * Sxx_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum6 += gx[(y * W + x) * N + c]
+            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum7 += gx[(y * W + x) * N + c]
+            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum8 += gx[(y * W + x) * N + c]
+            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
+        sum9 += gx[(y * W + x) * N + c]
+            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
       }
-      sum0 += gy[(y * W + x) * M + b] * sum1;
+      sum0 += gy[(y * W + x) * M + b] * sum5;
+      sum1 += gy[(y * W + x) * M + b] * sum6;
+      sum2 += gy[(y * W + x) * M + b] * sum7;
+      sum3 += gy[(y * W + x) * M + b] * sum8;
+      sum4 += gy[(y * W + x) * M + b] * sum9;
     }
     Sxx_pt[((t % 20) * H + y) * W + x] = sum0;
+    Syy_pt[((t % 20) * H + y) * W + x] = sum1;
+    Sxy_pt[((t % 20) * H + y) * W + x] = sum2;
+    Sxt_pt[((t % 20) * H + y) * W + x] = sum3;
+    Syt_pt[((t % 20) * H + y) * W + x] = sum4;
   }
 
   // S9: Syy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syy_pt2[t, y + b - M / 2,
   // x + c - N / 2];  (lkflow.poly:32)
-  void S9(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
-    float *__restrict__ Syy_pt = this->Syy_pt;
-    float *__restrict__ Syy_pt2 = this->Syy_pt2;
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      #pragma omp simd reduction(+ : sum1)
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += gx[(y * W + x) * N + c]
-            * Syy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += gy[(y * W + x) * M + b] * sum1;
-    }
-    Syy_pt[((t % 20) * H + y) * W + x] = sum0;
+  void S9(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S9 is computed with S8, in one package.
   }
 
   // S10: Sxy_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxy_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:34)
-  void S10(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
-    float *__restrict__ Sxy_pt = this->Sxy_pt;
-    float *__restrict__ Sxy_pt2 = this->Sxy_pt2;
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      #pragma omp simd reduction(+ : sum1)
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += gx[(y * W + x) * N + c]
-            * Sxy_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += gy[(y * W + x) * M + b] * sum1;
-    }
-    Sxy_pt[((t % 20) * H + y) * W + x] = sum0;
+  void S10(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S10 is computed with S8, in one package.
   }
 
   // S11: Sxt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Sxt_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:36)
-  void S11(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
-    float *__restrict__ Sxt_pt = this->Sxt_pt;
-    float *__restrict__ Sxt_pt2 = this->Sxt_pt2;
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      #pragma omp simd reduction(+ : sum1)
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += gx[(y * W + x) * N + c]
-            * Sxt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += gy[(y * W + x) * M + b] * sum1;
-    }
-    Sxt_pt[((t % 20) * H + y) * W + x] = sum0;
+  void S11(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S11 is computed with S8, in one package.
   }
 
   // S12: Syt_pt[t, y, x] = sum(b in 0..M) gy[y, x, b] * sum(c in 0..N) gx[y, x, c] * Syt_pt2[t, y + b - M /
   // 2, x + c - N / 2];  (lkflow.poly:38)
-  void S12(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gx = this->gx;
-    const float *__restrict__ gy = this->gy;
-    float *__restrict__ Syt_pt = this->Syt_pt;
-    float *__restrict__ Syt_pt2 = this->Syt_pt2;
-    float sum0 = 0.0f;
-    for (int64_t b = 0; b < M; ++b) {
-      float sum1 = 0.0f;
-      #pragma omp simd reduction(+ : sum1)
-      for (int64_t c = 0; c < N; ++c) {
-        sum1 += gx[(y * W + x) * N + c]
-            * Syt_pt2[(0 * H + polyc_clamp(y + b - M / 2, H)) * W + polyc_clamp(x + c - N / 2, W)];
-      }
-      sum0 += gy[(y * W + x) * M + b] * sum1;
-    }
-    Syt_pt[((t % 20) * H + y) * W + x] = sum0;
+  void S12(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S12 is computed with S8, in one package.
   }
 
   // S13: Sxx[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxx_pt[t - a, y, x];  (lkflow.poly:30)
   void S13(int64_t t, int64_t y, int64_t x) const {
     const float *__restrict__ gt = this->gt;
     float *__restrict__ Sxx = this->Sxx;
+    float *__restrict__ Syy = this->Syy;
+    float *__restrict__ Sxy = this->Sxy;
+    float *__restrict__ Sxt = this->Sxt;
+    float *__restrict__ Syt = this->Syt;
     float *__restrict__ Sxx_pt = this->Sxx_pt;
+    float *__restrict__ Syy_pt = this->Syy_pt;
+    float *__restrict__ Sxy_pt = this->Sxy_pt;
+    float *__restrict__ Sxt_pt = this->Sxt_pt;
+    float *__restrict__ Syt_pt = this->Syt_pt;
+    // S13, S14, S15, S16, S17: one package, their sums in one loop nest with an accumulator each.
     float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
+    float sum1 = 0.0f;
+    float sum2 = 0.0f;
+    float sum3 = 0.0f;
+    float sum4 = 0.0f;
+    #pragma omp simd reduction(+ : sum0, sum1, sum2, sum3, sum4)
     for (int64_t a = 0; a < L; ++a) {
       sum0 += gt[(y * W + x) * L + a] * Sxx_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum1 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum2 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum3 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
+      sum4 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
     }
     Sxx[(0 * H + y) * W + x] = sum0;
+    Syy[(0 * H + y) * W + x] = sum1;
+    Sxy[(0 * H + y) * W + x] = sum2;
+    Sxt[(0 * H + y) * W + x] = sum3;
+    Syt[(0 * H + y) * W + x] = sum4;
   }
 
   // S14: Syy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syy_pt[t - a, y, x];  (lkflow.poly:32)
-  void S14(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gt = this->gt;
-    float *__restrict__ Syy = this->Syy;
-    float *__restrict__ Syy_pt = this->Syy_pt;
-    float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += gt[(y * W + x) * L + a] * Syy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Syy[(0 * H + y) * W + x] = sum0;
+  void S14(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S14 is computed with S13, in one package.
   }
 
   // S15: Sxy[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxy_pt[t - a, y, x];  (lkflow.poly:34)
-  void S15(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gt = this->gt;
-    float *__restrict__ Sxy = this->Sxy;
-    float *__restrict__ Sxy_pt = this->Sxy_pt;
-    float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += gt[(y * W + x) * L + a] * Sxy_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Sxy[(0 * H + y) * W + x] = sum0;
+  void S15(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S15 is computed with S13, in one package.
   }
 
   // S16: Sxt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Sxt_pt[t - a, y, x];  (lkflow.poly:36)
-  void S16(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gt = this->gt;
-    float *__restrict__ Sxt = this->Sxt;
-    float *__restrict__ Sxt_pt = this->Sxt_pt;
-    float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += gt[(y * W + x) * L + a] * Sxt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Sxt[(0 * H + y) * W + x] = sum0;
+  void S16(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S16 is computed with S13, in one package.
   }
 
   // S17: Syt[t, y, x] = sum(a in 0..L) gt[y, x, a] * Syt_pt[t - a, y, x];  (lkflow.poly:38)
-  void S17(int64_t t, int64_t y, int64_t x) const {
-    const float *__restrict__ gt = this->gt;
-    float *__restrict__ Syt = this->Syt;
-    float *__restrict__ Syt_pt = this->Syt_pt;
-    float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
-    for (int64_t a = 0; a < L; ++a) {
-      sum0 += gt[(y * W + x) * L + a] * Syt_pt[((polyc_clamp(t - a, T) % 20) * H + y) * W + x];
-    }
-    Syt[(0 * H + y) * W + x] = sum0;
+  void S17(int64_t /*t*/, int64_t /*y*/, int64_t /*x*/) const {
+    // S17 is computed with S13, in one package.
   }
 
   // S18: det[t, y, x] = Sxx[t, y, x] * Syy[t, y, x] - Sxy[t, y, x] * Sxy[t, y, x];  (lkflow.poly:43)
