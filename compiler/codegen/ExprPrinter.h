@@ -114,7 +114,9 @@ public:
   virtual bool printsPackages() const { return false; }
   // The pragma above the loops of a package's sum `red`, whose members fold into `accumulators` (the
   // package's reductionLoopPragma); none by default.
-  virtual std::string packageLoopPragma(const ast::Reduction &, const std::vector<std::string> &) const { return ""; }
+  virtual std::string packageLoopPragma(const ast::Reduction &, const std::vector<std::string> &) const {
+    return "";
+  }
 
   // Records, while the caller prints statements, the statement points at which a bounds test that the
   // printer keeps can fail: for each test, the points of the statement's domain where, for some values

@@ -117,8 +117,10 @@ private:
 
   bool printsPackages() const override { return stripDim.empty(); }
   // A package's sum of one variable whose terms hold no loop of their own: SIMD lanes, as one sum's.
-  std::string packageLoopPragma(const ast::Reduction &red, const std::vector<std::string> &accumulators) const override {
-    if (red.bindings.size() != 1 || red.bindings.front().vars.size() != 1 || !outerReductions(*red.body).empty())
+  std::string packageLoopPragma(const ast::Reduction &red,
+                                const std::vector<std::string> &accumulators) const override {
+    if (red.bindings.size() != 1 || red.bindings.front().vars.size() != 1 ||
+        !outerReductions(*red.body).empty())
       return "";
     const char *op = red.op == ast::ReductionOp::Sum ? "+" : red.op == ast::ReductionOp::Max ? "max" : "min";
     return "#pragma omp simd reduction(" + std::string(op) + " : " + llvm::join(accumulators, ", ") + ")";
