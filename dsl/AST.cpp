@@ -104,3 +104,26 @@ const ParamDecl *Program::findParam(const std::string &name) const {
       return p.get();
   return nullptr;
 }
+
+bool polyc::ast::holdsReduction(const Expr &e) {
+  switch (e.kind()) {
+  case Expr::Kind::Reduction:
+    return true;
+  case Expr::Kind::Unary:
+    return holdsReduction(*llvm::cast<Unary>(e).operand);
+  case Expr::Kind::Binary:
+    return holdsReduction(*llvm::cast<Binary>(e).lhs) || holdsReduction(*llvm::cast<Binary>(e).rhs);
+  case Expr::Kind::Call:
+    for (const ExprPtr &arg : llvm::cast<Call>(e).args)
+      if (holdsReduction(*arg))
+        return true;
+    return false;
+  case Expr::Kind::Tuple:
+    for (const ExprPtr &element : llvm::cast<Tuple>(e).elements)
+      if (holdsReduction(*element))
+        return true;
+    return false;
+  default:
+    return false;
+  }
+}

@@ -220,6 +220,9 @@ struct RepeatBlock {
 // A top-level statement in textual order.
 using Statement = std::variant<Equation *, RepeatBlock *>;
 
+// Whether `e` holds a reduction (indices and bounds, which are affine, hold none).
+bool holdsReduction(const Expr &e);
+
 struct Program {
   std::string fileName;
   std::vector<std::unique_ptr<ParamDecl>> params;

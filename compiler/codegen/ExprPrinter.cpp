@@ -688,7 +688,7 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageValues(const std::vector<cons
                                                           CodeWriter &w) {
   std::vector<Code> values;
   const ast::Expr &first = *nodes.front();
-  if (!holdsReduction(first)) {
+  if (!ast::holdsReduction(first)) {
     for (size_t m = 0; m < nodes.size(); ++m) {
       scope_ = &scopes[m];
       values.push_back(value(*nodes[m], type, w));
@@ -734,16 +734,10 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
   std::vector<NameScope *> names;
   for (Scope &scope : scopes)
     names.push_back(&scope.names);
-  const char *opName = red.op == ast::ReductionOp::Sum   ? "sum"
-                       : red.op == ast::ReductionOp::Max ? "max"
-                                                         : "min";
-  std::string identity = red.op == ast::ReductionOp::Sum   ? literal(0, type)
-                         : red.op == ast::ReductionOp::Max ? lowest(type)
-                                                           : highest(type);
   std::vector<std::string> accumulators;
   for (size_t m = 0; m < nodes.size(); ++m) {
-    accumulators.push_back(freshInAll(opName + std::to_string(scopes.front().counter++), names));
-    w.line(typeName(type) + " " + accumulators.back() + " = " + identity + ";");
+    accumulators.push_back(freshInAll(ast::spelling(red.op) + std::to_string(scopes.front().counter++), names));
+    w.line(typeName(type) + " " + accumulators.back() + " = " + reductionIdentity(red.op, type) + ";");
   }
   if (std::string pragma = packageLoopPragma(red, accumulators); !pragma.empty())
     w.line(pragma);
@@ -771,13 +765,9 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
   std::vector<Code> values = packageValues(bodies, type, scopes, w);
   for (Scope &scope : scopes)
     --scope.reductionDepth;
-  std::string fn =
-      red.op == ast::ReductionOp::Sum
-          ? ""
-          : mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
+  auto combine = reductionCombine(red.op, type);
   for (size_t m = 0; m < nodes.size(); ++m)
-    w.line(fn.empty() ? accumulators[m] + " += " + values[m].text + ";"
-                      : accumulators[m] + " = " + fn + "(" + accumulators[m] + ", " + values[m].text + ");");
+    w.line(combine(accumulators[m], values[m].text));
   for (unsigned k = 0; k < loops; ++k)
     w.closeBlock();
   std::vector<Code> results;
@@ -1317,17 +1307,26 @@ restrictedVariables(const ast::Reduction &red, std::vector<const ast::Expr *> &c
   return fixed;
 }
 
+std::string ExprPrinter::reductionIdentity(ast::ReductionOp op, ast::ElemType type) const {
+  return op == ast::ReductionOp::Sum ? literal(0, type) : op == ast::ReductionOp::Max ? lowest(type) : highest(type);
+}
+
+std::function<std::string(const std::string &, const std::string &)>
+ExprPrinter::reductionCombine(ast::ReductionOp op, ast::ElemType type) const {
+  if (op == ast::ReductionOp::Sum)
+    return [](const std::string &acc, const std::string &v) { return acc + " += " + v + ";"; };
+  std::string fn = mathFunction(op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
+  return [fn](const std::string &acc, const std::string &v) { return acc + " = " + fn + "(" + acc + ", " + v + ");"; };
+}
+
 ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
   assert(scope_ && "reductions occur in statements and funcs");
   ReductionParts parts;
   parts.reduction = &red;
   parts.type = type;
   parts.nested = scope_->reductionDepth > 0;
-  const char *opName = red.op == ast::ReductionOp::Sum ? "sum" : red.op == ast::ReductionOp::Max ? "max" : "min";
-  parts.accumulator = scope_->names.fresh(opName + std::to_string(scope_->counter++));
-  parts.identity = red.op == ast::ReductionOp::Sum ? literal(0, type)
-                   : red.op == ast::ReductionOp::Max ? lowest(type)
-                                                      : highest(type);
+  parts.accumulator = scope_->names.fresh(ast::spelling(red.op) + std::to_string(scope_->counter++));
+  parts.identity = reductionIdentity(red.op, type);
   std::vector<const ast::Expr *> conditions;
   if (red.where)
     collectConjuncts(*red.where, conditions);
@@ -1377,19 +1376,7 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
     parts.condition = tests[0].text;
   for (size_t k = 0; tests.size() > 1 && k < tests.size(); ++k)
     parts.condition += (k ? " && " : "") + wrapIf(tests[k].text, tests[k].prec, And + 1);
-  switch (red.op) {
-  case ast::ReductionOp::Sum:
-    parts.combine = [](const std::string &acc, const std::string &v) { return acc + " += " + v + ";"; };
-    break;
-  case ast::ReductionOp::Max:
-  case ast::ReductionOp::Min: {
-    std::string fn = mathFunction(red.op == ast::ReductionOp::Max ? ast::Builtin::Max : ast::Builtin::Min, type);
-    parts.combine = [fn](const std::string &acc, const std::string &v) {
-      return acc + " = " + fn + "(" + acc + ", " + v + ");";
-    };
-    break;
-  }
-  }
+  parts.combine = reductionCombine(red.op, type);
   parts.update = [combine = parts.combine, acc = parts.accumulator](const std::string &v) { return combine(acc, v); };
   parts.body = [this, &red, type](CodeWriter &bw) {
     ++scope_->reductionDepth;

@@ -202,6 +202,10 @@ private:
   Code index(const ast::Expr &expr, CodeWriter &w);
   Code arrayRead(const ast::ArrayRead &read, CodeWriter &w);
   Code reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w);
+  // A reduction's starting value, and the statement that folds a value into an accumulator.
+  std::string reductionIdentity(ast::ReductionOp op, ast::ElemType type) const;
+  std::function<std::string(const std::string &, const std::string &)> reductionCombine(ast::ReductionOp op,
+                                                                                       ast::ElemType type) const;
   const Package *packageOf(const model::Statement &statement) const;
   void printPackage(const Package &package, CodeWriter &w);
   // The values of the package members' corresponding nodes, member by member, the sums among them

@@ -198,7 +198,6 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
 
 llvm::Error IslAstPrinter::printSchedule() {
   try {
-    const model::Model &model = input_.model;
     isl::schedule tree = input_.schedule.tree;
     if (tree.is_null())
       return llvm::createStringError("code generation: the schedule has no schedule tree");

@@ -10,6 +10,7 @@
 namespace polyc::codegen {
 
 using llvm::cast;
+using ast::holdsReduction;
 
 namespace {
 
@@ -151,24 +152,6 @@ bool joins(const model::Model &model, const Package &package, unsigned next) {
 }
 
 } // namespace
-
-bool holdsReduction(const ast::Expr &e) {
-  switch (e.kind()) {
-  case ast::Expr::Kind::Reduction:
-    return true;
-  case ast::Expr::Kind::Unary:
-    return holdsReduction(*cast<ast::Unary>(e).operand);
-  case ast::Expr::Kind::Binary:
-    return holdsReduction(*cast<ast::Binary>(e).lhs) || holdsReduction(*cast<ast::Binary>(e).rhs);
-  case ast::Expr::Kind::Call:
-    for (auto &arg : cast<ast::Call>(e).args)
-      if (holdsReduction(*arg))
-        return true;
-    return false;
-  default:
-    return false; // an index holds no reduction
-  }
-}
 
 std::vector<Package> findPackages(const model::Model &model, const schedule::Schedule &schedule) {
   std::vector<Package> packages;

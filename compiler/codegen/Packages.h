@@ -29,7 +29,4 @@ struct Package {
 // once per member.
 std::vector<Package> findPackages(const model::Model &model, const schedule::Schedule &schedule);
 
-// Whether `e` holds a reduction outside array indices (which hold none).
-bool holdsReduction(const ast::Expr &e);
-
 } // namespace polyc::codegen

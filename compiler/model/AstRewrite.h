@@ -20,4 +20,7 @@ ast::ExprPtr cloneExtent(const ast::Expr &e);
 // Every name the program declares or binds, so that a new array or index variable clashes with none.
 std::set<std::string> namesInUse(ast::Program &program);
 
+// `base`, or `base` followed by 2, 3, ... where that is taken; the result is added to `names`.
+std::string freshName(const std::string &base, std::set<std::string> &names);
+
 } // namespace polyc::model

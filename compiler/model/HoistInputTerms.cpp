@@ -77,12 +77,6 @@ static bool readsAny(Expr &e, const std::set<const ArrayDecl *> &arrays) {
   return found;
 }
 
-static bool holdsReduction(Expr &e) {
-  bool found = false;
-  walk(e, [&](Expr &node) { found |= llvm::isa<Reduction>(node); });
-  return found;
-}
-
 // A copy of a shape extent (affine in params and integer constants, so literals, names and arithmetic
 // only); null for anything else, and the equation is then left alone.
 ExprPtr cloneExtent(const Expr &e) {
@@ -144,10 +138,10 @@ std::set<std::string> namesInUse(Program &program) {
   return names;
 }
 
-static std::string freshName(const std::string &base, std::set<std::string> &names) {
-  std::string name = base + "_in";
+std::string freshName(const std::string &base, std::set<std::string> &names) {
+  std::string name = base;
   for (unsigned n = 2; names.count(name); ++n)
-    name = base + "_in" + std::to_string(n);
+    name = base + std::to_string(n);
   names.insert(name);
   return name;
 }
@@ -204,7 +198,7 @@ static bool hoistEquation(Program &program, Equation &eq, const std::set<const A
   llvm::SMRange termsRange = slot->range;
 
   auto decl = std::make_unique<ArrayDecl>();
-  decl->name = freshName(y->name, names);
+  decl->name = freshName(y->name + "_in", names);
   decl->kind = ArrayKind::Local;
   decl->elemType = y->elemType;
   decl->shape = std::move(shape);

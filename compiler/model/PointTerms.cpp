@@ -248,14 +248,6 @@ private:
   bool ok_ = true;
 };
 
-std::string freshName(const std::string &base, std::set<std::string> &names) {
-  std::string name = base + "_pt";
-  for (unsigned n = 2; names.count(name); ++n)
-    name = base + "_pt" + std::to_string(n);
-  names.insert(name);
-  return name;
-}
-
 ExprPtr refTo(const IndexVar &var, llvm::SMRange range) {
   auto ref = std::make_unique<VarRef>(var.name, range);
   ref->binding = IndexVarRef{&var};
@@ -368,7 +360,7 @@ private:
     const Equation *root = &eq;
     while (root->pointTermOf)
       root = root->pointTermOf;
-    decl->name = freshName(root->target, names_);
+    decl->name = freshName(root->target + "_pt", names_);
     decl->kind = ArrayKind::Local;
     decl->elemType = eq.array->elemType;
     decl->effectiveBoundary = eq.array->effectiveBoundary;

@@ -40,14 +40,6 @@ bool updateReadsOtherInstances(const Statement &stmt) {
   }
 }
 
-static std::string freshName(const std::string &base, std::set<std::string> &names) {
-  std::string name = base;
-  for (unsigned n = 2; names.count(name); ++n)
-    name = base + std::to_string(n);
-  names.insert(name);
-  return name;
-}
-
 // Rewrites one update (see snapshotUpdates); false when A's shape cannot be copied (it then stays).
 static bool snapshotUpdate(Program &program, Equation &update, std::set<std::string> &names) {
   const ArrayDecl *a = update.array;

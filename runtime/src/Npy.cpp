@@ -482,10 +482,11 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
   return Result<NpyArray>::success(std::move(array));
 }
 
-Result<NpyArray> loadNpy(const std::string &path) {
+Result<std::vector<unsigned char>> readWholeFile(const std::string &path) {
+  using R = Result<std::vector<unsigned char>>;
   FILE *file = std::fopen(path.c_str(), "rb");
   if (!file)
-    return Result<NpyArray>::failure(path + ": cannot open: " + std::strerror(errno));
+    return R::failure(path + ": cannot open: " + std::strerror(errno));
   std::vector<unsigned char> contents;
   unsigned char buffer[1 << 16];
   while (true) {
@@ -497,8 +498,15 @@ Result<NpyArray> loadNpy(const std::string &path) {
   int readError = std::ferror(file) ? errno : 0;
   std::fclose(file);
   if (readError)
-    return Result<NpyArray>::failure(path + ": cannot read: " + std::strerror(readError));
-  return parseNpy(contents.data(), contents.size(), path);
+    return R::failure(path + ": cannot read: " + std::strerror(readError));
+  return R::success(std::move(contents));
+}
+
+Result<NpyArray> loadNpy(const std::string &path) {
+  Result<std::vector<unsigned char>> contents = readWholeFile(path);
+  if (!contents)
+    return Result<NpyArray>::failure(contents.message());
+  return parseNpy(contents.value().data(), contents.value().size(), path);
 }
 
 Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int64_t> &shape,

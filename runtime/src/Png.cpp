@@ -503,24 +503,16 @@ Result<NpyArray> loadPngFrames(const std::string &folder, DType dtype) {
   frames.dtype = dtype;
   for (const std::string &name : names) {
     std::string path = folder + (folder.back() == '/' ? "" : "/") + name;
-    FILE *file = std::fopen(path.c_str(), "rb");
-    if (!file)
-      return R::failure(path + ": cannot open: " + std::strerror(errno));
-    std::vector<unsigned char> contents;
-    unsigned char buffer[1 << 16];
-    size_t got;
-    while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-      contents.insert(contents.end(), buffer, buffer + got);
-    bool failed = std::ferror(file);
-    std::fclose(file);
-    if (failed)
-      return R::failure(path + ": cannot read");
-    Result<GreyImage> image = decodePng(contents.data(), contents.size(), path);
+    Result<std::vector<unsigned char>> contents = readWholeFile(path);
+    if (!contents)
+      return R::failure(contents.message());
+    Result<GreyImage> image = decodePng(contents.value().data(), contents.value().size(), path);
     if (!image)
       return R::failure(image.message());
     const GreyImage &picture = image.value();
     if (frames.shape.empty()) {
       frames.shape = {int64_t(names.size()), picture.height, picture.width};
+      frames.bytes.reserve(names.size() * picture.pixels.size() * dtypeSize(dtype));
     } else if (picture.height != frames.shape[1] || picture.width != frames.shape[2]) {
       return R::failure(path + ": " + std::to_string(picture.width) + " x " + std::to_string(picture.height) +
                         " pixels, but " + names.front() + " has " + std::to_string(frames.shape[2]) + " x " +

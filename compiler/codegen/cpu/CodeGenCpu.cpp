@@ -96,11 +96,12 @@ private:
     w.line("const " + indexType() + " " + stripDim + " = polyc_first + polyc_r;");
   }
 
+  static std::string reductionClause(ast::ReductionOp op, const std::string &accumulators) {
+    const char *name = op == ast::ReductionOp::Sum ? "+" : op == ast::ReductionOp::Max ? "max" : "min";
+    return "reduction(" + std::string(name) + " : " + accumulators + ")";
+  }
   static std::string reductionClause(const ReductionParts &parts) {
-    const char *op = parts.reduction->op == ast::ReductionOp::Sum   ? "+"
-                     : parts.reduction->op == ast::ReductionOp::Max ? "max"
-                                                                    : "min";
-    return "reduction(" + std::string(op) + " : " + parts.accumulator + ")";
+    return reductionClause(parts.reduction->op, parts.accumulator);
   }
 
   // Whether the reduction's one loop may run as SIMD lanes: its terms read and write nothing but the
@@ -117,13 +118,10 @@ private:
 
   bool printsPackages() const override { return stripDim.empty(); }
   // A package's sum of one variable whose terms hold no loop of their own: SIMD lanes, as one sum's.
-  std::string packageLoopPragma(const ast::Reduction &red,
-                                const std::vector<std::string> &accumulators) const override {
-    if (red.bindings.size() != 1 || red.bindings.front().vars.size() != 1 ||
-        !outerReductions(*red.body).empty())
+  std::string packageLoopPragma(const ast::Reduction &red, const std::vector<std::string> &accumulators) const override {
+    if (red.bindings.size() != 1 || red.bindings.front().vars.size() != 1 || !outerReductions(*red.body).empty())
       return "";
-    const char *op = red.op == ast::ReductionOp::Sum ? "+" : red.op == ast::ReductionOp::Max ? "max" : "min";
-    return "#pragma omp simd reduction(" + std::string(op) + " : " + llvm::join(accumulators, ", ") + ")";
+    return "#pragma omp simd " + reductionClause(red.op, llvm::join(accumulators, ", "));
   }
 
   std::string reductionLoopPragma(const ReductionParts &parts) const override {

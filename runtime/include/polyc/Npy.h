@@ -82,6 +82,9 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
 // Reads and parses the file at `path`.
 Result<NpyArray> loadNpy(const std::string &path);
 
+// The whole contents of the file at `path`, or "PATH: cannot open: ..." / "PATH: cannot read: ...".
+Result<std::vector<unsigned char>> readWholeFile(const std::string &path);
+
 // The complete bytes of a .npy file (version 1.0, or 2.0 when the header needs more than 65535
 // bytes) for native C-order data of `dtype` and `shape`; `bytes` must hold exactly
 // product(shape) * dtypeSize(dtype) bytes.
