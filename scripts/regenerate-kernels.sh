@@ -43,6 +43,8 @@ emit iir2d/cuda/fixed examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
 emit rate-network/cuda examples/rate-network/ratenet.poly --target=cuda
 emit mlp/cuda examples/mlp/mlp.poly --target=cuda
 emit optical-flow/cuda examples/optical-flow/lkflow.poly --target=cuda
+# Streamed (--stream): the frames uploaded and the flow downloaded one step at a time, overlapped.
+emit optical-flow/cuda-stream examples/optical-flow/lkflow.poly --target=cuda --stream
 
 # OpenCL (compiler/codegen/opencl): the 2D IIR filter with the default allocation (both kernels, flexible
 # if M > 1), and each allocation forced.

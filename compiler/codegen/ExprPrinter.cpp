@@ -352,6 +352,13 @@ std::string ExprPrinter::storageSize(const model::ArrayInfo &array) const {
   return size;
 }
 
+std::vector<std::string> ExprPrinter::wholeExtents(const model::ArrayInfo &array) const {
+  std::vector<std::string> extents;
+  for (unsigned d = 0; d < array.decl->rank(); ++d)
+    extents.push_back(extent(array, d));
+  return extents;
+}
+
 std::string ExprPrinter::checkedStorageSize(const model::ArrayInfo &array) const {
   if (array.decl->rank() == 0)
     return "1";

@@ -88,6 +88,8 @@ public:
   std::string elementIndex(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices) const;
   // The number of elements to allocate for the array (windows for folded dimensions).
   std::string storageSize(const model::ArrayInfo &array) const;
+  // The array's extents, whole (no window for a folded dimension), as C expressions of the params.
+  std::vector<std::string> wholeExtents(const model::ArrayInfo &array) const;
   // Host code: storageSize(array) computed through polyc::rt::localElements, which fails the run with the
   // array's name when the size overflows 64 bits for the params given.
   std::string checkedStorageSize(const model::ArrayInfo &array) const;

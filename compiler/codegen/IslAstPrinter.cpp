@@ -203,7 +203,10 @@ llvm::Error IslAstPrinter::printSchedule() {
       return llvm::createStringError("code generation: the schedule has no schedule tree");
     std::vector<bool> used(input_.schedule.bands.size(), false);
     bandViews_.clear();
-    auto atomic = [this](const BandView &view) { return printsStatementsOnce(view); };
+    // A streamed outer loop is one loop, not split into pieces: the hooks around its body run once a step.
+    auto atomic = [this](const BandView &view) {
+      return printsStatementsOnce(view) || (input_.schedule.streaming && view.index == 0);
+    };
     isl::ctx ctx = tree.ctx();
     // Tile loops step by the tile size (for (i_tile = 0; i_tile < N; i_tile += 32)); point loops run
     // over the schedule's values (for (i = i_tile; ...)), not from 0 within the tile.
@@ -215,6 +218,9 @@ llvm::Error IslAstPrinter::printSchedule() {
     isl::ast_build build = isl::ast_build::from_context(buildContext(input_));
     isl::ast_node root = build.node_from(marked);
     printNode(root);
+    if (printsStepHooks() && input_.schedule.streaming && stepLoops_ != 1)
+      return llvm::createStringError("--stream: the outer loop over " + input_.schedule.streaming->stepName +
+                                     " is not one loop in the generated code (a single step, fixed by --param?)");
   } catch (const isl::exception &e) {
     return llvm::createStringError(std::string("code generation: isl failed: ") + e.what());
   }
@@ -422,9 +428,21 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
   markParallel_ = false;
   parallelDepth_ += parallel;
   w_.openBlock(forHeader(loop));
+  bool hooks = isStreamedStep(loop);
+  if (hooks) {
+    ++stepLoops_;
+    w_.line("polyc_steps->beforeStep(" + loop.iterator + ");");
+  }
   printNode(node.body());
+  if (hooks)
+    w_.line("polyc_steps->afterStep(" + loop.iterator + ");");
   w_.closeBlock();
   parallelDepth_ -= parallel;
+}
+
+bool IslAstPrinter::isStreamedStep(const LoopView &loop) const {
+  return printsStepHooks() && input_.schedule.streaming && loop.band && loop.band->index == 0 && loop.member == 0 &&
+         !loop.tileLoop;
 }
 
 void IslAstPrinter::printIf(const isl::ast_node_if &node) {

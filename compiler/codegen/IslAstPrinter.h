@@ -103,6 +103,10 @@ protected:
   // the statement after it ran once per work-item (fuzz seed 90045).
   static bool mayComputePointsByGroups(const BandView &band);
   virtual void printFor(const LoopView &loop, const isl::ast_node_for &node);
+  // Whether this printer prints a streamed build's outer loop (Schedule::streaming), which then calls
+  // polyc_steps->beforeStep(t) and afterStep(t) around each step (polyc/Stream.h).
+  virtual bool printsStepHooks() const { return false; }
+  bool isStreamedStep(const LoopView &loop) const;
   virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);
   virtual std::string minFunction() const { return "polyc_min"; }
@@ -148,6 +152,7 @@ private:
   unsigned bandMember_ = 0; // the next loop inside currentBand_ is this dimension
   unsigned depth_ = 0;
   unsigned parallelDepth_ = 0;
+  unsigned stepLoops_ = 0; // streamed outer loops printed with their hooks (one, or the build is refused)
   bool markParallel_ = false;
 };
 

@@ -2,6 +2,8 @@
 // library header, constants, ProgramInfo, and the .poly text of equations for comments.
 #include "compiler/codegen/ProgramInterface.h"
 
+#include "compiler/codegen/ExprPrinter.h"
+
 #include "compiler/codegen/Names.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -467,6 +469,58 @@ static const char *roleName(ast::ArrayKind kind) {
   }
 }
 
+const schedule::StreamedArray *polyc::codegen::streamedArray(const schedule::Schedule &schedule,
+                                                             const std::string &array) {
+  if (!schedule.streaming)
+    return nullptr;
+  for (const schedule::StreamedArray &streamed : schedule.streaming->arrays)
+    if (streamed.array == array)
+      return &streamed;
+  return nullptr;
+}
+
+llvm::Error polyc::codegen::printContextFromArguments(const CodegenInput &input, const ExprPrinter &exprs,
+                                                      CodeWriter &w) {
+  const ast::Program &program = *input.model.program;
+  w.line("polyc::rt::ProgramInfo info;");
+  if (llvm::Error e = printProgramInfo(input, "info", w))
+    return e;
+  w.line("polyc::rt::RunContext context;");
+  std::string paramValues;
+  for (auto &p : program.params) {
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
+    paramValues += (paramValues.empty() ? "" : ", ") + cIdentifier(p->name);
+  }
+  w.line("context.params = {" + paramValues + "};");
+  w.line("context.arrays.resize(info.arrays.size());");
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(input.model);
+  for (unsigned k = 0; k < interface.size(); ++k) {
+    const model::ArrayInfo &a = *interface[k];
+    std::vector<std::string> extents;
+    for (const std::string &extent : exprs.wholeExtents(a))
+      extents.push_back("int64_t(" + extent + ")");
+    std::string slot = "context.arrays[" + std::to_string(k) + "]";
+    w.line(slot + ".spec = &info.arrays[" + std::to_string(k) + "];");
+    w.line(slot + ".shape = {" + llvm::join(extents, ", ") + "};");
+    w.line(slot + ".bytes.resize(size_t(" + slot + ".elementCount()) * sizeof(" + exprs.typeName(a.decl->elemType) +
+           "));");
+    if (a.decl->kind != ast::ArrayKind::Output)
+      w.line("std::memcpy(" + slot + ".bytes.data(), " + cIdentifier(a.name) + ", " + slot + ".bytes.size());");
+  }
+  return llvm::Error::success();
+}
+
+void polyc::codegen::printArgumentsFromContext(const CodegenInput &input, CodeWriter &w) {
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(input.model);
+  for (unsigned k = 0; k < interface.size(); ++k) {
+    const model::ArrayInfo &a = *interface[k];
+    if (a.decl->kind == ast::ArrayKind::Input)
+      continue;
+    std::string slot = "context.arrays[" + std::to_string(k) + "]";
+    w.line("std::memcpy(" + cIdentifier(a.name) + ", " + slot + ".bytes.data(), " + slot + ".bytes.size());");
+  }
+}
+
 llvm::Error polyc::codegen::printProgramInfo(const CodegenInput &input, const std::string &var, CodeWriter &w) {
   const ast::Program &program = *input.model.program;
   w.line(var + ".name = \"" + programName(input) + "\";");
@@ -487,9 +541,12 @@ llvm::Error polyc::codegen::printProgramInfo(const CodegenInput &input, const st
       shape += (shape.empty() ? "" : ", ") + std::string("{") + std::to_string(form->constant) + ", {" + terms +
                "}}";
     }
-    w.comment(a->name + ": " + shapeText(*a->decl));
+    const schedule::StreamedArray *streamed = streamedArray(input.schedule, a->name);
+    w.comment(a->name + ": " + shapeText(*a->decl) +
+              (streamed ? ", streamed in " + std::to_string(streamed->slots) + " slots" : ""));
     w.line(var + ".arrays.push_back({\"" + a->name + "\", " + roleName(a->decl->kind) + ", " +
-           dtypeName(a->decl->elemType) + ", {" + shape + "}});");
+           dtypeName(a->decl->elemType) + ", {" + shape + "}" +
+           (streamed ? ", " + std::to_string(streamed->slots) : "") + "});");
   }
   return llvm::Error::success();
 }

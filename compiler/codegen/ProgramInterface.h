@@ -56,6 +56,14 @@ GeneratedFile emitLibraryHeader(const CodegenInput &input);
 // `constexpr int64_t N = 15;` per integer constant, `constexpr double tau = 10.0;` per float constant.
 // `qualifier` replaces "constexpr" for dialects without it.
 void printConstants(const ast::Program &program, CodeWriter &w, const std::string &qualifier = "constexpr");
+// The ring of `array` in a streamed build (Schedule::streaming), or null.
+const schedule::StreamedArray *streamedArray(const schedule::Schedule &schedule, const std::string &array);
+class ExprPrinter;
+// The C interface's body around a run through a Compute: `info` and `context` from the run function's
+// arguments (params, the input arrays copied in, whole), then after the run `printArgumentsFromContext`
+// copies the outputs back.
+llvm::Error printContextFromArguments(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w);
+void printArgumentsFromContext(const CodegenInput &input, CodeWriter &w);
 // Statements that fill `polyc::rt::ProgramInfo <var>` for runMain (needs <polyc/Runtime.h>).
 llvm::Error printProgramInfo(const CodegenInput &input, const std::string &var, CodeWriter &w);
 

@@ -32,6 +32,10 @@ static cl::opt<bool> sharedNoFactor("no-factor",
                                     cl::desc("Keep sums as written: no factoring of separable sums, no terms "
                                              "computed once per point"),
                                     cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool> sharedStream("stream",
+                                  cl::desc("Move the inputs and outputs indexed by the outer sequential loop one "
+                                           "slice per step, overlapped with the steps (cpu and cuda targets)"),
+                                  cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<std::string> sharedTile(
@@ -97,6 +101,10 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     errs() << "polyc: error: target '" << sharedTarget << "' is not available in this build\n";
     return false;
   }
+  if (sharedStream && !settings.target->streams) {
+    errs() << "polyc: error: --stream is not supported by the " << sharedTarget << " target (cpu and cuda are)\n";
+    return false;
+  }
   if (sharedBlock < 0) {
     errs() << "polyc: error: --block must be positive, got " << sharedBlock << "\n";
     return false;
@@ -120,6 +128,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.pipeline.hoist = !sharedNoHoist;
   settings.pipeline.factor = !sharedNoFactor;
   settings.pipeline.blockSize = sharedBlock;
+  settings.pipeline.stream = sharedStream;
 
   // The command line as it matters for the output: options in a fixed order, no output path, so
   // that emitting the same program twice gives the same files wherever they go.
@@ -132,6 +141,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --no-hoist";
   if (sharedNoFactor)
     line += " --no-factor";
+  if (sharedStream)
+    line += " --stream";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
   if (!sharedTile.empty())

@@ -47,6 +47,11 @@ static cl::opt<bool>
                              "computed once per point"),
                     cl::sub(driver::ExplainCommand));
 
+static cl::opt<bool> explainStream("stream",
+                                   cl::desc("Explain the streamed build: the inputs and outputs moved one slice per "
+                                            "step of the outer sequential loop"),
+                                   cl::sub(driver::ExplainCommand));
+
 int polyc::driver::runExplain() {
   SourceMgr sm;
   auto params = parseParamAssignments(explainParams);
@@ -58,6 +63,7 @@ int polyc::driver::runExplain() {
   options.fuse = !explainNoFuse;
   options.hoist = !explainNoHoist;
   options.factor = !explainNoFactor;
+  options.stream = explainStream;
   // compileProgram runs the independent legality check too, in every build, so that tests see it.
   std::unique_ptr<CompiledProgram> compiled = compileProgram(sm, explainInput, options);
   if (!compiled)

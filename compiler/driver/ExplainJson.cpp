@@ -144,6 +144,18 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     folded.push_back(std::move(f));
   }
   sched["folded"] = std::move(folded);
+  if (schedule.streaming) {
+    Array arrays, whole;
+    for (const schedule::StreamedArray &array : schedule.streaming->arrays)
+      arrays.push_back(Object{{"array", array.array},
+                              {"role", array.isInput ? "input" : "output"},
+                              {"lag", array.lag},
+                              {"slots", array.slots}});
+    for (const std::string &reason : schedule.streaming->wholeArrays)
+      whole.push_back(reason);
+    sched["streaming"] =
+        Object{{"step", schedule.streaming->stepName}, {"arrays", std::move(arrays)}, {"whole", std::move(whole)}};
+  }
   root["schedule"] = std::move(sched);
 
   Array allocation;

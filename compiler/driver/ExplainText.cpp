@@ -120,6 +120,19 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   os << "\n";
   for (const schedule::FoldedStorage &fold : schedule.folded)
     os << "  " << fold.array << " dimension " << fold.dim << ": window " << fold.window << "\n";
+  if (schedule.streaming) {
+    const schedule::Streaming &streaming = *schedule.streaming;
+    os << "\nstreamed (--stream; one slice per step of " << streaming.stepName << "):\n";
+    const std::string &t = streaming.stepName;
+    for (const schedule::StreamedArray &array : streaming.arrays) {
+      std::string reads = array.lag ? "slices " + t + " - " + std::to_string(array.lag) + " .. " + t : "slice " + t;
+      os << "  " << (array.isInput ? "input " : "output ") << array.array << ": " << array.slots << " slots; step "
+         << t << (array.isInput ? " reads " + reads : " writes slice " + t + (array.lag ? ", reads " + reads : ""))
+         << "\n";
+    }
+    for (const std::string &whole : streaming.wholeArrays)
+      os << "  whole " << whole << "\n";
+  }
   if (!schedule.elided.empty()) {
     os << "\nelided copies:\n";
     for (const schedule::ElidedCopies &copies : schedule.elided)

@@ -7,6 +7,7 @@
 #include "compiler/model/PointTerms.h"
 #include "compiler/model/SnapshotUpdates.h"
 #include "compiler/schedule/CopyElision.h"
+#include "compiler/schedule/Streaming.h"
 #include "compiler/support/SourceError.h"
 #include "dsl/Diagnostics.h"
 #include "dsl/Frontend.h"
@@ -111,6 +112,7 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     compiled->deps = std::move(*deps);
     schedule::ScheduleOptions scheduleOptions;
     scheduleOptions.fuse = options.fuse;
+    scheduleOptions.streamSteps = options.stream;
     auto schedule = schedule::chooseSchedule(compiled->model, compiled->deps, scheduleOptions);
     if (!schedule)
       return reportError(schedule.takeError(), sm), nullptr;
@@ -120,10 +122,20 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
       return reportError(std::move(err), sm), nullptr;
     if (llvm::Error err = schedule::verifyStorage(compiled->model, compiled->deps, compiled->schedule))
       return reportError(std::move(err), sm), nullptr;
-    timeTileChecked(compiled->model, compiled->deps, compiled->schedule, options.timeTiling);
+    // A time tile runs several steps at once, before their slices could move: not with --stream.
+    if (!options.stream)
+      timeTileChecked(compiled->model, compiled->deps, compiled->schedule, options.timeTiling);
     // After both checks, which see every copy: what is elided runs on values its slots hold already.
     schedule::elideSteadyCopies(compiled->model, compiled->schedule);
     schedule::chooseTiles(compiled->model, compiled->schedule, options.tiling);
+    if (options.stream) {
+      auto streaming = schedule::planStreaming(compiled->model, compiled->schedule);
+      if (!streaming)
+        return reportError(streaming.takeError(), sm), nullptr;
+      schedule::applyStreaming(compiled->schedule, std::move(*streaming));
+      if (llvm::Error err = schedule::verifyStorage(compiled->model, compiled->deps, compiled->schedule))
+        return reportError(std::move(err), sm), nullptr;
+    }
     allocate::AllocationOptions allocationOptions;
     allocationOptions.choice = options.allocation;
     allocationOptions.blockSize = options.blockSize;

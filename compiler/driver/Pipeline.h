@@ -2,7 +2,7 @@
 // explain may use it too): loadProgram -> hoistInputTerms -> factorSeparableSums ->
 // computeTermsOncePerPoint -> buildModel -> snapshotUpdates ->
 // removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule, verifyStorage -> timeTile
-// (checked again) -> chooseTiles -> allocate -> mapScheduleTree (GPU targets and explain). Errors are printed
+// (checked again) -> chooseTiles -> planStreaming (--stream, checked again) -> allocate -> mapScheduleTree (GPU targets and explain). Errors are printed
 // clang-style through the SourceMgr.
 #pragma once
 
@@ -32,6 +32,7 @@ struct PipelineOptions {
   schedule::TilingOptions tiling; // --tile
   schedule::TimeTilingOptions timeTiling; // set for a target that tiles for caches, unless --tile=none
   bool gpuMapping = true; // mapScheduleTree: emit and build clear it for the CPU target, which has none
+  bool stream = false;    // --stream: inputs and outputs moved one slice per step of the outer loop
 };
 
 // Every stage's result. The isl context is declared first so that it is destroyed last.

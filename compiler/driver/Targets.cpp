@@ -15,10 +15,11 @@ using namespace polyc::driver;
 
 const std::vector<TargetInfo> &polyc::driver::targets() {
   static const std::vector<TargetInfo> table = {
-      {"cpu", "C++17 + OpenMP", codegen::emitCpu, buildCpu, /*tilesForCaches=*/true, /*mapsToGpu=*/false},
+      {"cpu", "C++17 + OpenMP", codegen::emitCpu, buildCpu, /*tilesForCaches=*/true, /*mapsToGpu=*/false,
+       /*streams=*/true},
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
-      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true},
+      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL, false,
        /*mapsToGpu=*/true},
   };

@@ -39,6 +39,7 @@ struct TargetInfo {
   BuildFunction build;     // null: polyc build does not support the target yet
   bool tilesForCaches = false; // applies tile sizes and time-tiles stencils (the CPU's caches)
   bool mapsToGpu = false;      // prints the GPU mapping of the schedule tree (compiler/map)
+  bool streams = false;        // supports --stream (Schedule::streaming)
 };
 
 const std::vector<TargetInfo> &targets();

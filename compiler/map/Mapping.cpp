@@ -348,6 +348,25 @@ Mapping Mapper::run() {
   return mapping;
 }
 
+// A streamed build's outer loop: on the host, one step at a time, so that the runtime moves each step's
+// slices between its launches; not one persistent kernel nor a graph of all the steps.
+static llvm::Error keepStepsOnHost(BandMapping &outer) {
+  bool stepsOnHost = outer.placement == Placement::HostLoop ||
+                     (outer.placement == Placement::Kernel && !outer.gridMembers.empty() && outer.gridMembers.front() > 0);
+  if (!stepsOnHost)
+    return makeError(std::string("--stream: the outer loop is mapped as ") + spelling(outer.placement) +
+                     ", not as a loop on the host around the kernels of each step");
+  const char *streamed = "streamed (--stream): the outer loop on the host, one step at a time, the streamed arrays' "
+                         "slices moved between the steps";
+  if (outer.placement == Placement::HostLoop)
+    outer.reason = std::string(streamed) + ", the work inside launched on each step";
+  else
+    outer.reason += std::string("; ") + streamed;
+  outer.persistent.reset();
+  outer.replayable = false;
+  return llvm::Error::success();
+}
+
 llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,
                                         const allocate::Allocation &allocation) {
   try {
@@ -355,6 +374,9 @@ llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedul
     Mapping mapping = mapper.run();
     if (mapping.bands.size() != schedule.bands.size())
       return makeError("internal error in the GPU mapping: the schedule tree's bands do not match the schedule's");
+    if (schedule.streaming)
+      if (llvm::Error err = keepStepsOnHost(mapping.bands.front()))
+        return err;
     return mapping;
   } catch (const isl::exception &e) {
     return makeError(std::string("internal error in the GPU mapping (isl): ") + e.what());

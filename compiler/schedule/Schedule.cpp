@@ -359,8 +359,8 @@ llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsig
 
 // Stream a region along its first free dimension (one outer sequential loop over it for all its
 // statements) when every statement has that dimension with the same extent, no dependence goes
-// backwards along it, and doing so either orders a cycle of statements or lets a local array
-// written in the region be kept only over a bounded window of it.
+// backwards along it, and doing so either orders a cycle of statements, lets a local array
+// written in the region be kept only over a bounded window of it, or is what --stream asks for.
 bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed, const isl::union_map &deps,
                              bool hasCycle) {
   if (stmts.size() < 2)
@@ -385,7 +385,9 @@ bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed,
         !extentOf(stmt).is_equal(extent))
       return false;
   }
-  bool pays = hasCycle;
+  // A streamed build (--stream) moves its arrays a slice per step of the outermost loop: it takes that
+  // loop wherever it is legal.
+  bool pays = hasCycle || (options_.streamSteps && fixed == 0);
   for (unsigned a : stmts)
     for (unsigned b : stmts) {
       isl::map rel = relationBetween(model_, deps, a, b);

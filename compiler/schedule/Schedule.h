@@ -5,6 +5,7 @@
 
 #include "compiler/analysis/DependenceGraph.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,22 @@ struct FoldedStorage {
   int64_t windowValue = -1; // when it is a compile-time constant
 };
 
+// An array that a streamed build (polyc build --stream, Streaming.h) holds as a ring of slices along its first
+// dimension, one slice per step of the outer loop: an input's arrive before the step that first reads them, an
+// output's leave after the step that writes them.
+struct StreamedArray {
+  std::string array;
+  bool isInput = true;
+  int64_t lag = 0;   // the steps read slices t - lag .. t
+  int64_t slots = 2; // lag + 2: during step t the slice of step t + 1 arrives, or the one of step t - 1 leaves
+};
+
+struct Streaming {
+  std::string stepName;                // the outer loop's dimension ("t")
+  std::vector<StreamedArray> arrays;   // in the order of the program's declarations
+  std::vector<std::string> wholeArrays; // inputs and outputs moved whole, each with the reason
+};
+
 // The instances of an identity copy along a folded dimension that the schedule no longer runs: the slot
 // already holds the value (CopyElision.h).
 struct ElidedCopies {
@@ -66,10 +83,12 @@ struct Schedule {
   std::vector<FoldedStorage> folded;
   std::vector<TimeTiledRegion> timeTiled; // the CPU target's (empty unless timeTile ran)
   std::vector<ElidedCopies> elided; // copies into folded slots that already hold the value (CopyElision.h)
+  std::optional<Streaming> streaming; // a streamed build's rings (Streaming.h); their folds are in `folded`
 };
 
 struct ScheduleOptions {
-  bool fuse = true; // --no-fuse turns it off
+  bool fuse = true;         // --no-fuse turns it off
+  bool streamSteps = false; // --stream: one outer loop over the statements' shared first dimension if legal
 };
 
 llvm::Expected<Schedule> chooseSchedule(const model::Model &model, const analysis::DependenceGraph &deps,

@@ -4,7 +4,12 @@ random frames and per-pixel separable kernels (seed fixed), each executable run 
 FPS = frames / median compute time (the sequence is uploaded before the timed region). Prints a markdown
 table, one column per executable, and the FLOP rate of the first one:
 
-  bench.py [--sizes 320x240,...] [--frames T] [--repeat K] [--peak GFLOPS] LABEL=EXE [LABEL=EXE ...]
+  bench.py [--sizes 320x240,...] [--frames T] [--repeat K] [--peak GFLOPS] LABEL=EXE[@OUT] ...
+
+An executable built with --stream (polyc build --stream) reads the frames from the .npy file and writes the
+flow as it goes, so its time counts both: with @null its u and v go to /dev/null (the frames are read from
+the page cache, uploaded, and the flow downloaded, overlapped with the steps); with @files to .npy files in
+the work folder (on disk, renamed into place at the end). Without @OUT the flow is not written at all.
 
 The FLOPs per frame count what the factored program computes per pixel: each of the 5 sums costs
 M*N + M + L multiply-adds (the spatial part once per frame, then the window of L frames), plus the
@@ -35,6 +40,16 @@ def inputs(work, t, h, w):
     return args
 
 
+def output_args(work, out, label):
+    if out == "null":
+        return ["--out", "u=/dev/null", "--out", "v=/dev/null"]
+    if out == "files":
+        return ["--out", f"u={work}/{label}-u.npy", "--out", f"v={work}/{label}-v.npy"]
+    if out:
+        raise SystemExit(f"unknown output mode @{out} (expected @null or @files)")
+    return []
+
+
 def median_seconds(exe, args, repeat):
     result = subprocess.run([exe] + args + ["--repeat", str(repeat), "--json"], capture_output=True, text=True,
                             timeout=900)
@@ -51,15 +66,20 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--peak", type=float, default=0.0, help="FP32 peak in GFLOP/s, for the fraction")
     args = parser.parse_args()
-    exes = [tuple(e.split("=", 1)) for e in args.exes]
-    print(f"| size | frames | " + " | ".join(f"{label} (FPS)" for label, _ in exes) + " | GFLOP/frame | GFLOP/s |" +
+    exes = []
+    for spec in args.exes:
+        label, exe = spec.split("=", 1)
+        exe, _, out = exe.partition("@")
+        exes.append((label, exe, out))
+    print(f"| size | frames | " + " | ".join(f"{label} (FPS)" for label, _, _ in exes) + " | GFLOP/frame | GFLOP/s |" +
           (" of peak |" if args.peak else ""))
     print("| --- | --- | " + " | ".join("---" for _ in exes) + " | --- | --- |" + (" --- |" if args.peak else ""))
     for size in args.sizes.split(","):
         w, h = (int(v) for v in size.split("x"))
         with tempfile.TemporaryDirectory() as work:
             common = inputs(work, args.frames, h, w)
-            fps = [args.frames / median_seconds(exe, common, args.repeat) for _, exe in exes]
+            fps = [args.frames / median_seconds(exe, common + output_args(work, out, label), args.repeat)
+                   for label, exe, out in exes]
         flops = h * w * (5 * 2 * (M * N + M + L) + 5)
         rate = flops * fps[0] / 1e9
         row = f"| {w}x{h} | {args.frames} | " + " | ".join(f"{f:.1f}" for f in fps)

@@ -4,6 +4,8 @@
 #include "polyc/Npy.h"
 
 #include <cerrno>
+#include <csignal>
+#include <pthread.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -249,16 +251,12 @@ uint32_t readLittleEndian(const unsigned char *bytes, int count) {
   return value;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0)
-      text += ", ";
-    text += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1)
-    text += ",";
-  return text + ")";
+// The size of the header-length field of format version major.minor; 0 for an unsupported version.
+int lengthFieldBytes(unsigned major, unsigned minor) {
+  // Version 1.0 has a 2-byte header length; 2.0 and 3.0 (3.0: UTF-8 header) have 4 bytes.
+  if (minor != 0)
+    return 0;
+  return major == 1 ? 2 : major == 2 || major == 3 ? 4 : 0;
 }
 
 // Interprets descr: '<f4', '>f8', '<i4'. Byte-order marks '|' (not applicable) and '=' (the
@@ -355,6 +353,18 @@ const char *dtypeDescr(DType dtype) {
   return "?";
 }
 
+std::string npyShapeText(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0)
+      text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1)
+    text += ",";
+  return text + ")";
+}
+
 int64_t NpyArray::elementCount() const {
   // A zero extent first: the other extents' product may not fit int64 then.
   for (int64_t extent : shape)
@@ -366,20 +376,31 @@ int64_t NpyArray::elementCount() const {
   return count;
 }
 
-Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::string &name) {
+size_t npyHeaderSize(const unsigned char *data, size_t size) {
+  if (size < 8)
+    return 8;
+  int lengthBytes = lengthFieldBytes(data[6], data[7]);
+  if (std::memcmp(data, kMagic, sizeof kMagic) != 0 || lengthBytes == 0)
+    return size;
+  size_t prefix = 8 + size_t(lengthBytes);
+  if (size < prefix)
+    return prefix;
+  return prefix + readLittleEndian(data + 8, lengthBytes);
+}
+
+Result<NpyHeader> parseNpyHeader(const unsigned char *data, size_t size, const std::string &name) {
   auto failure = [&](const std::string &message) {
-    return Result<NpyArray>::failure(name + ": " + message);
+    return Result<NpyHeader>::failure(name + ": " + message);
   };
   if (size < sizeof kMagic || std::memcmp(data, kMagic, sizeof kMagic) != 0)
     return failure("not a .npy file (expected the magic string \\x93NUMPY at the start)");
   if (size < 8)
     return failure("truncated: the file ends inside the format version");
   unsigned major = data[6], minor = data[7];
-  if (!((major == 1 || major == 2 || major == 3) && minor == 0))
-    return failure("unsupported .npy format version " + std::to_string(major) + "." +
-                   std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
-  // Version 1.0 has a 2-byte header length; 2.0 and 3.0 (3.0: UTF-8 header) have 4 bytes.
-  int lengthBytes = major == 1 ? 2 : 4;
+  int lengthBytes = lengthFieldBytes(major, minor);
+  if (lengthBytes == 0)
+    return failure("unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (expected 1.0, 2.0 or 3.0)");
   size_t prefix = 8 + size_t(lengthBytes);
   if (size < prefix)
     return failure("truncated: the file ends inside the header length");
@@ -417,8 +438,7 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
     return failure(std::string("malformed header: missing key '") +
                    (!descr ? "descr" : !fortranOrder ? "fortran_order" : "shape") + "'");
 
-  NpyArray array;
-  bool bigEndian = false;
+  NpyHeader header;
   if (descr->kind == PyValue::Kind::List)
     return failure("structured dtypes (a list as 'descr') are not supported; expected float32, "
                    "float64 or int32");
@@ -426,12 +446,13 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
     return failure(std::string("malformed header: 'descr' is ") + kindName(descr->kind) +
                    ", expected a string such as '<f4'");
   std::string descrError;
-  if (!parseDescr(descr->text, array.dtype, bigEndian, descrError))
+  if (!parseDescr(descr->text, header.dtype, header.bigEndian, descrError))
     return failure(descrError);
 
   if (fortranOrder->kind != PyValue::Kind::Bool)
     return failure(std::string("malformed header: 'fortran_order' is ") +
                    kindName(fortranOrder->kind) + ", expected True or False");
+  header.fortranOrder = fortranOrder->boolean;
 
   if (shape->kind != PyValue::Kind::Tuple)
     return failure(std::string("malformed header: 'shape' is ") + kindName(shape->kind) +
@@ -439,7 +460,7 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
   if (shape->items.size() > kNpyMaxRank)
     return failure("the shape has rank " + std::to_string(shape->items.size()) +
                    ", more than the supported " + std::to_string(kNpyMaxRank));
-  size_t elementSize = dtypeSize(array.dtype);
+  size_t elementSize = dtypeSize(header.dtype);
   uint64_t byteCount = elementSize;
   bool sizeOverflow = false;
   for (const PyValue &extent : shape->items) {
@@ -450,35 +471,55 @@ Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::str
       return failure("a shape entry does not fit a 64-bit integer");
     if (extent.integer < 0)
       return failure("the shape has a negative extent " + std::to_string(extent.integer));
-    array.shape.push_back(extent.integer);
+    header.shape.push_back(extent.integer);
     if (__builtin_mul_overflow(byteCount, uint64_t(extent.integer), &byteCount))
       sizeOverflow = true;
   }
   // A zero extent makes the size zero even if other extents overflow when multiplied.
   bool empty = false;
-  for (int64_t extent : array.shape)
+  for (int64_t extent : header.shape)
     empty = empty || extent == 0;
   if (empty)
     byteCount = 0;
   else if (sizeOverflow || byteCount > uint64_t(std::numeric_limits<int64_t>::max()))
-    return failure("the shape " + shapeText(array.shape) + " of " + dtypeName(array.dtype) +
+    return failure("the shape " + npyShapeText(header.shape) + " of " + dtypeName(header.dtype) +
                    " is too large (its size in bytes overflows)");
 
-  size_t dataOffset = prefix + headerLength;
-  size_t available = size - dataOffset;
-  std::string needs = "the shape " + shapeText(array.shape) + " of " + dtypeName(array.dtype) +
+  header.dataOffset = prefix + headerLength;
+  header.byteCount = byteCount;
+  return Result<NpyHeader>::success(std::move(header));
+}
+
+Status checkNpyDataSize(const NpyHeader &header, uint64_t available, const std::string &name) {
+  uint64_t byteCount = header.byteCount;
+  std::string needs = "the shape " + npyShapeText(header.shape) + " of " + dtypeName(header.dtype) +
                       " needs " + std::to_string(byteCount) + " bytes of data";
   if (available < byteCount)
-    return failure("truncated data: " + needs + ", the file has " + std::to_string(available));
+    return Status::failure(name + ": truncated data: " + needs + ", the file has " +
+                           std::to_string(available));
   if (available > byteCount)
-    return failure("trailing bytes: " + needs + ", the file has " + std::to_string(available) +
-                   " (" + std::to_string(available - byteCount) + " too many)");
+    return Status::failure(name + ": trailing bytes: " + needs + ", the file has " +
+                           std::to_string(available) + " (" + std::to_string(available - byteCount) +
+                           " too many)");
+  return Status::success();
+}
 
-  array.bytes.assign(data + dataOffset, data + dataOffset + byteCount);
-  if (bigEndian)
+Result<NpyArray> parseNpy(const unsigned char *data, size_t size, const std::string &name) {
+  Result<NpyHeader> parsed = parseNpyHeader(data, size, name);
+  if (!parsed)
+    return Result<NpyArray>::failure(parsed.message());
+  const NpyHeader &header = parsed.value();
+  if (Status sized = checkNpyDataSize(header, size - header.dataOffset, name); !sized)
+    return Result<NpyArray>::failure(sized.message());
+  NpyArray array;
+  array.dtype = header.dtype;
+  array.shape = header.shape;
+  size_t elementSize = dtypeSize(header.dtype);
+  array.bytes.assign(data + header.dataOffset, data + header.dataOffset + header.byteCount);
+  if (header.bigEndian)
     byteSwap(array.bytes, elementSize);
-  if (fortranOrder->boolean && array.shape.size() > 1)
-    array.bytes = fortranToC(array.bytes, array.shape, elementSize);
+  if (header.fortranOrder && header.shape.size() > 1)
+    array.bytes = fortranToC(array.bytes, header.shape, elementSize);
   return Result<NpyArray>::success(std::move(array));
 }
 
@@ -509,28 +550,26 @@ Result<NpyArray> loadNpy(const std::string &path) {
   return parseNpy(contents.value().data(), contents.value().size(), path);
 }
 
-Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int64_t> &shape,
-                                             const unsigned char *bytes, size_t byteCount) {
-  using ResultType = Result<std::vector<unsigned char>>;
-  uint64_t expected = dtypeSize(dtype);
+Result<uint64_t> npyDataBytes(DType dtype, const std::vector<int64_t> &shape) {
+  uint64_t bytes = dtypeSize(dtype);
   bool overflow = false, empty = false;
   for (int64_t extent : shape) {
     if (extent < 0)
-      return ResultType::failure("cannot write a negative extent " + std::to_string(extent));
-    overflow = overflow || __builtin_mul_overflow(expected, uint64_t(extent), &expected);
+      return Result<uint64_t>::failure("cannot write a negative extent " + std::to_string(extent));
+    overflow = overflow || __builtin_mul_overflow(bytes, uint64_t(extent), &bytes);
     empty = empty || extent == 0;
   }
   // As in parseNpy: a zero extent makes the array empty whatever the other extents multiply to.
   if (empty)
-    expected = 0;
-  else if (overflow)
-    return ResultType::failure("the shape " + shapeText(shape) + " is too large");
-  if (expected != byteCount)
-    return ResultType::failure("the data has " + std::to_string(byteCount) + " bytes, the shape " +
-                               shapeText(shape) + " of " + dtypeName(dtype) + " needs " +
-                               std::to_string(expected));
+    return Result<uint64_t>::success(0);
+  if (overflow)
+    return Result<uint64_t>::failure("the shape " + npyShapeText(shape) + " is too large");
+  return Result<uint64_t>::success(bytes);
+}
+
+std::vector<unsigned char> npyHeaderBytes(DType dtype, const std::vector<int64_t> &shape) {
   std::string header = std::string("{'descr': '") + dtypeDescr(dtype) +
-                       "', 'fortran_order': False, 'shape': " + shapeText(shape) + ", }";
+                       "', 'fortran_order': False, 'shape': " + npyShapeText(shape) + ", }";
   // numpy pads the header with spaces and a final newline so that the data starts at a multiple
   // of 64 bytes; version 2.0 only when the header does not fit a 2-byte length.
   size_t prefix = 10;
@@ -547,54 +586,139 @@ Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int6
   for (size_t i = 0; i < prefix - 8; ++i)
     out.push_back(static_cast<unsigned char>((length >> (8 * i)) & 0xff));
   out.insert(out.end(), header.begin(), header.end());
+  return out;
+}
+
+Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int64_t> &shape,
+                                             const unsigned char *bytes, size_t byteCount) {
+  using ResultType = Result<std::vector<unsigned char>>;
+  Result<uint64_t> expected = npyDataBytes(dtype, shape);
+  if (!expected)
+    return ResultType::failure(expected.message());
+  if (expected.value() != byteCount)
+    return ResultType::failure("the data has " + std::to_string(byteCount) + " bytes, the shape " +
+                               npyShapeText(shape) + " of " + dtypeName(dtype) + " needs " +
+                               std::to_string(expected.value()));
+  std::vector<unsigned char> out = npyHeaderBytes(dtype, shape);
   out.insert(out.end(), bytes, bytes + byteCount);
   return ResultType::success(std::move(out));
 }
 
-Status writeFileAtomically(const std::string &path, const std::vector<unsigned char> &contents) {
+Result<TemporaryFile> createTemporaryBeside(const std::string &path) {
   // Beside the file, under its name cut short enough that the suffix keeps it within a file name's
   // 255 bytes (an output named by a 250-character array name is a valid file; its name + suffix is not).
   const size_t slash = path.find_last_of('/');
   const size_t nameStart = slash == std::string::npos ? 0 : slash + 1;
   const std::string suffix = ".tmp-XXXXXX";
-  std::string temporary = path.substr(0, nameStart) + path.substr(nameStart, 255 - suffix.size()) + suffix;
-  int fd = ::mkstemp(temporary.data());
-  if (fd < 0)
-    return Status::failure(path + ": cannot create a temporary file beside it: " +
-                           std::strerror(errno));
-  auto abandon = [&](const char *what) {
-    int error = errno;
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    return Status::failure(path + ": cannot " + what + ": " + std::strerror(error));
-  };
+  TemporaryFile file;
+  file.path = path.substr(0, nameStart) + path.substr(nameStart, 255 - suffix.size()) + suffix;
+  file.fd = ::mkstemp(file.path.data());
+  if (file.fd < 0)
+    return Result<TemporaryFile>::failure(
+        path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   // mkstemp creates the file readable by its owner only; give it the usual permissions.
-  if (::fchmod(fd, 0644) != 0)
-    return abandon("set the permissions of the temporary file");
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t got = ::write(fd, contents.data() + written, contents.size() - written);
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      return abandon("write");
-    }
-    written += size_t(got);
+  if (::fchmod(file.fd, 0644) != 0) {
+    int error = errno;
+    abandonTemporaryFile(file);
+    return Result<TemporaryFile>::failure(
+        path + ": cannot set the permissions of the temporary file: " + std::strerror(error));
   }
-  if (::fsync(fd) != 0)
-    return abandon("flush to disk");
+  return Result<TemporaryFile>::success(std::move(file));
+}
+
+void abandonTemporaryFile(TemporaryFile &file) {
+  if (file.fd < 0)
+    return;
+  ::close(file.fd);
+  ::unlink(file.path.c_str());
+  file.fd = -1;
+}
+
+Status commitTemporaryFile(TemporaryFile &file, const std::string &path) {
+  if (::fsync(file.fd) != 0) {
+    int error = errno;
+    abandonTemporaryFile(file);
+    return Status::failure(path + ": cannot flush to disk: " + std::strerror(error));
+  }
+  int fd = file.fd;
+  file.fd = -1;
   if (::close(fd) != 0) {
     int error = errno;
-    ::unlink(temporary.c_str());
+    ::unlink(file.path.c_str());
     return Status::failure(path + ": cannot close: " + std::strerror(error));
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (::rename(file.path.c_str(), path.c_str()) != 0) {
     int error = errno;
-    ::unlink(temporary.c_str());
-    return Status::failure(path + ": cannot rename the temporary file onto it: " +
-                           std::strerror(error));
+    ::unlink(file.path.c_str());
+    return Status::failure(path + ": cannot rename the temporary file onto it: " + std::strerror(error));
   }
   return Status::success();
+}
+
+// Writes all of `data`; false (errno set) on an error. SIGPIPE is blocked in this thread meanwhile and one
+// this write raised is consumed, so a FIFO whose reader went away fails with EPIPE instead of killing the
+// program.
+bool writeFully(int fd, const unsigned char *data, size_t size) {
+  sigset_t pipeSignal, previous, pending;
+  sigemptyset(&pipeSignal);
+  sigaddset(&pipeSignal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous);
+  sigpending(&pending);
+  bool wasPending = sigismember(&pending, SIGPIPE) == 1;
+  bool ok = true;
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      ok = false;
+      break;
+    }
+    data += n;
+    size -= size_t(n);
+  }
+  int error = errno;
+  if (!ok && error == EPIPE && !wasPending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipeSignal, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = error;
+  return ok;
+}
+
+// A named pipe or a device (/dev/null) is written in place: a file renamed onto it would replace it.
+static Status writeInPlace(const std::string &path, const std::vector<unsigned char> &contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::failure(path + ": cannot open: " + std::strerror(errno));
+  if (!writeFully(fd, contents.data(), contents.size())) {
+    int error = errno;
+    ::close(fd);
+    return Status::failure(path + ": cannot write: " + std::strerror(error));
+  }
+  if (::close(fd) != 0)
+    return Status::failure(path + ": cannot close: " + std::strerror(errno));
+  return Status::success();
+}
+
+Status writeFileAtomically(const std::string &path, const std::vector<unsigned char> &contents) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode)))
+    return writeInPlace(path, contents);
+  Result<TemporaryFile> created = createTemporaryBeside(path);
+  if (!created)
+    return Status::failure(created.message());
+  TemporaryFile &file = created.value();
+  if (!writeFully(file.fd, contents.data(), contents.size())) {
+    int error = errno;
+    abandonTemporaryFile(file);
+    return Status::failure(path + ": cannot write: " + std::strerror(error));
+  }
+  return commitTemporaryFile(file, path);
 }
 
 Status saveNpy(const std::string &path, DType dtype, const std::vector<int64_t> &shape,

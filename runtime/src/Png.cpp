@@ -481,8 +481,8 @@ Result<GreyImage> decodePng(const unsigned char *data, size_t size, const std::s
   return R::success(std::move(image));
 }
 
-Result<NpyArray> loadPngFrames(const std::string &folder, DType dtype) {
-  using R = Result<NpyArray>;
+Result<std::vector<std::string>> listPngFrames(const std::string &folder, DType dtype) {
+  using R = Result<std::vector<std::string>>;
   if (dtype != DType::F32 && dtype != DType::F64)
     return R::failure(folder + ": PNG frames are grey levels, for an f32 or f64 array, not " +
                       dtypeName(dtype));
@@ -499,36 +499,62 @@ Result<NpyArray> loadPngFrames(const std::string &folder, DType dtype) {
   std::sort(names.begin(), names.end());
   if (names.empty())
     return R::failure(folder + ": no .png files in the folder");
+  return R::success(std::move(names));
+}
+
+Result<GreyImage> loadPngFrame(const std::string &folder, const std::vector<std::string> &names, size_t index,
+                               int64_t height, int64_t width) {
+  using R = Result<GreyImage>;
+  std::string path = folder + (folder.back() == '/' ? "" : "/") + names[index];
+  Result<std::vector<unsigned char>> contents = readWholeFile(path);
+  if (!contents)
+    return R::failure(contents.message());
+  Result<GreyImage> image = decodePng(contents.value().data(), contents.value().size(), path);
+  if (!image)
+    return image;
+  const GreyImage &picture = image.value();
+  if (height && width && (picture.height != height || picture.width != width))
+    return R::failure(path + ": " + std::to_string(picture.width) + " x " + std::to_string(picture.height) +
+                      " pixels, but " + names.front() + " has " + std::to_string(width) + " x " +
+                      std::to_string(height));
+  return image;
+}
+
+void greyLevelBytes(const GreyImage &image, DType dtype, unsigned char *out) {
+  for (double grey : image.pixels) {
+    if (dtype == DType::F32) {
+      float v = float(grey);
+      std::memcpy(out, &v, sizeof v);
+      out += sizeof v;
+    } else {
+      std::memcpy(out, &grey, sizeof grey);
+      out += sizeof grey;
+    }
+  }
+}
+
+Result<NpyArray> loadPngFrames(const std::string &folder, DType dtype) {
+  using R = Result<NpyArray>;
+  Result<std::vector<std::string>> names = listPngFrames(folder, dtype);
+  if (!names)
+    return R::failure(names.message());
   NpyArray frames;
   frames.dtype = dtype;
-  for (const std::string &name : names) {
-    std::string path = folder + (folder.back() == '/' ? "" : "/") + name;
-    Result<std::vector<unsigned char>> contents = readWholeFile(path);
-    if (!contents)
-      return R::failure(contents.message());
-    Result<GreyImage> image = decodePng(contents.value().data(), contents.value().size(), path);
+  for (size_t index = 0; index < names.value().size(); ++index) {
+    bool first = frames.shape.empty();
+    Result<GreyImage> image =
+        loadPngFrame(folder, names.value(), index, first ? 0 : frames.shape[1], first ? 0 : frames.shape[2]);
     if (!image)
       return R::failure(image.message());
     const GreyImage &picture = image.value();
-    if (frames.shape.empty()) {
-      frames.shape = {int64_t(names.size()), picture.height, picture.width};
-      frames.bytes.reserve(names.size() * picture.pixels.size() * dtypeSize(dtype));
-    } else if (picture.height != frames.shape[1] || picture.width != frames.shape[2]) {
-      return R::failure(path + ": " + std::to_string(picture.width) + " x " + std::to_string(picture.height) +
-                        " pixels, but " + names.front() + " has " + std::to_string(frames.shape[2]) + " x " +
-                        std::to_string(frames.shape[1]));
+    size_t frameBytes = picture.pixels.size() * dtypeSize(dtype);
+    if (first) {
+      frames.shape = {int64_t(names.value().size()), picture.height, picture.width};
+      frames.bytes.reserve(names.value().size() * frameBytes);
     }
-    for (double grey : picture.pixels) {
-      unsigned char bytes[8];
-      size_t n = dtypeSize(dtype);
-      if (dtype == DType::F32) {
-        float v = float(grey);
-        std::memcpy(bytes, &v, n);
-      } else {
-        std::memcpy(bytes, &grey, n);
-      }
-      frames.bytes.insert(frames.bytes.end(), bytes, bytes + n);
-    }
+    size_t at = frames.bytes.size();
+    frames.bytes.resize(at + frameBytes);
+    greyLevelBytes(picture, dtype, frames.bytes.data() + at);
   }
   return R::success(std::move(frames));
 }

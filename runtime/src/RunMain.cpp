@@ -4,6 +4,7 @@
 #include "polyc/Npy.h"
 #include "polyc/Png.h"
 #include "polyc/Runtime.h"
+#include "polyc/Stream.h"
 #include "polyc/Timer.h"
 
 #include <algorithm>
@@ -148,6 +149,12 @@ private:
   int parseArrayFlag(const std::string &flag, const std::string &text);
   int checkOutputPath(const std::string &flag, const std::string &name, const std::string &path);
   int loadInputs();
+  Result<NpyArray> loadWhole(const std::string &path, DType dtype);
+  Result<NpyArray> openStreamed(size_t index, const std::string &path);
+  bool streamed() const {
+    return std::any_of(info_.arrays.begin(), info_.arrays.end(), [](const ArraySpec &a) { return a.streamSlots > 0; });
+  }
+  int openStreams(bool reopenInputs);
   int inferParams();
   int evaluateExtent(const AffineExtent &extent, int64_t &value, const std::string &what);
   int checkShapes();
@@ -174,6 +181,7 @@ private:
   bool repeatGiven_ = false;
   bool json_ = false;
   RunContext context_;
+  StreamSlices slices_; // a streamed build's readers and writers, for the run about to start
   std::vector<double> times_;
 };
 
@@ -217,6 +225,18 @@ void Runner::printHelp(const char *argv0) const {
               "the computation succeeded, each to a temporary file renamed into place.\n"
               "exit status: 0 success; 2 bad command line or input file; 3 the computation "
               "failed\n");
+  if (streamed()) {
+    std::string arrays;
+    for (const ArraySpec &spec : info_.arrays)
+      if (spec.streamSlots > 0)
+        arrays += (arrays.empty() ? "" : ", ") + spec.name;
+    std::printf("\nBuilt with --stream: %s move one slice of their first dimension per step of the outer\n"
+                "loop, overlapped with the steps. An input is read as the steps need it (a .npy file may be a\n"
+                "named pipe); an output slice is written after its step (to a named pipe directly, else to\n"
+                "the temporary file renamed into place at the end). --repeat reads the inputs again each run,\n"
+                "and the time is from the first slice read to the last written.\n",
+                arrays.c_str());
+  }
 }
 
 int Runner::parseParam(const std::string &text) {
@@ -289,7 +309,9 @@ int Runner::parseArrayFlag(const std::string &flag, const std::string &text) {
   auto &files = in ? inFiles_ : outFiles_;
   if (files.count(size_t(index)))
     return usageError(flag + " " + name + " is given twice");
-  if (!in) {
+  struct stat target {};
+  bool device = ::stat(path.c_str(), &target) == 0 && S_ISCHR(target.st_mode); // /dev/null takes any output
+  if (!in && !device) {
     for (const auto &[other, otherPath] : outFiles_)
       if (otherPath == path)
         return usageError(flag + " " + text + ": the file is also the output of '" +
@@ -359,13 +381,32 @@ int Runner::parseArguments(int argc, char **argv) {
   return 0;
 }
 
+Result<NpyArray> Runner::loadWhole(const std::string &path, DType dtype) {
+  struct stat info;
+  bool folder = ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+  return folder ? loadPngFrames(path, dtype) : loadNpy(path);
+}
+
+// A streamed input's reader, opened on its header; the array it returns has the file's dtype and shape and
+// no bytes: the slices are read during the run.
+Result<NpyArray> Runner::openStreamed(size_t index, const std::string &path) {
+  Result<std::unique_ptr<SliceReader>> reader = openSliceReader(path, info_.arrays[index].dtype);
+  if (!reader)
+    return Result<NpyArray>::failure(reader.message());
+  NpyArray header;
+  header.dtype = reader.value()->dtype();
+  header.shape = reader.value()->shape();
+  slices_.readers[index] = std::move(reader.value());
+  return Result<NpyArray>::success(std::move(header));
+}
+
 int Runner::loadInputs() {
+  slices_.readers.resize(info_.arrays.size());
+  slices_.writers.resize(info_.arrays.size());
   for (const auto &[index, path] : inFiles_) {
     const ArraySpec &spec = info_.arrays[index];
     std::string flag = "--in " + spec.name + "=" + path;
-    struct stat info;
-    bool folder = ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-    Result<NpyArray> result = folder ? loadPngFrames(path, spec.dtype) : loadNpy(path);
+    Result<NpyArray> result = spec.streamSlots ? openStreamed(index, path) : loadWhole(path, spec.dtype);
     if (!result)
       return error(flag + ": " + result.message());
     NpyArray &array = result.value();
@@ -497,6 +538,8 @@ int Runner::checkShapes() {
 int Runner::allocateOutputs() {
   for (size_t a = 0; a < info_.arrays.size(); ++a) {
     HostArray &host = context_.arrays[a];
+    if (host.spec->streamSlots > 0)
+      continue; // moved one slice at a time, never whole
     auto found = loaded_.find(a);
     if (found != loaded_.end()) {
       host.bytes = found->second.bytes;
@@ -526,6 +569,32 @@ int Runner::allocateOutputs() {
   return 0;
 }
 
+// The slices of the next streamed run: the inputs' readers (opened again after the first run: each run reads
+// its files from the start) and a writer for each streamed output given --out.
+int Runner::openStreams(bool reopenInputs) {
+  for (size_t a = 0; a < info_.arrays.size(); ++a) {
+    const ArraySpec &spec = info_.arrays[a];
+    if (spec.streamSlots == 0)
+      continue;
+    if (spec.role == ArrayRole::Input) {
+      if (!reopenInputs)
+        continue;
+      Result<NpyArray> reopened = openStreamed(a, inFiles_[a]);
+      if (!reopened)
+        return error("--in " + spec.name + "=" + inFiles_[a] + ": " + reopened.message());
+      continue;
+    }
+    auto out = outFiles_.find(a);
+    if (out == outFiles_.end())
+      continue;
+    Result<std::unique_ptr<SliceWriter>> writer = openSliceWriter(out->second, spec.dtype, context_.arrays[a].shape);
+    if (!writer)
+      return error("--out " + spec.name + "=" + out->second + ": " + writer.message());
+    slices_.writers[a] = std::move(writer.value());
+  }
+  return 0;
+}
+
 int Runner::runCompute() {
   try {
     for (int64_t k = 0; k < repeat_; ++k) {
@@ -539,10 +608,19 @@ int Runner::runCompute() {
             std::fill(host.bytes.begin(), host.bytes.end(), 0);
         }
       }
+      if (streamed()) {
+        if (int status = openStreams(k > 0))
+          return status;
+        times_.push_back(compute_.computeStreamed(context_, slices_));
+        continue;
+      }
       compute_.upload(context_);
       times_.push_back(compute_.compute(context_));
     }
-    compute_.download(context_);
+    if (!streamed())
+      compute_.download(context_);
+  } catch (const SliceError &failure) {
+    return error(failure.what());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "%s: error: the computation ran out of memory\n", info_.name.c_str());
     return kExitComputeFailed;
@@ -569,6 +647,8 @@ int Runner::writeOutputs() {
                    info_.name.c_str(), roleName(spec.role), spec.name.c_str(), spec.name.c_str());
       continue;
     }
+    if (spec.streamSlots > 0)
+      continue; // written slice by slice during the run
     const HostArray &host = context_.arrays[a];
     Status status = saveNpy(found->second, spec.dtype, host.shape, host.bytes.data(),
                             host.bytes.size());

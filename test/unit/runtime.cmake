@@ -1,9 +1,11 @@
-# The runtime's unit tests (.npy and PNG input, runMain, the CPU wavefront driver) and runtime_demo_exe, the
-# hand-written program the lit tests in test/run/runtime run.
+# The runtime's unit tests (.npy and PNG input, slice streams, runMain, the CPU wavefront driver) and
+# runtime_demo_exe, the hand-written program the lit tests in test/run/runtime run.
 polyc_add_unittest(RuntimeNpyTests SOURCES NpyTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(RuntimePngTests SOURCES PngTests.cpp LIBS polyc_runtime)
+polyc_add_unittest(RuntimeSlicesTests SOURCES SlicesTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(RuntimeTimerTests SOURCES RuntimeTimerTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(RuntimeRunMainTests SOURCES RuntimeRunMainTests.cpp LIBS polyc_runtime)
+polyc_add_unittest(RuntimeStreamTests SOURCES StreamTests.cpp LIBS polyc_runtime)
 polyc_add_unittest(WavefrontTests SOURCES WavefrontTests.cpp LIBS polyc_runtime)
 # The same tests without OpenMP, so the std::thread path of Wavefront.h is tested too.
 polyc_add_unittest(WavefrontStdThreadTests SOURCES WavefrontTests.cpp LIBS polyc_runtime)

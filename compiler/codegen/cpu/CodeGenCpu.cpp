@@ -242,6 +242,7 @@ public:
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
+  bool printsStepHooks() const override { return true; }
   void printLoopPragma(const LoopView &loop) override;
   void printStatementCall(const StatementCall &call) override;
   bool tilesBands() const override { return true; }
@@ -626,6 +627,51 @@ static std::vector<Package> pointwisePackages(const model::Model &model, const s
   return kept;
 }
 
+// A streamed build's run (polyc/Stream.h): the streamed arrays in host rings that the loop's hooks fill
+// and drain one slice per step, the others in `context`.
+static void printStreamedRun(const CodegenInput &input, const ExprPrinter &exprs, const std::string &type,
+                             CodeWriter &w) {
+  const ast::Program &program = *input.model.program;
+  w.comment("A streamed run: the streamed arrays' slices come from `slices` and go to it one step at a time.");
+  w.openBlock("double polyc_runStreamed(polyc::rt::RunContext &context, polyc::rt::StreamSlices &slices)");
+  w.line(type + " polyc_program;");
+  for (unsigned k = 0; k < program.params.size(); ++k) {
+    std::string name = cIdentifier(program.params[k]->name);
+    w.line("[[maybe_unused]] const int64_t " + name + " = context.params[" + std::to_string(k) + "];");
+    w.line("polyc_program." + name + " = " + name + ";");
+  }
+  w.line("polyc::rt::HostRings polyc_rings;");
+  std::vector<const model::ArrayInfo *> arrays = interfaceArrays(input.model);
+  for (unsigned k = 0; k < arrays.size(); ++k) {
+    const model::ArrayInfo &a = *arrays[k];
+    std::string member = "polyc_program." + exprs.arrayRef(a), type = exprs.typeName(a.decl->elemType);
+    std::string index = std::to_string(k);
+    const schedule::StreamedArray *streamed = streamedArray(input.schedule, a.name);
+    if (!streamed) {
+      w.line(member + " = context.arrays[" + index + "].data<" + type + ">();");
+      continue;
+    }
+    std::string slots = std::to_string(streamed->slots);
+    if (streamed->isInput) {
+      w.line(member + " = polyc_rings.input<" + type + ">(std::move(slices.readers[" + index + "]), " + slots + ");");
+      continue;
+    }
+    std::vector<std::string> extents = exprs.wholeExtents(a);
+    std::string slice = "int64_t(1)";
+    for (size_t d = 1; d < extents.size(); ++d)
+      slice += " * int64_t(" + extents[d] + ")";
+    w.line(member + " = polyc_rings.output<" + type + ">(std::move(slices.writers[" + index + "]), " + slots + ", " +
+           slice + ");");
+  }
+  w.line("polyc_program.polyc_steps = &polyc_rings;");
+  w.line("polyc::rt::Timer polyc_timer;");
+  w.line("polyc_program.run();");
+  w.line("polyc_rings.finish();");
+  w.line("return polyc_timer.seconds();");
+  w.closeBlock();
+  w.blank();
+}
+
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const CodegenInput &input) {
   const model::Model &model = input.model;
   const ast::Program &program = *model.program;
@@ -651,6 +697,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.line("#include \"" + prog + ".h\"");
   w.blank();
   w.line("#include <polyc/Runtime.h>");
+  if (input.schedule.streaming)
+    w.line("#include <polyc/Stream.h>");
   w.line("#include <polyc/Timer.h>");
   w.line("#include <polyc/cpu/Parallel.h>");
   w.line("#include <polyc/cpu/Wavefront.h>");
@@ -680,6 +728,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     w.line(std::string(readOnly ? "const " : "") + exprs.typeName(a.decl->elemType) + " *" + exprs.arrayRef(a) +
            " = nullptr; // " + roleWord(a.decl->kind) + " " + shapeComment(*a.decl, exprs, a));
   }
+  if (input.schedule.streaming)
+    w.line("polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
     w.blank();
@@ -743,18 +793,33 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.closeBlock();
   w.closeBlock(";");
   w.blank();
+  if (input.schedule.streaming)
+    printStreamedRun(input, exprs, type, w);
 
   w.line("} // namespace");
   w.blank();
 
   // The C interface.
   w.openBlock("extern \"C\" " + runFunctionSignature(input));
-  w.line(type + " program;");
-  for (auto &p : program.params)
-    w.line("program." + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
-  for (const model::ArrayInfo *a : interfaceArrays(model))
-    w.line("program." + exprs.arrayRef(*a) + " = " + cIdentifier(a->name) + ";");
-  w.line("program.run();");
+  if (input.schedule.streaming) {
+    if (llvm::Error e = printContextFromArguments(input, exprs, w))
+      return e;
+    w.openBlock("try");
+    w.line("polyc::rt::StreamSlices slices = polyc::rt::memorySlices(context);");
+    w.line("polyc_runStreamed(context, slices);");
+    w.elseBlock("catch (const std::exception &failure)");
+    w.line("std::fprintf(stderr, \"" + prog + "_run: %s\\n\", failure.what());");
+    w.line("std::exit(3);");
+    w.closeBlock();
+    printArgumentsFromContext(input, w);
+  } else {
+    w.line(type + " program;");
+    for (auto &p : program.params)
+      w.line("program." + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
+    for (const model::ArrayInfo *a : interfaceArrays(model))
+      w.line("program." + exprs.arrayRef(*a) + " = " + cIdentifier(a->name) + ";");
+    w.line("program.run();");
+  }
   w.closeBlock();
   w.blank();
 
@@ -800,6 +865,30 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.line("void download(polyc::rt::RunContext &) override {}");
   w.blank();
   w.openBlock("double compute(polyc::rt::RunContext &context) override");
+  w.line(prog + "_params p = paramsOf(context);");
+  w.line("polyc::rt::Timer timer;");
+  std::vector<std::string> args = {"&p"};
+  std::vector<const model::ArrayInfo *> arrays = interfaceArrays(model);
+  for (unsigned k = 0; k < arrays.size(); ++k)
+    args.push_back("context.arrays[" + std::to_string(k) + "].data<" + exprs.typeName(arrays[k]->decl->elemType) +
+                   ">()");
+  w.line(prog + "_run(" + llvm::join(args, ", ") + ");");
+  w.line("return timer.seconds();");
+  w.closeBlock();
+  if (input.schedule.streaming) {
+    w.blank();
+    w.openBlock("double computeStreamed(polyc::rt::RunContext &context, polyc::rt::StreamSlices &slices) override");
+    w.line("paramsOf(context);");
+    w.line("return polyc_runStreamed(context, slices);");
+    w.closeBlock();
+  }
+  w.blank();
+  w.dedent();
+  w.line("private:");
+  w.indent();
+  w.comment("The params of a run, checked against those fixed when compiling; the allocation printed once if "
+            "POLYC_VERBOSE is set.");
+  w.openBlock(prog + "_params paramsOf(const polyc::rt::RunContext &context)");
   w.line(prog + "_params p;");
   for (unsigned k = 0; k < program.params.size(); ++k)
     w.line("p." + cIdentifier(program.params[k]->name) + " = context.params[" + std::to_string(k) + "];");
@@ -819,19 +908,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.line("std::fprintf(stderr, \"%s\", describeAllocation(p).c_str());");
   w.line("reported_ = true;");
   w.closeBlock();
-  w.line("polyc::rt::Timer timer;");
-  std::vector<std::string> args = {"&p"};
-  std::vector<const model::ArrayInfo *> arrays = interfaceArrays(model);
-  for (unsigned k = 0; k < arrays.size(); ++k)
-    args.push_back("context.arrays[" + std::to_string(k) + "].data<" + exprs.typeName(arrays[k]->decl->elemType) +
-                   ">()");
-  w.line(prog + "_run(" + llvm::join(args, ", ") + ");");
-  w.line("return timer.seconds();");
+  w.line("return p;");
   w.closeBlock();
   w.blank();
-  w.dedent();
-  w.line("private:");
-  w.indent();
   w.line("bool reported_ = false;");
   w.closeBlock(";");
   w.blank();

@@ -447,6 +447,7 @@ protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
+  bool printsStepHooks() const override { return true; }
   void printStatementCall(const StatementCall &call) override;
 
 private:
@@ -2249,44 +2250,23 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.comment("The C interface: copies the host arrays to the device, runs the program once, copies the outputs "
             "back. A CUDA error prints a message and exits with status 3.");
   w.openBlock("extern \"C\" " + runFunctionSignature(input));
-  w.line("polyc::rt::ProgramInfo info;");
-  if (llvm::Error e = printProgramInfo(input, "info", w))
+  if (llvm::Error e = printContextFromArguments(input, exprs, w))
     return e;
-  w.line("polyc::rt::RunContext context;");
-  std::string paramValues;
-  for (auto &p : program.params) {
-    w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = p->" + cIdentifier(p->name) + ";");
-    paramValues += (paramValues.empty() ? "" : ", ") + cIdentifier(p->name);
-  }
-  w.line("context.params = {" + paramValues + "};");
-  w.line("context.arrays.resize(info.arrays.size());");
-  std::vector<std::string> sizes;
-  for (unsigned k = 0; k < interface.size(); ++k) {
-    const model::ArrayInfo &a = *interface[k];
-    std::string type = exprs.typeName(a.decl->elemType);
-    std::string bytes = "size_t(" + exprs.storageSize(a) + ") * sizeof(" + type + ")";
-    std::string slot = "context.arrays[" + std::to_string(k) + "]";
-    w.line(slot + ".spec = &info.arrays[" + std::to_string(k) + "];");
-    w.line(slot + ".bytes.resize(" + bytes + ");");
-    if (a.decl->kind != ast::ArrayKind::Output)
-      w.line("std::memcpy(" + slot + ".bytes.data(), " + cIdentifier(a.name) + ", " + slot + ".bytes.size());");
-  }
   w.openBlock("try");
   w.line(computeType + " compute;");
-  w.line("compute.upload(context);");
-  w.line("compute.compute(context);");
-  w.line("compute.download(context);");
+  if (input.schedule.streaming) {
+    w.line("polyc::rt::StreamSlices slices = polyc::rt::memorySlices(context);");
+    w.line("compute.computeStreamed(context, slices);");
+  } else {
+    w.line("compute.upload(context);");
+    w.line("compute.compute(context);");
+    w.line("compute.download(context);");
+  }
   w.elseBlock("catch (const std::exception &failure)");
   w.line("std::fprintf(stderr, \"" + prog + "_run: %s\\n\", failure.what());");
   w.line("std::exit(3);");
   w.closeBlock();
-  for (unsigned k = 0; k < interface.size(); ++k) {
-    const model::ArrayInfo &a = *interface[k];
-    if (a.decl->kind == ast::ArrayKind::Input)
-      continue;
-    std::string slot = "context.arrays[" + std::to_string(k) + "]";
-    w.line("std::memcpy(" + cIdentifier(a.name) + ", " + slot + ".bytes.data(), " + slot + ".bytes.size());");
-  }
+  printArgumentsFromContext(input, w);
   w.closeBlock();
   w.blank();
   w.comment("The executable: polyc::rt::runMain parses the command line, loads and checks the .npy inputs, "

@@ -188,6 +188,17 @@ public:
   void download(polyc::rt::RunContext &) override {}
 
   double compute(polyc::rt::RunContext &context) override {
+    iir2d_params p = paramsOf(context);
+    polyc::rt::Timer timer;
+    iir2d_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<float>(),
+        context.arrays[2].data<float>(), context.arrays[3].data<float>());
+    return timer.seconds();
+  }
+
+private:
+  // The params of a run, checked against those fixed when compiling; the allocation printed once if
+  // POLYC_VERBOSE is set.
+  iir2d_params paramsOf(const polyc::rt::RunContext &context) {
     iir2d_params p;
     p.H = context.params[0];
     p.W = context.params[1];
@@ -197,13 +208,9 @@ public:
       std::fprintf(stderr, "%s", describeAllocation(p).c_str());
       reported_ = true;
     }
-    polyc::rt::Timer timer;
-    iir2d_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<float>(),
-        context.arrays[2].data<float>(), context.arrays[3].data<float>());
-    return timer.seconds();
+    return p;
   }
 
-private:
   bool reported_ = false;
 };
 

@@ -391,6 +391,18 @@ public:
   void download(polyc::rt::RunContext &) override {}
 
   double compute(polyc::rt::RunContext &context) override {
+    mlp_params p = paramsOf(context);
+    polyc::rt::Timer timer;
+    mlp_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<float>(),
+        context.arrays[2].data<float>(), context.arrays[3].data<float>(), context.arrays[4].data<float>(),
+        context.arrays[5].data<float>());
+    return timer.seconds();
+  }
+
+private:
+  // The params of a run, checked against those fixed when compiling; the allocation printed once if
+  // POLYC_VERBOSE is set.
+  mlp_params paramsOf(const polyc::rt::RunContext &context) {
     mlp_params p;
     p.P = context.params[0];
     p.I = context.params[1];
@@ -402,14 +414,9 @@ public:
       std::fprintf(stderr, "%s", describeAllocation(p).c_str());
       reported_ = true;
     }
-    polyc::rt::Timer timer;
-    mlp_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<float>(),
-        context.arrays[2].data<float>(), context.arrays[3].data<float>(), context.arrays[4].data<float>(),
-        context.arrays[5].data<float>());
-    return timer.seconds();
+    return p;
   }
 
-private:
   bool reported_ = false;
 };
 

@@ -200,6 +200,17 @@ public:
   void download(polyc::rt::RunContext &) override {}
 
   double compute(polyc::rt::RunContext &context) override {
+    ratenet_params p = paramsOf(context);
+    polyc::rt::Timer timer;
+    ratenet_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<int32_t>(),
+        context.arrays[2].data<float>(), context.arrays[3].data<float>(), context.arrays[4].data<float>());
+    return timer.seconds();
+  }
+
+private:
+  // The params of a run, checked against those fixed when compiling; the allocation printed once if
+  // POLYC_VERBOSE is set.
+  ratenet_params paramsOf(const polyc::rt::RunContext &context) {
     ratenet_params p;
     p.N = context.params[0];
     p.C = context.params[1];
@@ -209,13 +220,9 @@ public:
       std::fprintf(stderr, "%s", describeAllocation(p).c_str());
       reported_ = true;
     }
-    polyc::rt::Timer timer;
-    ratenet_run(&p, context.arrays[0].data<float>(), context.arrays[1].data<int32_t>(),
-        context.arrays[2].data<float>(), context.arrays[3].data<float>(), context.arrays[4].data<float>());
-    return timer.seconds();
+    return p;
   }
 
-private:
   bool reported_ = false;
 };
 

@@ -74,6 +74,32 @@ const char *dtypeDescr(DType dtype);
 // The largest rank a file may declare (numpy 2's limit).
 constexpr size_t kNpyMaxRank = 64;
 
+// What a .npy file's prefix and header say about its data.
+struct NpyHeader {
+  DType dtype = DType::F32;
+  bool bigEndian = false;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape; // empty: a scalar
+  size_t dataOffset = 0;      // the data's first byte in the file: magic, version, length, header
+  uint64_t byteCount = 0;     // product(shape) * dtypeSize(dtype)
+};
+
+// How many bytes the prefix and header take, as far as the first `size` bytes tell: at least 8 until
+// the version is known, then the prefix, then prefix + header length. At most `size` for bytes that are
+// not a supported .npy prefix, so that a reader of a pipe knows how much to read before parseNpyHeader.
+size_t npyHeaderSize(const unsigned char *data, size_t size);
+
+// Parses and checks the prefix and header (every check parseNpy makes except the data's size); bytes
+// after the header are ignored. Messages start with `name`.
+Result<NpyHeader> parseNpyHeader(const unsigned char *data, size_t size, const std::string &name);
+
+// "NAME: truncated data: ..." or "NAME: trailing bytes: ..." unless `available` (the bytes after the
+// header) is the header's byteCount.
+Status checkNpyDataSize(const NpyHeader &header, uint64_t available, const std::string &name);
+
+// numpy's spelling of a shape: (), (3,), (2, 3).
+std::string npyShapeText(const std::vector<int64_t> &shape);
+
 // Parses a whole .npy file held in memory. `name` (usually the path) is used in messages:
 // "x.npy: truncated data: ...". Every check of the format is done here; it never reads outside
 // [data, data + size).
@@ -84,6 +110,15 @@ Result<NpyArray> loadNpy(const std::string &path);
 
 // The whole contents of the file at `path`, or "PATH: cannot open: ..." / "PATH: cannot read: ...".
 Result<std::vector<unsigned char>> readWholeFile(const std::string &path);
+
+// product(shape) * dtypeSize(dtype) (0 when an extent is 0), or "cannot write a negative extent -1" /
+// "the shape (...) is too large".
+Result<uint64_t> npyDataBytes(DType dtype, const std::vector<int64_t> &shape);
+
+// The prefix and header of a .npy file (version 1.0, or 2.0 when the header needs more than 65535
+// bytes) for C-order little-endian data of `dtype` and `shape`, padded so the data starts at a multiple
+// of 64 bytes. The shape must pass npyDataBytes.
+std::vector<unsigned char> npyHeaderBytes(DType dtype, const std::vector<int64_t> &shape);
 
 // The complete bytes of a .npy file (version 1.0, or 2.0 when the header needs more than 65535
 // bytes) for native C-order data of `dtype` and `shape`; `bytes` must hold exactly
@@ -96,7 +131,25 @@ Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int6
 Status saveNpy(const std::string &path, DType dtype, const std::vector<int64_t> &shape,
                const unsigned char *bytes, size_t byteCount);
 
-// Writes `contents` to `path` atomically (temporary file in the same folder, fsync, rename).
+// Writes all of `size` bytes to `fd`; false (errno set) on an error. A pipe whose reader went away fails
+// with EPIPE instead of killing the program with SIGPIPE.
+bool writeFully(int fd, const unsigned char *data, size_t size);
+
+// Writes `contents` to `path` atomically (temporary file in the same folder, fsync, rename); a named pipe
+// or a device (/dev/null) is written in place.
 Status writeFileAtomically(const std::string &path, const std::vector<unsigned char> &contents);
+
+// A file beside `path` that becomes `path` when committed: named as `path` cut to fit 255 bytes +
+// ".tmp-XXXXXX", mode 0644, open for writing.
+struct TemporaryFile {
+  int fd = -1;
+  std::string path;
+};
+Result<TemporaryFile> createTemporaryBeside(const std::string &path);
+// Flushes `file` to disk, closes it and renames it onto `path`; on failure it is removed. Either way
+// `file.fd` is -1 afterwards.
+Status commitTemporaryFile(TemporaryFile &file, const std::string &path);
+// Closes and removes `file` (a failed or abandoned write); nothing when already closed.
+void abandonTemporaryFile(TemporaryFile &file);
 
 } // namespace polyc::rt

@@ -27,6 +27,9 @@ struct ArraySpec {
   ArrayRole role;
   DType dtype;
   std::vector<AffineExtent> shape; // empty: a scalar (an .npy of shape ())
+  // A streamed build's (polyc build --stream) array held as a ring of this many slices of dimension 0,
+  // one moved per step of the outer loop (Stream.h); 0: the array is moved whole.
+  int64_t streamSlots = 0;
 };
 
 struct ProgramInfo {
@@ -53,12 +56,17 @@ struct RunContext {
 // device; compute returns the seconds the compute region took (device timers on GPUs).
 // Before every upload runMain restores the host copies of inouts to their loaded values and zeroes
 // outputs, so a CPU program that computes in place on context.arrays sees the same state each run.
+struct StreamSlices;
 class Compute {
 public:
   virtual ~Compute() = default;
   virtual void upload(RunContext &context) = 0;   // called before every timed run; resets inouts
   virtual double compute(RunContext &context) = 0;
   virtual void download(RunContext &context) = 0; // called once, after the last run
+  // A streamed build's whole run instead (Stream.h): the streamed arrays come from and go to `slices`
+  // one slice per step (their context arrays have shapes, no bytes); the others are in `context`.
+  // Returns the seconds from the first slice read to the last written.
+  virtual double computeStreamed(RunContext &context, StreamSlices &slices);
 };
 
 // The element count of a local array whose extents the generated code computed from the params:

@@ -3,11 +3,15 @@
 
 namespace polyc::rt::cuda {
 
-void CudaCompute::upload(RunContext &context) {
+void CudaCompute::ensureStream() {
   if (!polyc_stream) {
     polyc_stream = std::make_unique<Stream>();
     polyc_timer = std::make_unique<EventTimer>();
   }
+}
+
+void CudaCompute::upload(RunContext &context) {
+  ensureStream();
   polyc_buffers.resize(context.arrays.size());
   for (size_t index = 0; index < context.arrays.size(); ++index) {
     HostArray &array = context.arrays[index];
@@ -35,7 +39,7 @@ void CudaCompute::download(RunContext &context) {
     return;
   for (size_t index = 0; index < context.arrays.size(); ++index) {
     HostArray &array = context.arrays[index];
-    if (array.spec->role == ArrayRole::Input)
+    if (array.spec->role == ArrayRole::Input || array.spec->streamSlots > 0)
       continue;
     polyc_buffers[index].download(array.bytes.data(), array.bytes.size(), polyc_stream->get());
   }

@@ -67,6 +67,7 @@ void Stream::synchronize() const { POLYC_CUDA_CHECK(cudaStreamSynchronize(stream
 Event::Event() { POLYC_CUDA_CHECK(cudaEventCreate(&event_)); }
 Event::~Event() { cudaEventDestroy(event_); }
 void Event::record(cudaStream_t stream) { POLYC_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+void Event::synchronize() const { POLYC_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
 void EventTimer::start(cudaStream_t stream) { begin_.record(stream); }
 

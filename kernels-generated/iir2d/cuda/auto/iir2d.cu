@@ -686,16 +686,20 @@ extern "C" void iir2d_run(const iir2d_params *p, const float *x, const float *a,
   context.params = {H, W, M};
   context.arrays.resize(info.arrays.size());
   context.arrays[0].spec = &info.arrays[0];
-  context.arrays[0].bytes.resize(size_t(H * W) * sizeof(float));
+  context.arrays[0].shape = {int64_t(H), int64_t(W)};
+  context.arrays[0].bytes.resize(size_t(context.arrays[0].elementCount()) * sizeof(float));
   std::memcpy(context.arrays[0].bytes.data(), x, context.arrays[0].bytes.size());
   context.arrays[1].spec = &info.arrays[1];
-  context.arrays[1].bytes.resize(size_t(M * M) * sizeof(float));
+  context.arrays[1].shape = {int64_t(M), int64_t(M)};
+  context.arrays[1].bytes.resize(size_t(context.arrays[1].elementCount()) * sizeof(float));
   std::memcpy(context.arrays[1].bytes.data(), a, context.arrays[1].bytes.size());
   context.arrays[2].spec = &info.arrays[2];
-  context.arrays[2].bytes.resize(size_t(M * M) * sizeof(float));
+  context.arrays[2].shape = {int64_t(M), int64_t(M)};
+  context.arrays[2].bytes.resize(size_t(context.arrays[2].elementCount()) * sizeof(float));
   std::memcpy(context.arrays[2].bytes.data(), b, context.arrays[2].bytes.size());
   context.arrays[3].spec = &info.arrays[3];
-  context.arrays[3].bytes.resize(size_t(H * W) * sizeof(float));
+  context.arrays[3].shape = {int64_t(H), int64_t(W)};
+  context.arrays[3].bytes.resize(size_t(context.arrays[3].elementCount()) * sizeof(float));
   try {
     Iir2dCompute compute;
     compute.upload(context);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "polyc/Runtime.h"
+#include "polyc/Stream.h"
 #include "polyc/cuda/Device.h"
 
 #include <memory>
@@ -18,8 +19,12 @@ public:
   void upload(RunContext &context) override;
   // Times `run` on the stream with device events and returns seconds.
   double compute(RunContext &context) override;
-  // Copies outputs and inouts back to the host.
+  // Copies outputs and inouts back to the host (not the streamed ones).
   void download(RunContext &context) override;
+  // A streamed build's run (DeviceRings.cpp): the rings of the streamed arrays in their device buffers,
+  // their slices moved on two copy streams while the steps run; the time from the first slice read to the
+  // last written.
+  double computeStreamed(RunContext &context, StreamSlices &slices) override;
 
 protected:
   // Enqueues the whole computation on `stream`; the device arrays are `device<T>(index)` in
@@ -34,7 +39,11 @@ protected:
 
   template <typename T> T *device(unsigned arrayIndex) const { return polyc_buffers[arrayIndex].as<T>(); }
 
+  // During computeStreamed: what a streamed build's loop calls around each step.
+  StepHooks *polyc_steps = nullptr;
+
 private:
+  void ensureStream();
   // Created on the first upload, not in the constructor: a program constructs its Compute before
   // runMain, which turns CUDA errors into messages only from upload on (and --help needs no GPU).
   // Named in polyc's reserved namespace, as OpenCLCompute's are: a program's constant `timer` is

@@ -66,6 +66,7 @@ public:
   Event &operator=(const Event &) = delete;
   cudaEvent_t get() const { return event_; }
   void record(cudaStream_t stream);
+  void synchronize() const; // returns at once when never recorded
 
 private:
   cudaEvent_t event_ = nullptr;
