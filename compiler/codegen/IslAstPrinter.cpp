@@ -219,8 +219,9 @@ llvm::Error IslAstPrinter::printSchedule() {
     isl::ast_node root = build.node_from(marked);
     printNode(root);
     if (printsStepHooks() && input_.schedule.streaming && stepLoops_ != 1)
-      return llvm::createStringError("--stream: the outer loop over " + input_.schedule.streaming->stepName +
-                                     " is not one loop in the generated code (a single step, fixed by --param?)");
+      return llvm::createStringError(
+          "--stream: the outer loop over " + input_.schedule.streaming->stepName +
+          " is not one loop in the generated code (a single step, fixed by --param?)");
   } catch (const isl::exception &e) {
     return llvm::createStringError(std::string("code generation: isl failed: ") + e.what());
   }
@@ -441,8 +442,8 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
 }
 
 bool IslAstPrinter::isStreamedStep(const LoopView &loop) const {
-  return printsStepHooks() && input_.schedule.streaming && loop.band && loop.band->index == 0 && loop.member == 0 &&
-         !loop.tileLoop;
+  return printsStepHooks() && input_.schedule.streaming && loop.band && loop.band->index == 0 &&
+         loop.member == 0 && !loop.tileLoop;
 }
 
 void IslAstPrinter::printIf(const isl::ast_node_if &node) {

@@ -502,10 +502,11 @@ llvm::Error polyc::codegen::printContextFromArguments(const CodegenInput &input,
     std::string slot = "context.arrays[" + std::to_string(k) + "]";
     w.line(slot + ".spec = &info.arrays[" + std::to_string(k) + "];");
     w.line(slot + ".shape = {" + llvm::join(extents, ", ") + "};");
-    w.line(slot + ".bytes.resize(size_t(" + slot + ".elementCount()) * sizeof(" + exprs.typeName(a.decl->elemType) +
-           "));");
+    w.line(slot + ".bytes.resize(size_t(" + slot + ".elementCount()) * sizeof(" +
+           exprs.typeName(a.decl->elemType) + "));");
     if (a.decl->kind != ast::ArrayKind::Output)
-      w.line("std::memcpy(" + slot + ".bytes.data(), " + cIdentifier(a.name) + ", " + slot + ".bytes.size());");
+      w.line("std::memcpy(" + slot + ".bytes.data(), " + cIdentifier(a.name) + ", " + slot +
+             ".bytes.size());");
   }
   return llvm::Error::success();
 }

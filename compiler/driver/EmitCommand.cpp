@@ -32,10 +32,11 @@ static cl::opt<bool> sharedNoFactor("no-factor",
                                     cl::desc("Keep sums as written: no factoring of separable sums, no terms "
                                              "computed once per point"),
                                     cl::sub(EmitCommand), cl::sub(BuildCommand));
-static cl::opt<bool> sharedStream("stream",
-                                  cl::desc("Move the inputs and outputs indexed by the outer sequential loop one "
-                                           "slice per step, overlapped with the steps (cpu and cuda targets)"),
-                                  cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool>
+    sharedStream("stream",
+                 cl::desc("Move the inputs and outputs indexed by the outer sequential loop one "
+                          "slice per step, overlapped with the steps (cpu and cuda targets)"),
+                 cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<std::string> sharedTile(
@@ -102,7 +103,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     return false;
   }
   if (sharedStream && !settings.target->streams) {
-    errs() << "polyc: error: --stream is not supported by the " << sharedTarget << " target (cpu and cuda are)\n";
+    errs() << "polyc: error: --stream is not supported by the " << sharedTarget
+           << " target (cpu and cuda are)\n";
     return false;
   }
   if (sharedBlock < 0) {

@@ -47,10 +47,11 @@ static cl::opt<bool>
                              "computed once per point"),
                     cl::sub(driver::ExplainCommand));
 
-static cl::opt<bool> explainStream("stream",
-                                   cl::desc("Explain the streamed build: the inputs and outputs moved one slice per "
-                                            "step of the outer sequential loop"),
-                                   cl::sub(driver::ExplainCommand));
+static cl::opt<bool>
+    explainStream("stream",
+                  cl::desc("Explain the streamed build: the inputs and outputs moved one slice per "
+                           "step of the outer sequential loop"),
+                  cl::sub(driver::ExplainCommand));
 
 int polyc::driver::runExplain() {
   SourceMgr sm;

@@ -153,8 +153,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
                               {"slots", array.slots}});
     for (const std::string &reason : schedule.streaming->wholeArrays)
       whole.push_back(reason);
-    sched["streaming"] =
-        Object{{"step", schedule.streaming->stepName}, {"arrays", std::move(arrays)}, {"whole", std::move(whole)}};
+    sched["streaming"] = Object{
+        {"step", schedule.streaming->stepName}, {"arrays", std::move(arrays)}, {"whole", std::move(whole)}};
   }
   root["schedule"] = std::move(sched);
 

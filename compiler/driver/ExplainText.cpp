@@ -125,9 +125,11 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
     os << "\nstreamed (--stream; one slice per step of " << streaming.stepName << "):\n";
     const std::string &t = streaming.stepName;
     for (const schedule::StreamedArray &array : streaming.arrays) {
-      std::string reads = array.lag ? "slices " + t + " - " + std::to_string(array.lag) + " .. " + t : "slice " + t;
-      os << "  " << (array.isInput ? "input " : "output ") << array.array << ": " << array.slots << " slots; step "
-         << t << (array.isInput ? " reads " + reads : " writes slice " + t + (array.lag ? ", reads " + reads : ""))
+      std::string reads =
+          array.lag ? "slices " + t + " - " + std::to_string(array.lag) + " .. " + t : "slice " + t;
+      os << "  " << (array.isInput ? "input " : "output ") << array.array << ": " << array.slots
+         << " slots; step " << t
+         << (array.isInput ? " reads " + reads : " writes slice " + t + (array.lag ? ", reads " + reads : ""))
          << "\n";
     }
     for (const std::string &whole : streaming.wholeArrays)

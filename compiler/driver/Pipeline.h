@@ -2,8 +2,8 @@
 // explain may use it too): loadProgram -> hoistInputTerms -> factorSeparableSums ->
 // computeTermsOncePerPoint -> buildModel -> snapshotUpdates ->
 // removeDeadInstances -> computeDependences -> chooseSchedule -> verifySchedule, verifyStorage -> timeTile
-// (checked again) -> chooseTiles -> planStreaming (--stream, checked again) -> allocate -> mapScheduleTree (GPU targets and explain). Errors are printed
-// clang-style through the SourceMgr.
+// (checked again) -> chooseTiles -> planStreaming (--stream, checked again) -> allocate -> mapScheduleTree
+// (GPU targets and explain). Errors are printed clang-style through the SourceMgr.
 #pragma once
 
 #include "compiler/map/Mapping.h"

@@ -351,13 +351,15 @@ Mapping Mapper::run() {
 // A streamed build's outer loop: on the host, one step at a time, so that the runtime moves each step's
 // slices between its launches; not one persistent kernel nor a graph of all the steps.
 static llvm::Error keepStepsOnHost(BandMapping &outer) {
-  bool stepsOnHost = outer.placement == Placement::HostLoop ||
-                     (outer.placement == Placement::Kernel && !outer.gridMembers.empty() && outer.gridMembers.front() > 0);
+  bool stepsOnHost =
+      outer.placement == Placement::HostLoop ||
+      (outer.placement == Placement::Kernel && !outer.gridMembers.empty() && outer.gridMembers.front() > 0);
   if (!stepsOnHost)
     return makeError(std::string("--stream: the outer loop is mapped as ") + spelling(outer.placement) +
                      ", not as a loop on the host around the kernels of each step");
-  const char *streamed = "streamed (--stream): the outer loop on the host, one step at a time, the streamed arrays' "
-                         "slices moved between the steps";
+  const char *streamed =
+      "streamed (--stream): the outer loop on the host, one step at a time, the streamed arrays' "
+      "slices moved between the steps";
   if (outer.placement == Placement::HostLoop)
     outer.reason = std::string(streamed) + ", the work inside launched on each step";
   else

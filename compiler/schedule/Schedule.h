@@ -40,19 +40,20 @@ struct FoldedStorage {
   int64_t windowValue = -1; // when it is a compile-time constant
 };
 
-// An array that a streamed build (polyc build --stream, Streaming.h) holds as a ring of slices along its first
-// dimension, one slice per step of the outer loop: an input's arrive before the step that first reads them, an
-// output's leave after the step that writes them.
+// An array that a streamed build (polyc build --stream, Streaming.h) holds as a ring of slices along its
+// first dimension, one slice per step of the outer loop: an input's arrive before the step that first reads
+// them, an output's leave after the step that writes them.
 struct StreamedArray {
   std::string array;
   bool isInput = true;
-  int64_t lag = 0;   // the steps read slices t - lag .. t
-  int64_t slots = 2; // lag + 2: during step t the slice of step t + 1 arrives, or the one of step t - 1 leaves
+  int64_t lag = 0; // the steps read slices t - lag .. t
+  int64_t slots =
+      2; // lag + 2: during step t the slice of step t + 1 arrives, or the one of step t - 1 leaves
 };
 
 struct Streaming {
-  std::string stepName;                // the outer loop's dimension ("t")
-  std::vector<StreamedArray> arrays;   // in the order of the program's declarations
+  std::string stepName;                 // the outer loop's dimension ("t")
+  std::vector<StreamedArray> arrays;    // in the order of the program's declarations
   std::vector<std::string> wholeArrays; // inputs and outputs moved whole, each with the reason
 };
 

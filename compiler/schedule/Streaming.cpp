@@ -60,7 +60,8 @@ std::optional<Range> constantRange(const isl::set &values) {
     return Range{};
   if (!iu::isBounded(all))
     return std::nullopt;
-  std::optional<int64_t> low = iu::constantValue(iu::dimMin(all, 0)), high = iu::constantValue(iu::dimMax(all, 0));
+  std::optional<int64_t> low = iu::constantValue(iu::dimMin(all, 0)),
+                         high = iu::constantValue(iu::dimMax(all, 0));
   if (!low || !high)
     return std::nullopt;
   return Range{*low, *high};
@@ -136,13 +137,15 @@ std::optional<std::string> outerLoopProblem(const model::Model &model, const Sch
 
 llvm::Expected<Streaming> planStreaming(const model::Model &model, const Schedule &schedule) {
   if (std::optional<std::string> problem = outerLoopProblem(model, schedule))
-    return makeError("--stream: " + *problem + "; streaming needs a sequential outer loop (frames, time steps)");
+    return makeError("--stream: " + *problem +
+                     "; streaming needs a sequential outer loop (frames, time steps)");
   Streaming streaming;
   streaming.stepName = schedule.bands.front().dimNames.front();
   Planner planner(model, schedule);
   bool anyInput = false;
   for (const model::ArrayInfo &array : model.arrays) {
-    if (!array.decl || (array.decl->kind != ast::ArrayKind::Input && array.decl->kind != ast::ArrayKind::Output))
+    if (!array.decl ||
+        (array.decl->kind != ast::ArrayKind::Input && array.decl->kind != ast::ArrayKind::Output))
       continue;
     std::variant<StreamedArray, std::string> planned = planner.plan(array);
     if (auto *reason = std::get_if<std::string>(&planned)) {
@@ -156,8 +159,8 @@ llvm::Expected<Streaming> planStreaming(const model::Model &model, const Schedul
     std::string why;
     for (const std::string &whole : streaming.wholeArrays)
       why += (why.empty() ? "" : "; ") + whole;
-    return makeError("--stream: no input is read one slice per step of the outer loop '" + streaming.stepName +
-                     "' (" + (why.empty() ? "the program has no input" : why) + ")");
+    return makeError("--stream: no input is read one slice per step of the outer loop '" +
+                     streaming.stepName + "' (" + (why.empty() ? "the program has no input" : why) + ")");
   }
   return streaming;
 }

@@ -152,7 +152,8 @@ private:
   Result<NpyArray> loadWhole(const std::string &path, DType dtype);
   Result<NpyArray> openStreamed(size_t index, const std::string &path);
   bool streamed() const {
-    return std::any_of(info_.arrays.begin(), info_.arrays.end(), [](const ArraySpec &a) { return a.streamSlots > 0; });
+    return std::any_of(info_.arrays.begin(), info_.arrays.end(),
+                       [](const ArraySpec &a) { return a.streamSlots > 0; });
   }
   int openStreams(bool reopenInputs);
   int inferParams();
@@ -230,12 +231,13 @@ void Runner::printHelp(const char *argv0) const {
     for (const ArraySpec &spec : info_.arrays)
       if (spec.streamSlots > 0)
         arrays += (arrays.empty() ? "" : ", ") + spec.name;
-    std::printf("\nBuilt with --stream: %s move one slice of their first dimension per step of the outer\n"
-                "loop, overlapped with the steps. An input is read as the steps need it (a .npy file may be a\n"
-                "named pipe); an output slice is written after its step (to a named pipe directly, else to\n"
-                "the temporary file renamed into place at the end). --repeat reads the inputs again each run,\n"
-                "and the time is from the first slice read to the last written.\n",
-                arrays.c_str());
+    std::printf(
+        "\nBuilt with --stream: %s move one slice of their first dimension per step of the outer\n"
+        "loop, overlapped with the steps. An input is read as the steps need it (a .npy file may be a\n"
+        "named pipe); an output slice is written after its step (to a named pipe directly, else to\n"
+        "the temporary file renamed into place at the end). --repeat reads the inputs again each run,\n"
+        "and the time is from the first slice read to the last written.\n",
+        arrays.c_str());
   }
 }
 
@@ -587,7 +589,8 @@ int Runner::openStreams(bool reopenInputs) {
     auto out = outFiles_.find(a);
     if (out == outFiles_.end())
       continue;
-    Result<std::unique_ptr<SliceWriter>> writer = openSliceWriter(out->second, spec.dtype, context_.arrays[a].shape);
+    Result<std::unique_ptr<SliceWriter>> writer =
+        openSliceWriter(out->second, spec.dtype, context_.arrays[a].shape);
     if (!writer)
       return error("--out " + spec.name + "=" + out->second + ": " + writer.message());
     slices_.writers[a] = std::move(writer.value());

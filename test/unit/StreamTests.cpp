@@ -10,7 +10,9 @@ using namespace polyc::rt;
 
 namespace {
 
-ArraySpec spec(const char *name, ArrayRole role, int64_t slots) { return {name, role, DType::F32, {}, slots}; }
+ArraySpec spec(const char *name, ArrayRole role, int64_t slots) {
+  return {name, role, DType::F32, {}, slots};
+}
 
 HostArray hostArray(const ArraySpec &array, std::vector<int64_t> shape) {
   HostArray host;
@@ -21,7 +23,8 @@ HostArray hostArray(const ArraySpec &array, std::vector<int64_t> shape) {
 }
 
 TEST(MemorySlices, ReadersForStreamedInputsWritersForStreamedOutputs) {
-  ArraySpec x = spec("x", ArrayRole::Input, 3), w = spec("w", ArrayRole::Input, 0), y = spec("y", ArrayRole::Output, 2);
+  ArraySpec x = spec("x", ArrayRole::Input, 3), w = spec("w", ArrayRole::Input, 0),
+            y = spec("y", ArrayRole::Output, 2);
   RunContext context;
   context.arrays = {hostArray(x, {4, 2}), hostArray(w, {2}), hostArray(y, {4, 2})};
   StreamSlices slices = memorySlices(context);
@@ -43,9 +46,11 @@ TEST(HostRings, StepsSeeTheirSlicesInSlotStepModuloSlots) {
   std::iota(input.begin(), input.end(), 0.0f); // slice t holds 3t, 3t + 1, 3t + 2
   HostRings rings;
   const float *in = rings.input<float>(
-      memorySliceReader(DType::F32, {steps, width}, reinterpret_cast<const unsigned char *>(input.data())), slots);
+      memorySliceReader(DType::F32, {steps, width}, reinterpret_cast<const unsigned char *>(input.data())),
+      slots);
   float *out = rings.output<float>(
-      memorySliceWriter(DType::F32, {steps, width}, reinterpret_cast<unsigned char *>(output.data())), slots, width);
+      memorySliceWriter(DType::F32, {steps, width}, reinterpret_cast<unsigned char *>(output.data())), slots,
+      width);
   for (int64_t t = 0; t < steps; ++t) {
     rings.beforeStep(t);
     for (int64_t i = 0; i < width; ++i) {
@@ -76,7 +81,8 @@ TEST(HostRings, AnOutputWithoutWriterIsComputedNotWritten) {
 TEST(HostRings, ReadingPastTheLastSliceIsASliceError) {
   std::vector<float> input(2, 1.0f);
   HostRings rings;
-  rings.input<float>(memorySliceReader(DType::F32, {2, 1}, reinterpret_cast<const unsigned char *>(input.data())), 2);
+  rings.input<float>(
+      memorySliceReader(DType::F32, {2, 1}, reinterpret_cast<const unsigned char *>(input.data())), 2);
   rings.beforeStep(0);
   rings.beforeStep(1);
   EXPECT_THROW(rings.beforeStep(2), SliceError);
@@ -85,7 +91,8 @@ TEST(HostRings, ReadingPastTheLastSliceIsASliceError) {
 TEST(HostRings, FinishingBeforeTheLastSliceIsASliceError) {
   std::vector<float> output(3);
   HostRings rings;
-  rings.output<float>(memorySliceWriter(DType::F32, {3, 1}, reinterpret_cast<unsigned char *>(output.data())), 2, 1);
+  rings.output<float>(memorySliceWriter(DType::F32, {3, 1}, reinterpret_cast<unsigned char *>(output.data())),
+                      2, 1);
   rings.beforeStep(0);
   rings.afterStep(0);
   EXPECT_THROW(rings.finish(), SliceError);

@@ -632,7 +632,8 @@ static std::vector<Package> pointwisePackages(const model::Model &model, const s
 static void printStreamedRun(const CodegenInput &input, const ExprPrinter &exprs, const std::string &type,
                              CodeWriter &w) {
   const ast::Program &program = *input.model.program;
-  w.comment("A streamed run: the streamed arrays' slices come from `slices` and go to it one step at a time.");
+  w.comment(
+      "A streamed run: the streamed arrays' slices come from `slices` and go to it one step at a time.");
   w.openBlock("double polyc_runStreamed(polyc::rt::RunContext &context, polyc::rt::StreamSlices &slices)");
   w.line(type + " polyc_program;");
   for (unsigned k = 0; k < program.params.size(); ++k) {
@@ -653,15 +654,16 @@ static void printStreamedRun(const CodegenInput &input, const ExprPrinter &exprs
     }
     std::string slots = std::to_string(streamed->slots);
     if (streamed->isInput) {
-      w.line(member + " = polyc_rings.input<" + type + ">(std::move(slices.readers[" + index + "]), " + slots + ");");
+      w.line(member + " = polyc_rings.input<" + type + ">(std::move(slices.readers[" + index + "]), " +
+             slots + ");");
       continue;
     }
     std::vector<std::string> extents = exprs.wholeExtents(a);
     std::string slice = "int64_t(1)";
     for (size_t d = 1; d < extents.size(); ++d)
       slice += " * int64_t(" + extents[d] + ")";
-    w.line(member + " = polyc_rings.output<" + type + ">(std::move(slices.writers[" + index + "]), " + slots + ", " +
-           slice + ");");
+    w.line(member + " = polyc_rings.output<" + type + ">(std::move(slices.writers[" + index + "]), " + slots +
+           ", " + slice + ");");
   }
   w.line("polyc_program.polyc_steps = &polyc_rings;");
   w.line("polyc::rt::Timer polyc_timer;");
@@ -729,7 +731,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
            " = nullptr; // " + roleWord(a.decl->kind) + " " + shapeComment(*a.decl, exprs, a));
   }
   if (input.schedule.streaming)
-    w.line("polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
+    w.line(
+        "polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
     w.blank();
@@ -870,14 +873,15 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   std::vector<std::string> args = {"&p"};
   std::vector<const model::ArrayInfo *> arrays = interfaceArrays(model);
   for (unsigned k = 0; k < arrays.size(); ++k)
-    args.push_back("context.arrays[" + std::to_string(k) + "].data<" + exprs.typeName(arrays[k]->decl->elemType) +
-                   ">()");
+    args.push_back("context.arrays[" + std::to_string(k) + "].data<" +
+                   exprs.typeName(arrays[k]->decl->elemType) + ">()");
   w.line(prog + "_run(" + llvm::join(args, ", ") + ");");
   w.line("return timer.seconds();");
   w.closeBlock();
   if (input.schedule.streaming) {
     w.blank();
-    w.openBlock("double computeStreamed(polyc::rt::RunContext &context, polyc::rt::StreamSlices &slices) override");
+    w.openBlock(
+        "double computeStreamed(polyc::rt::RunContext &context, polyc::rt::StreamSlices &slices) override");
     w.line("paramsOf(context);");
     w.line("return polyc_runStreamed(context, slices);");
     w.closeBlock();

@@ -70,7 +70,8 @@ private:
   std::vector<Ring> rings_;
 };
 
-// The bytes of one slice of `spec`'s array with `shape` (the extents after the first, times the element size).
+// The bytes of one slice of `spec`'s array with `shape` (the extents after the first, times the element
+// size).
 int64_t sliceBytesOf(const HostArray &array);
 
 } // namespace polyc::rt

@@ -47,8 +47,8 @@ struct Ring {
   size_t sliceBytes = 0;
   unsigned char *device = nullptr;
   std::array<std::unique_ptr<PinnedBuffer>, 2> staging;
-  std::array<Event, 2> stagingCopied;         // the copy from or into staging[k] done
-  std::unique_ptr<Event[]> slotCopied;        // per slot: the last upload into it, or download out of it, done
+  std::array<Event, 2> stagingCopied;  // the copy from or into staging[k] done
+  std::unique_ptr<Event[]> slotCopied; // per slot: the last upload into it, or download out of it, done
   unsigned char *slot(int64_t step) const { return device + size_t(step % slots) * sliceBytes; }
 };
 
@@ -122,9 +122,10 @@ private:
       if (Status status = ring->reader->readNext(ring->staging[k]->get()); !status)
         throw SliceError(status.message());
       if (step >= ring->slots)
-        POLYC_CUDA_CHECK(cudaStreamWaitEvent(upload_.get(), stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(
-          cudaMemcpyAsync(ring->slot(step), ring->staging[k]->get(), ring->sliceBytes, cudaMemcpyHostToDevice, upload_.get()));
+        POLYC_CUDA_CHECK(cudaStreamWaitEvent(upload_.get(),
+                                             stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->staging[k]->get(), ring->sliceBytes,
+                                       cudaMemcpyHostToDevice, upload_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(upload_.get());
       ring->stagingCopied[k].record(upload_.get());
     }
@@ -136,8 +137,8 @@ private:
       if (!ring->writer)
         continue;
       POLYC_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), stepDone_[size_t(step % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->staging[size_t(step % 2)]->get(), ring->slot(step), ring->sliceBytes,
-                                       cudaMemcpyDeviceToHost, download_.get()));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->staging[size_t(step % 2)]->get(), ring->slot(step),
+                                       ring->sliceBytes, cudaMemcpyDeviceToHost, download_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(download_.get());
       ring->stagingCopied[size_t(step % 2)].record(download_.get());
     }
