@@ -9,7 +9,7 @@ table, one column per executable, and the FLOP rate of the first one:
 An executable built with --stream (polyc build --stream) reads the frames from the .npy file and writes the
 flow as it goes, so its time counts both: with @null its u and v go to /dev/null (the frames are read from
 the page cache, uploaded, and the flow downloaded, overlapped with the steps); with @files to .npy files in
-the work folder (on disk, renamed into place at the end). Without @OUT the flow is not written at all.
+the work folder (--work-dir; renamed into place at the end). Without @OUT the flow is not written at all.
 
 The FLOPs per frame count what the factored program computes per pixel: each of the 5 sums costs
 M*N + M + L multiply-adds (the spatial part once per frame, then the window of L frames), plus the
@@ -65,6 +65,7 @@ def main():
     parser.add_argument("--frames", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--peak", type=float, default=0.0, help="FP32 peak in GFLOP/s, for the fraction")
+    parser.add_argument("--work-dir", help="where the inputs (and @files outputs) go (default: the temporary folder)")
     args = parser.parse_args()
     exes = []
     for spec in args.exes:
@@ -76,7 +77,7 @@ def main():
     print("| --- | --- | " + " | ".join("---" for _ in exes) + " | --- | --- |" + (" --- |" if args.peak else ""))
     for size in args.sizes.split(","):
         w, h = (int(v) for v in size.split("x"))
-        with tempfile.TemporaryDirectory() as work:
+        with tempfile.TemporaryDirectory(dir=args.work_dir) as work:
             common = inputs(work, args.frames, h, w)
             fps = [args.frames / median_seconds(exe, common + output_args(work, out, label), args.repeat)
                    for label, exe, out in exes]

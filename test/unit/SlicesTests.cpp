@@ -391,6 +391,50 @@ TEST_F(SliceFiles, TruncatedDataFailsAtItsSlice) {
   EXPECT_THAT(cut.message(), StartsWith(path + ": truncated header"));
 }
 
+// Slices of 4 MiB and more are read in parallel parts: every part lands where it belongs, and a file cut
+// inside such a slice fails at it like a small one.
+TEST_F(SliceFiles, LargeSlicesAreReadInParts) {
+  const int64_t width = (int64_t(1) << 20) + 7; // a little over 4 MiB of int32 a slice, parts of unequal end
+  std::vector<int32_t> values = counting<int32_t>(size_t(3 * width));
+  Bytes raw = littleEndian(values);
+  std::string path = file("large.npy");
+  ASSERT_TRUE(saveNpy(path, DType::I32, {3, width}, raw.data(), raw.size()));
+  std::unique_ptr<SliceReader> reader = open(path);
+  ASSERT_TRUE(reader);
+  Bytes slice(reader->sliceBytes());
+  for (int64_t k = 0; k < 3; ++k) {
+    ASSERT_TRUE(reader->readNext(slice.data())) << k;
+    std::vector<int32_t> got = valuesOf<int32_t>(slice);
+    ASSERT_EQ(got.size(), size_t(width));
+    for (int64_t i = 0; i < width; i += 4099)
+      ASSERT_EQ(got[size_t(i)], values[size_t(k * width + i)]) << "slice " << k << ", element " << i;
+    EXPECT_EQ(got.back(), values[size_t((k + 1) * width - 1)]);
+  }
+
+  // Written in parts likewise: the file holds every element in its place.
+  std::string written = file("large-written.npy");
+  {
+    Result<std::unique_ptr<SliceWriter>> writer = openSliceWriter(written, DType::I32, {3, width});
+    ASSERT_TRUE(writer);
+    for (int64_t k = 0; k < 3; ++k)
+      ASSERT_TRUE(writer.value()->writeNext(raw.data() + k * width * 4)) << k;
+    ASSERT_TRUE(writer.value()->commit());
+  }
+  EXPECT_EQ(readBytes(written), readBytes(path));
+
+  Bytes whole = readBytes(path);
+  whole.resize(whole.size() - 8); // slice 2 lacks its last two elements
+  writeBytes(path, whole);
+  reader = open(path);
+  ASSERT_TRUE(reader);
+  ASSERT_TRUE(reader->readNext(slice.data()));
+  ASSERT_TRUE(reader->readNext(slice.data()));
+  Status last = reader->readNext(slice.data());
+  ASSERT_FALSE(last);
+  EXPECT_THAT(last.message(), StartsWith(path + ": truncated data: slice 2 of 3 has only " +
+                                         std::to_string(4 * width - 8) + " of its " + std::to_string(4 * width)));
+}
+
 TEST_F(SliceFiles, TrailingBytesFailAtTheLastSlice) {
   std::vector<int32_t> values = counting<int32_t>(6);
   std::string path = file("t.npy");

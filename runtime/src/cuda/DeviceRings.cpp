@@ -1,9 +1,9 @@
 // A streamed run on the GPU (CudaCompute::computeStreamed): the device buffers of the streamed arrays hold
-// their rings. While step t runs on the compute stream, the host writes the output slices of step t - 1,
-// reads the input slices of step t + 1 and uploads them on an upload stream; the outputs of step t are
-// downloaded on a download stream once it ends. Events order the three: a step waits for its inputs'
-// uploads and for the download of the slot it overwrites; an upload waits for the last step that read the
-// slot it fills.
+// their rings. A reader thread reads the input slices of the coming steps into pinned staging, a writer
+// thread writes the output slices of the past ones, and the thread that launches the steps enqueues the
+// uploads of step t + 1 on an upload stream while step t runs, and the downloads of step t on a download
+// stream. Events order the streams: a step waits for its inputs' uploads and for the download of the slot
+// it overwrites; an upload waits for the last step that read the slot it fills.
 #include "polyc/Stream.h"
 #include "polyc/Timer.h"
 #include "polyc/cuda/Check.h"
@@ -11,7 +11,11 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 
 namespace polyc::rt::cuda {
@@ -38,18 +42,77 @@ private:
   void *ptr_ = nullptr;
 };
 
-// One streamed array: its ring on the device, two staging slices on the host (one being copied while the
-// host fills or empties the other), and per slot the event of the last copy into or out of it.
+// Host slices staged per array: the reader thread fills one while earlier ones upload, the writer thread
+// empties one while later ones download. Four let the host run three steps ahead of the GPU.
+constexpr int64_t StagedSlices = 4;
+
+// One streamed array: its ring on the device, its staged slices on the host, and per slot the event of the
+// last copy into or out of it.
 struct Ring {
   SliceReader *reader = nullptr; // an input's
   SliceWriter *writer = nullptr; // an output's that is written
   int64_t slots = 0;
   size_t sliceBytes = 0;
   unsigned char *device = nullptr;
-  std::array<std::unique_ptr<PinnedBuffer>, 2> staging;
-  std::array<Event, 2> stagingCopied;  // the copy from or into staging[k] done
-  std::unique_ptr<Event[]> slotCopied; // per slot: the last upload into it, or download out of it, done
+  std::array<std::unique_ptr<PinnedBuffer>, StagedSlices> staged;
+  std::array<Event, StagedSlices> stagedCopied; // the copy from or into staged[k] done
+  std::unique_ptr<Event[]> slotCopied;          // per slot: the last upload into it, or download out of it, done
   unsigned char *slot(int64_t step) const { return device + size_t(step % slots) * sliceBytes; }
+  unsigned char *stage(int64_t step) const { return staged[size_t(step % StagedSlices)]->get(); }
+  Event &stageCopied(int64_t step) { return stagedCopied[size_t(step % StagedSlices)]; }
+};
+
+// Progress shared by the thread that runs the steps and the reader and writer threads: each waits on the
+// others' counters, never on its own work.
+class Progress {
+public:
+  // Waits until `counter` reaches `value`; false when the run stopped (a failure or the end) first.
+  bool waitFor(const int64_t &counter, int64_t value) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return counter >= value || stopped_; });
+    return counter >= value;
+  }
+  void advance(int64_t &counter, int64_t value) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      counter = value;
+    }
+    changed_.notify_all();
+  }
+  void fail(const std::string &message) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (failure_.empty())
+        failure_ = message;
+      stopped_ = true;
+    }
+    changed_.notify_all();
+  }
+  void stop() { fail(""); }
+  // waitFor for the thread that runs the steps: the reader's or the writer's failure is thrown there.
+  void require(const int64_t &counter, int64_t value) {
+    if (!waitFor(counter, value)) {
+      check();
+      throw SliceError("the streamed run stopped");
+    }
+  }
+  // Throws the reader's or the writer's failure, if any.
+  void check() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure_.empty())
+      throw SliceError(failure_);
+  }
+
+  int64_t read = 0;     // slices read into staging (reader)
+  int64_t uploaded = 0; // uploads enqueued (steps thread)
+  int64_t downloaded = 0; // downloads enqueued (steps thread)
+  int64_t written = 0;  // slices written out (writer)
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopped_ = false;
+  std::string failure_;
 };
 
 class DeviceRings final : public StepHooks {
@@ -71,21 +134,34 @@ public:
       ring.device = buffers[a].as<unsigned char>();
       ring.slotCopied = std::make_unique<Event[]>(size_t(ring.slots));
       if (ring.reader || ring.writer)
-        for (std::unique_ptr<PinnedBuffer> &staging : ring.staging)
-          staging = std::make_unique<PinnedBuffer>(ring.sliceBytes);
+        for (std::unique_ptr<PinnedBuffer> &staged : ring.staged)
+          staged = std::make_unique<PinnedBuffer>(ring.sliceBytes);
       mostSlots_ = std::max(mostSlots_, ring.slots);
-      (array.spec->role == ArrayRole::Input ? inputs_ : outputs_).push_back(std::move(owned));
+      if (array.spec->role == ArrayRole::Input)
+        inputs_.push_back(std::move(owned));
+      else if (ring.writer)
+        outputs_.push_back(std::move(owned));
     }
     stepDone_ = std::make_unique<Event[]>(size_t(mostSlots_));
   }
 
-  // The inputs of step 0, before the loop.
+  ~DeviceRings() override {
+    progress_.stop();
+    for (std::thread *thread : {&reader_, &writer_})
+      if (thread->joinable())
+        thread->join();
+  }
+
+  // Starts the reader and the writer and uploads the inputs of step 0.
   void start() {
+    reader_ = std::thread([this] { readAll(); });
+    writer_ = std::thread([this] { writeAll(); });
     if (steps_ > 0)
       upload(0);
   }
 
   void beforeStep(int64_t step) override {
+    progress_.check();
     for (auto &ring : inputs_)
       POLYC_CUDA_CHECK(cudaStreamWaitEvent(compute_, ring->slotCopied[size_t(step % ring->slots)].get(), 0));
     for (auto &ring : outputs_) // the download of the step that wrote this slot before (never recorded: none)
@@ -95,71 +171,86 @@ public:
   void afterStep(int64_t step) override {
     stepDone_[size_t(step % mostSlots_)].record(compute_);
     download(step);
-    if (step > 0)
-      write(step - 1);
     if (step + 1 < steps_)
       upload(step + 1);
   }
 
-  // After the loop: the last outputs written, the files committed.
+  // After the loop: the writer done with the last slice, the files committed.
   void finish() {
-    if (steps_ > 0)
-      write(steps_ - 1);
+    writer_.join();
+    progress_.check();
     POLYC_CUDA_CHECK(cudaStreamSynchronize(compute_));
     for (auto &ring : outputs_)
-      if (ring->writer)
-        if (Status status = ring->writer->commit(); !status)
-          throw SliceError(status.message());
+      if (Status status = ring->writer->commit(); !status)
+        throw SliceError(status.message());
   }
 
 private:
-  // Reads the inputs of `step` into staging and uploads them into their slots, once the last step that read
+  // The reader thread: every step's input slices into staging, as far ahead as staging allows.
+  void readAll() {
+    for (int64_t step = 0; step < steps_; ++step) {
+      if (!progress_.waitFor(progress_.uploaded, step - StagedSlices + 1))
+        return;
+      for (auto &ring : inputs_) {
+        ring->stageCopied(step).synchronize(); // the upload of step - StagedSlices from this staging slice
+        if (Status status = ring->reader->readNext(ring->stage(step)); !status)
+          return progress_.fail(status.message());
+      }
+      progress_.advance(progress_.read, step + 1);
+    }
+  }
+
+  // The writer thread: every step's output slices to their files, as soon as they are downloaded.
+  void writeAll() {
+    for (int64_t step = 0; step < steps_; ++step) {
+      if (!progress_.waitFor(progress_.downloaded, step + 1))
+        return;
+      for (auto &ring : outputs_) {
+        ring->stageCopied(step).synchronize();
+        if (Status status = ring->writer->writeNext(ring->stage(step)); !status)
+          return progress_.fail(status.message());
+      }
+      progress_.advance(progress_.written, step + 1);
+    }
+  }
+
+  // Uploads the inputs of `step` from staging into their slots, once read and once the last step that read
   // those slots (step - slots) is done.
   void upload(int64_t step) {
+    progress_.require(progress_.read, step + 1);
     for (auto &ring : inputs_) {
-      size_t k = size_t(step % 2);
-      ring->stagingCopied[k].synchronize(); // the upload of step - 2 from this staging slice
-      if (Status status = ring->reader->readNext(ring->staging[k]->get()); !status)
-        throw SliceError(status.message());
       if (step >= ring->slots)
-        POLYC_CUDA_CHECK(cudaStreamWaitEvent(upload_.get(),
-                                             stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->staging[k]->get(), ring->sliceBytes,
-                                       cudaMemcpyHostToDevice, upload_.get()));
+        POLYC_CUDA_CHECK(
+            cudaStreamWaitEvent(upload_.get(), stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->stage(step), ring->sliceBytes, cudaMemcpyHostToDevice,
+                                       upload_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(upload_.get());
-      ring->stagingCopied[k].record(upload_.get());
+      ring->stageCopied(step).record(upload_.get());
     }
+    progress_.advance(progress_.uploaded, step + 1);
   }
 
-  // Downloads the written outputs of `step`, once it is done.
+  // Downloads the written outputs of `step` into staging once it is done, and the writer has emptied that
+  // staging slice.
   void download(int64_t step) {
+    progress_.require(progress_.written, step - StagedSlices + 1);
     for (auto &ring : outputs_) {
-      if (!ring->writer)
-        continue;
       POLYC_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), stepDone_[size_t(step % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->staging[size_t(step % 2)]->get(), ring->slot(step),
-                                       ring->sliceBytes, cudaMemcpyDeviceToHost, download_.get()));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->stage(step), ring->slot(step), ring->sliceBytes, cudaMemcpyDeviceToHost,
+                                       download_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(download_.get());
-      ring->stagingCopied[size_t(step % 2)].record(download_.get());
+      ring->stageCopied(step).record(download_.get());
     }
-  }
-
-  // Writes the outputs of `step` to their files, once downloaded.
-  void write(int64_t step) {
-    for (auto &ring : outputs_) {
-      if (!ring->writer)
-        continue;
-      ring->stagingCopied[size_t(step % 2)].synchronize();
-      if (Status status = ring->writer->writeNext(ring->staging[size_t(step % 2)]->get()); !status)
-        throw SliceError(status.message());
-    }
+    progress_.advance(progress_.downloaded, step + 1);
   }
 
   cudaStream_t compute_;
   Stream upload_, download_;
-  std::vector<std::unique_ptr<Ring>> inputs_, outputs_;
+  std::vector<std::unique_ptr<Ring>> inputs_, outputs_; // outputs_: those written
   int64_t steps_ = 0, mostSlots_ = 1;
   std::unique_ptr<Event[]> stepDone_; // per step modulo mostSlots_: the step's kernels done
+  Progress progress_;
+  std::thread reader_, writer_;
 };
 
 } // namespace
