@@ -470,7 +470,8 @@ Result<std::unique_ptr<SliceWriter>> openSliceWriter(const std::string &path, DT
     file = std::move(created.value());
   }
   std::vector<unsigned char> header = npyHeaderBytes(dtype, shape);
-  auto writer = std::make_unique<NpyFileWriter>(path, std::move(file), direct, shape, sliceBytes, header.size());
+  auto writer =
+      std::make_unique<NpyFileWriter>(path, std::move(file), direct, shape, sliceBytes, header.size());
   if (!writeFully(writer->fd(), header.data(), header.size()))
     return R::failure(path + ": cannot write: " + std::strerror(errno)); // the writer removes its file
   return R::success(std::move(writer));

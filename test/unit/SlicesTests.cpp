@@ -431,8 +431,9 @@ TEST_F(SliceFiles, LargeSlicesAreReadInParts) {
   ASSERT_TRUE(reader->readNext(slice.data()));
   Status last = reader->readNext(slice.data());
   ASSERT_FALSE(last);
-  EXPECT_THAT(last.message(), StartsWith(path + ": truncated data: slice 2 of 3 has only " +
-                                         std::to_string(4 * width - 8) + " of its " + std::to_string(4 * width)));
+  EXPECT_THAT(last.message(),
+              StartsWith(path + ": truncated data: slice 2 of 3 has only " + std::to_string(4 * width - 8) +
+                         " of its " + std::to_string(4 * width)));
 }
 
 TEST_F(SliceFiles, TrailingBytesFailAtTheLastSlice) {

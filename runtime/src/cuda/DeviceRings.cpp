@@ -56,7 +56,7 @@ struct Ring {
   unsigned char *device = nullptr;
   std::array<std::unique_ptr<PinnedBuffer>, StagedSlices> staged;
   std::array<Event, StagedSlices> stagedCopied; // the copy from or into staged[k] done
-  std::unique_ptr<Event[]> slotCopied;          // per slot: the last upload into it, or download out of it, done
+  std::unique_ptr<Event[]> slotCopied; // per slot: the last upload into it, or download out of it, done
   unsigned char *slot(int64_t step) const { return device + size_t(step % slots) * sliceBytes; }
   unsigned char *stage(int64_t step) const { return staged[size_t(step % StagedSlices)]->get(); }
   Event &stageCopied(int64_t step) { return stagedCopied[size_t(step % StagedSlices)]; }
@@ -103,10 +103,10 @@ public:
       throw SliceError(failure_);
   }
 
-  int64_t read = 0;     // slices read into staging (reader)
-  int64_t uploaded = 0; // uploads enqueued (steps thread)
+  int64_t read = 0;       // slices read into staging (reader)
+  int64_t uploaded = 0;   // uploads enqueued (steps thread)
   int64_t downloaded = 0; // downloads enqueued (steps thread)
-  int64_t written = 0;  // slices written out (writer)
+  int64_t written = 0;    // slices written out (writer)
 
 private:
   std::mutex mutex_;
@@ -220,10 +220,10 @@ private:
     progress_.require(progress_.read, step + 1);
     for (auto &ring : inputs_) {
       if (step >= ring->slots)
-        POLYC_CUDA_CHECK(
-            cudaStreamWaitEvent(upload_.get(), stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->stage(step), ring->sliceBytes, cudaMemcpyHostToDevice,
-                                       upload_.get()));
+        POLYC_CUDA_CHECK(cudaStreamWaitEvent(upload_.get(),
+                                             stepDone_[size_t((step - ring->slots) % mostSlots_)].get(), 0));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->stage(step), ring->sliceBytes,
+                                       cudaMemcpyHostToDevice, upload_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(upload_.get());
       ring->stageCopied(step).record(upload_.get());
     }
@@ -236,8 +236,8 @@ private:
     progress_.require(progress_.written, step - StagedSlices + 1);
     for (auto &ring : outputs_) {
       POLYC_CUDA_CHECK(cudaStreamWaitEvent(download_.get(), stepDone_[size_t(step % mostSlots_)].get(), 0));
-      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->stage(step), ring->slot(step), ring->sliceBytes, cudaMemcpyDeviceToHost,
-                                       download_.get()));
+      POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->stage(step), ring->slot(step), ring->sliceBytes,
+                                       cudaMemcpyDeviceToHost, download_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(download_.get());
       ring->stageCopied(step).record(download_.get());
     }
