@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Differential testing on random programs (issue 28): generates N valid .poly programs from SEED on,
 # builds each for every target in TARGETS (default "cpu opencl"; cuda runs only where a GPU is present,
-# elsewhere it is only built), runs them on random inputs and compares every output with the oracle
+# elsewhere it is only built; cpu-stream and cuda-stream build with --stream, where polyc streams the
+# program), runs them on random inputs and compares every output with the oracle
 # (`polyc run` where it exists, else the cpu target). PoCL's cache goes to a temporary folder. Mismatches
 # are shrunk and saved under fuzz-out/programs/ (its README lists them with the command that reproduces
 # each). Ends with "fuzz-programs: N programs, M mismatches" and exits 1 when M > 0.

@@ -211,6 +211,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     mapping.push_back(std::move(o));
   }
   root["mapping"] = std::move(mapping);
+  if (!in.mapping.streamProblem.empty())
+    root["gpuStreamProblem"] = in.mapping.streamProblem;
   root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
   return root;
 }

@@ -163,6 +163,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
                                                                : *b.persistent->chosen ? "chosen" : "not chosen");
     os << "\n    why: " << b.reason << "\n";
   }
+  if (!in.mapping.streamProblem.empty())
+    os << "  " << in.mapping.streamProblem << "\n";
   os << "\nlegality: verified, every dependence's source runs before its target (" << in.deps.edges.size()
      << (in.deps.edges.size() == 1 ? " dependence)" : " dependences)") << "\n";
 }

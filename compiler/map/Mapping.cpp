@@ -350,13 +350,17 @@ Mapping Mapper::run() {
 
 // A streamed build's outer loop: on the host, one step at a time, so that the runtime moves each step's
 // slices between its launches; not one persistent kernel nor a graph of all the steps.
-static llvm::Error keepStepsOnHost(BandMapping &outer) {
+static void keepStepsOnHost(Mapping &mapping) {
+  BandMapping &outer = mapping.bands.front();
   bool stepsOnHost =
       outer.placement == Placement::HostLoop ||
       (outer.placement == Placement::Kernel && !outer.gridMembers.empty() && outer.gridMembers.front() > 0);
-  if (!stepsOnHost)
-    return makeError(std::string("--stream: the outer loop is mapped as ") + spelling(outer.placement) +
-                     ", not as a loop on the host around the kernels of each step");
+  if (!stepsOnHost) {
+    mapping.streamProblem = std::string("--stream: on a GPU target the outer loop would be mapped as ") +
+                            spelling(outer.placement) +
+                            ", not as a loop on the host around the kernels of each step (the cpu target streams it)";
+    return;
+  }
   const char *streamed =
       "streamed (--stream): the outer loop on the host, one step at a time, the streamed arrays' "
       "slices moved between the steps";
@@ -366,7 +370,6 @@ static llvm::Error keepStepsOnHost(BandMapping &outer) {
     outer.reason += std::string("; ") + streamed;
   outer.persistent.reset();
   outer.replayable = false;
-  return llvm::Error::success();
 }
 
 llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,
@@ -377,8 +380,7 @@ llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedul
     if (mapping.bands.size() != schedule.bands.size())
       return makeError("internal error in the GPU mapping: the schedule tree's bands do not match the schedule's");
     if (schedule.streaming)
-      if (llvm::Error err = keepStepsOnHost(mapping.bands.front()))
-        return err;
+      keepStepsOnHost(mapping);
     return mapping;
   } catch (const isl::exception &e) {
     return makeError(std::string("internal error in the GPU mapping (isl): ") + e.what());

@@ -62,6 +62,9 @@ struct BandMapping {
 
 struct Mapping {
   std::vector<BandMapping> bands; // one per schedule band, same order
+  // A streamed schedule (Schedule::streaming) whose outer loop cannot run on the host one step at a time:
+  // why; the GPU targets refuse to emit it (the CPU target streams it).
+  std::string streamProblem;
 };
 
 // The mapping of every band of `schedule`'s tree (pre-order, as Schedule::bands).

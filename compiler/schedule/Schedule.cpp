@@ -379,9 +379,11 @@ bool Scheduler::shouldStream(const std::vector<unsigned> &stmts, unsigned fixed,
     return isl::manage(isl_set_reset_tuple_id(d.release())).intersect_params(together);
   };
   isl::set extent = extentOf(first);
+  // The dimensions are matched by name (the equations' `t`), or for --stream by position alone.
+  bool byPosition = options_.streamSteps && fixed == 0;
   for (unsigned s : stmts) {
     const Statement &stmt = model_.statements[s];
-    if (stmt.dimNames.size() <= fixed || stmt.dimNames[fixed] != first.dimNames[fixed] ||
+    if (stmt.dimNames.size() <= fixed || (!byPosition && stmt.dimNames[fixed] != first.dimNames[fixed]) ||
         !extentOf(stmt).is_equal(extent))
       return false;
   }

@@ -43,9 +43,13 @@ isl::union_map stepsOf(const Schedule &schedule) {
 // { [first index - step] } over the instances of `access`: [0, 0] for a write at the step, [-lag, 0] for
 // reads of the last lag + 1 slices.
 isl::set offsets(const isl::union_map &steps, const isl::map &access) {
-  isl::map stepToIndex = isl::union_map(access).apply_domain(steps).as_map(); // [t] -> A[a]
-  unsigned rank = unsigned(stepToIndex.range_tuple_dim());
-  return anonymous(iu::projectOutOutputs(stepToIndex, 1, rank - 1)).deltas();
+  isl::union_map stepToIndex = isl::union_map(access).apply_domain(steps); // [t] -> A[a]; empty: no instance
+  isl::union_set all = isl::union_set::empty(access.ctx());
+  stepToIndex.foreach_map([&](isl::map map) {
+    unsigned rank = unsigned(map.range_tuple_dim());
+    all = all.unite(isl::union_set(anonymous(iu::projectOutOutputs(map, 1, rank - 1)).deltas()));
+  });
+  return anonymousUnion(all);
 }
 
 struct Range {

@@ -110,6 +110,8 @@ class Runner:
         os.makedirs(os.path.dirname(exe), exist_ok=True)
         if how in ("cpu", "opencl", "cuda"):
             cmd = [self.polyc, "build", poly_path, "--target=" + how, "-o", exe]
+        elif how in STREAMED:
+            cmd = [self.polyc, "build", poly_path, "--target=" + STREAMED[how], "--stream", "-o", exe]
         else:
             cmd = [how, poly_path, "-o", exe]
         env = self.env
@@ -120,6 +122,8 @@ class Runner:
             out = ("ok", exe)
         elif res[0] == "timeout":
             out = ("build-timeout", "no executable in %d s" % self.build_timeout)
+        elif how in STREAMED and "error: --stream:" in res[2]:
+            out = (NOT_STREAMED, first_error(res[2]))
         else:
             out = ("build", "%s\nexit %s: %s" % (first_error(res[2]), res[0], tail(res[2])))
         self.cache[key] = out
@@ -173,15 +177,16 @@ class Runner:
             if only is not None and only not in (tname, wide):
                 continue
             b = self.build(tname, how, poly, text)
+            base = STREAMED.get(how, how)
             if b[0] != "ok":
                 results[tname] = b
-            elif how == "cuda" and not self.gpu:
+            elif base == "cuda" and not self.gpu:
                 results[tname] = ("built", None)
             else:
                 if only != wide:
                     results[tname] = self.run([b[1]], meta, case_dir,
                                               os.path.join(case_dir, "out-%s-%s" % (tname, tag)))
-                if how == "cuda" and only != tname:
+                if base == "cuda" and only != tname:
                     # The kernels' int64_t instance too: a fuzzed program's sizes always fit in int, which
                     # the kernels take by default (docs/scheduling.md, section 5, "The index type").
                     results[wide] = self.run([b[1]], meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (wide, tag)),
@@ -191,6 +196,11 @@ class Runner:
 
 # The result of a CUDA executable run with its kernels' index arithmetic in int64_t (POLYC_CUDA_INDEX=64).
 WIDE_INDEX_SUFFIX = "-i64"
+
+# Targets built with --stream (docs/running.md), and the status of a program that polyc refuses to stream
+# (no sequential outer loop, nothing indexed by it): no result, not a mismatch.
+STREAMED = {"cpu-stream": "cpu", "cuda-stream": "cuda"}
+NOT_STREAMED = "not-streamed"
 
 
 def wait_for_polyc(polyc, fn, check_missing=False):
@@ -317,7 +327,7 @@ ILL_DEFINED = "no order of evaluation can compute it"
 def rejected_by_every_target(results):
     """Whether every target's build rejected the program as ill-defined (ILL_DEFINED): not a mismatch,
     whatever the oracle did; the generator made a program that the language does not define."""
-    targets = [r for t, r in results.items() if t != "oracle"]
+    targets = [r for t, r in results.items() if t != "oracle" and r[0] != NOT_STREAMED]
     return bool(targets) and all(r[0] == "build" and ILL_DEFINED in (r[1] or "") for r in targets)
 
 
@@ -331,7 +341,7 @@ def mismatches(results, tol_types=None):
     for t, res in results.items():
         if t == "oracle":
             continue
-        if res[0] == "built":
+        if res[0] in ("built", NOT_STREAMED):
             continue
         if o[0] != "ok":
             if res[0] == "ok":
@@ -844,16 +854,17 @@ def fuzz(args):
     args.count = len(seeds)
     log("fuzz-programs: %d programs from seed %d, oracle %s, targets %s%s" % (
         args.count, seeds[0] if seeds else 0, "polyc run" if oracle == "run" else "the cpu target",
-        " ".join(t for t, _ in targets), "" if gpu or not any(h == "cuda" for _, h in targets)
+        " ".join(t for t, _ in targets), "" if gpu or not any(STREAMED.get(h, h) == "cuda" for _, h in targets)
         else " (cuda: built only, no GPU here)"))
 
+    streamed = {}  # streamed target: [programs it streamed, programs polyc would not stream]
     for k, seed in enumerate(seeds):
         if args.max_seconds and time.time() - start > args.max_seconds:
             log("fuzz-programs: stopped after %.0f s (--max-seconds), %d of %d programs run" % (
                 time.time() - start, k, len(seeds)))
             args.count = k
             break
-        case = gp.generate(seed, checker, known_bugs=args.known_bugs)
+        case = gp.generate(seed, checker, known_bugs=args.known_bugs, stepped=args.stepped)
         d = os.path.join(work, "p%d" % seed)
         meta = case.write(d)
         meta["tolerance"] = tolerance_types(case.prog)
@@ -864,6 +875,9 @@ def fuzz(args):
             log("fuzz-programs: slow: seed %d took %.0f s (%s)" % (
                 seed, time.time() - began, ", ".join("%s %s" % (t, r[0]) for t, r in sorted(res.items()))))
         mm = mismatches(res, meta["tolerance"])
+        for t, how in targets:
+            if how in STREAMED and t in res:
+                streamed.setdefault(t, [0, 0])[res[t][0] == NOT_STREAMED] += 1
         this_program = set()
         seen = set()
         for t, kind, msg in mm:
@@ -903,6 +917,8 @@ def fuzz(args):
             log("fuzz-programs: %d/%d programs, %d mismatches, %.0f s" % (k + 1, args.count, n_mm, time.time() - start))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    for t, (ran, refused) in sorted(streamed.items()):
+        log("fuzz-programs: %s streamed %d programs (%d not streamable)" % (t, ran, refused))
     log("fuzz-programs: %d programs, %d mismatches" % (args.count, n_mm))
     return 1 if n_mm else 0
 
@@ -999,7 +1015,7 @@ def check_only(args):
     for k in range(args.count):
         seed = args.seed + k
         try:
-            case = gp.generate(seed, checker, known_bugs=args.known_bugs)
+            case = gp.generate(seed, checker, known_bugs=args.known_bugs, stepped=args.stepped)
         except RuntimeError as e:
             bad += 1
             log("gen-check: seed %d: %s" % (seed, e))
@@ -1072,7 +1088,7 @@ def replay(args):
     for t, kind, msg in mm:
         log("replay: %s %s: %s" % (t, kind, msg))
     for t, r in res.items():
-        if r[0] != "ok" and r[0] != "built":
+        if r[0] not in ("ok", "built", NOT_STREAMED):
             log("replay: %s: %s %s" % (t, r[0], r[1]))
     log("replay: %d mismatches (oracle %s)" % (len(mm), oracle))
     shutil.rmtree(work, ignore_errors=True)
@@ -1100,6 +1116,8 @@ def main():
     ap.add_argument("--progress", type=int, default=10, help="print progress every N programs")
     ap.add_argument("--known-bugs", action="store_true",
                     help="also generate what triggers the bugs in gen_program.KNOWN_BUGS (avoided by default)")
+    ap.add_argument("--stepped", action="store_true",
+                    help="time-stepped programs only, the form --stream streams (gen_program.Gen.generate_stepped)")
     ap.add_argument("--seeds", help="comma-separated seeds to run instead of --count from --seed")
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--huge", action="store_true")

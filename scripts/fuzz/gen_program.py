@@ -10,6 +10,7 @@ import argparse
 import copy
 import json
 import os
+import math
 import random
 import subprocess
 import sys
@@ -278,6 +279,76 @@ class Gen:
             if not self.try_add("map"):
                 self.try_add("scalar")
         self.finish()
+        return self.prog
+
+    def generate_stepped(self):
+        """A time-stepped program, the form `polyc build --stream` streams: a step param; inputs [T, ...]
+        read at steps t - k under any boundary rule (k up to 3, or a window sum over the last frames), and
+        inputs without the step; arrays defined over [t, ...] from the inputs, from arrays defined before
+        them at the same or earlier steps, and from their own previous step (boundary zero); the last
+        one an output, the others outputs or locals. Sizes include 0 and 1."""
+        r = self.rng
+        self.prog.filename = r.choice(FILE_NAMES)
+        self.prog.layout = r.choice([0, 0, 0, 1, 2, 3])
+        self.make_params()
+        self.make_consts()
+        if r.random() < 0.5:
+            self.prog.boundary = r.choice(["zero", "clamp", "mirror"])
+        steps = self.fresh_global(PLAIN_PARAMS, param=True)
+        self.param_vals[steps] = r.choice([0, 1, 2, 3, 4, 7, 12, 20])
+        space = self.shape(r.choice([0, 1, 1, 2]))
+        while self.param_vals[steps] * max(1, math.prod(max(v, 1) for _, v in space)) > SIZE_MAX:
+            space = space[:-1]
+        step_dim = (Var(steps), self.param_vals[steps])
+        frames = [self.new_input([step_dim] + space, ty=r.choice(["f32", "f32", "f64"]))
+                  for _ in range(r.randint(1, 2))]
+        weights = self.new_input(space, ty="f32") if space and r.random() < 0.6 else None
+        defined = []
+        for k in range(r.randint(1, 3)):
+            a = self.new_array("output", r.choice(["f32", "f32", "f64"]), [step_dim] + space)
+            vs = self.lhs_vars(a)
+            t = Var(vs[0].name)
+            point = [Var(v.name) for v in vs[1:]]
+
+            def at(array, lag, shift=True):
+                idx = [Bin("-", copy.deepcopy(t), Lit(str(lag))) if lag else copy.deepcopy(t)]
+                for v in point:
+                    d = r.choice([-1, 0, 0, 1]) if shift else 0
+                    idx.append(add_off(copy.deepcopy(v), d) if d else copy.deepcopy(v))
+                return Read(array.name, idx)
+
+            terms = []
+            for x in frames:
+                if r.random() < 0.8:
+                    terms.append(Bin("*", Lit(r.choice(["0.5", "0.25", "-1.0", "2.0"])), at(x, r.choice([0, 0, 1, 2, 3]))))
+            if r.random() < 0.3:
+                width = r.randint(1, 4)
+                a_var = self.fresh_index({v.name for v in vs})
+                x = r.choice(frames)
+                idx = [Bin("-", copy.deepcopy(t), Var(a_var))] + [copy.deepcopy(v) for v in point]
+                terms.append(Red("sum", [Binding([a_var], Lit("0"), Lit(str(width)))], None, Read(x.name, idx)))
+            for earlier in defined:
+                if r.random() < 0.6:
+                    terms.append(Bin("*", Lit("0.5"), at(earlier, r.choice([0, 0, 1, 2]), shift=False)))
+            if r.random() < 0.6:
+                a.decl.boundary = "zero"  # its own step before: 0 at the first step
+                terms.append(Bin("*", Lit(r.choice(["0.5", "-0.5", "0.9"])), at(a, 1)))
+            if weights is not None and r.random() < 0.5:
+                terms.append(Read(weights.name, [copy.deepcopy(v) for v in point]))
+            if not terms:
+                terms.append(at(frames[0], 0))
+            e = terms[0]
+            for term in terms[1:]:
+                e = Bin("+", e, term)
+            if r.random() < 0.3:
+                e = Call("tanh", [e])
+            self.emit(Equation(a.name, [Var(v.name) for v in vs], "=", e))
+            self.finish_def(a, 100.0)
+            defined.append(a)
+        for a in defined[:-1]:
+            if r.random() < 0.4:
+                a.decl.role = "local"
+        self.sync_decls()
         return self.prog
 
     def snapshot(self):
@@ -1751,13 +1822,14 @@ def save_npy(path, v, variant):
     np.save(path, v)
 
 
-def generate(seed, polyc=None, tries=6, known_bugs=False):
-    """A Case for this seed whose program passes `polyc check` (when polyc is given)."""
+def generate(seed, polyc=None, tries=6, known_bugs=False, stepped=False):
+    """A Case for this seed whose program passes `polyc check` (when polyc is given); with `stepped`, a
+    time-stepped one (Gen.generate_stepped)."""
     last_err = ""
     for attempt in range(tries):
         sub = seed if attempt == 0 else seed * 1000003 + attempt
         gen = Gen(sub, polyc, known_bugs=known_bugs)
-        prog = gen.generate()
+        prog = gen.generate_stepped() if stepped else gen.generate()
         if polyc is not None:
             ok, err = polyc.check(prog.render(), prog.filename)
             if not ok:

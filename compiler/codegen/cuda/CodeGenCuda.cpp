@@ -2057,6 +2057,8 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
 }
 
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &input) {
+  if (input.mapping && !input.mapping->streamProblem.empty())
+    return llvm::createStringError(input.mapping->streamProblem);
   const model::Model &model = input.model;
   const ast::Program &program = *model.program;
   std::string prog = programName(input);

@@ -3,7 +3,7 @@
 # `polyc run` on the same inputs (given here as numpy expressions) and compares every output as
 # scripts/fuzz/fuzz.py does. Prints "regress: ok" and exits 0 when they agree.
 #
-#   regress.py FILE.poly --polyc P --target cpu|opencl --work DIR [--param N=3]... [--in x="np.ones(3)"]...
+#   regress.py FILE.poly --polyc P --target cpu|opencl|cpu-stream --work DIR [--param N=3]... [--in x="np.ones(3)"]...
 #              [--random SEED]
 # --random SEED: the inputs not given by --in are random (normal floats, i32 in [-2, 2N)), their shapes
 # from `polyc run FILE --help` at the params given.
