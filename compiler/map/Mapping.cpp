@@ -356,9 +356,10 @@ static void keepStepsOnHost(Mapping &mapping) {
       outer.placement == Placement::HostLoop ||
       (outer.placement == Placement::Kernel && !outer.gridMembers.empty() && outer.gridMembers.front() > 0);
   if (!stepsOnHost) {
-    mapping.streamProblem = std::string("--stream: on a GPU target the outer loop would be mapped as ") +
-                            spelling(outer.placement) +
-                            ", not as a loop on the host around the kernels of each step (the cpu target streams it)";
+    mapping.streamProblem =
+        std::string("--stream: on a GPU target the outer loop would be mapped as ") +
+        spelling(outer.placement) +
+        ", not as a loop on the host around the kernels of each step (the cpu target streams it)";
     return;
   }
   const char *streamed =

@@ -222,7 +222,8 @@ private:
     progress_.require(progress_.read, step + 1);
     for (auto &ring : inputs_) {
       if (step >= 2)
-        POLYC_CUDA_CHECK(cudaStreamWaitEvent(upload_.get(), stepDone_[size_t((step - 2) % mostSlots_)].get(), 0));
+        POLYC_CUDA_CHECK(
+            cudaStreamWaitEvent(upload_.get(), stepDone_[size_t((step - 2) % mostSlots_)].get(), 0));
       POLYC_CUDA_CHECK(cudaMemcpyAsync(ring->slot(step), ring->stage(step), ring->sliceBytes,
                                        cudaMemcpyHostToDevice, upload_.get()));
       ring->slotCopied[size_t(step % ring->slots)].record(upload_.get());
