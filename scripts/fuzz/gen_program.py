@@ -254,7 +254,8 @@ class Gen:
         return "ix%d" % n
 
     # ---------------------------------------------------------------- top level
-    def generate(self):
+    def start_program(self):
+        """The file name, the layout, the params, the consts and the program's boundary rule."""
         r = self.rng
         self.prog.filename = r.choice(FILE_NAMES)
         self.prog.layout = r.choice([0, 0, 0, 1, 2, 3])
@@ -262,6 +263,10 @@ class Gen:
         self.make_consts()
         if r.random() < 0.5:
             self.prog.boundary = r.choice(["zero", "clamp", "mirror"])
+
+    def generate(self):
+        r = self.rng
+        self.start_program()
         self.make_funcs()
         ndefs = r.randint(1, 5)
         kinds = ["map", "map", "pieces", "pieces", "rec", "rec", "rec", "reduce", "reduce", "scalar", "gather",
@@ -288,12 +293,7 @@ class Gen:
         them at the same or earlier steps, and from their own previous step (boundary zero); the last
         one an output, the others outputs or locals. Sizes include 0 and 1."""
         r = self.rng
-        self.prog.filename = r.choice(FILE_NAMES)
-        self.prog.layout = r.choice([0, 0, 0, 1, 2, 3])
-        self.make_params()
-        self.make_consts()
-        if r.random() < 0.5:
-            self.prog.boundary = r.choice(["zero", "clamp", "mirror"])
+        self.start_program()
         steps = self.fresh_global(PLAIN_PARAMS, param=True)
         self.param_vals[steps] = r.choice([0, 1, 2, 3, 4, 7, 12, 20])
         space = self.shape(r.choice([0, 1, 1, 2]))

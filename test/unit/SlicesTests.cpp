@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "NpyBytes.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,39 +32,7 @@ using ::testing::StartsWith;
 
 namespace {
 
-using Bytes = std::vector<unsigned char>;
-
-// A .npy file with the given header text, padded like numpy's, and raw data (as in NpyTests.cpp).
-Bytes makeNpy(const std::string &header, const Bytes &data) {
-  std::string text = header;
-  size_t total = 10 + text.size() + 1;
-  text.append((64 - total % 64) % 64, ' ');
-  text.push_back('\n');
-  Bytes out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  out.push_back(static_cast<unsigned char>(text.size() & 0xff));
-  out.push_back(static_cast<unsigned char>(text.size() >> 8));
-  out.insert(out.end(), text.begin(), text.end());
-  out.insert(out.end(), data.begin(), data.end());
-  return out;
-}
-
-template <typename T> Bytes littleEndian(const std::vector<T> &values) {
-  Bytes out(values.size() * sizeof(T));
-  if (!values.empty())
-    std::memcpy(out.data(), values.data(), out.size()); // the host is little-endian (checked in Npy.cpp)
-  return out;
-}
-
-template <typename T> Bytes bigEndian(const std::vector<T> &values) {
-  Bytes out;
-  for (T value : values) {
-    unsigned char raw[sizeof(T)];
-    std::memcpy(raw, &value, sizeof(T));
-    for (size_t i = sizeof(T); i-- > 0;)
-      out.push_back(raw[i]);
-  }
-  return out;
-}
+using namespace polyc::rt::npytest;
 
 template <typename T> std::vector<T> valuesOf(const Bytes &bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
