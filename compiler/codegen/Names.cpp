@@ -114,6 +114,8 @@ static const llvm::StringSet<> &emittedWords() {
       "polyc", "rt", "ocl", "omp", "p", "program", "context", "device", "timer", "info", "compute", "upload",
       "download", "prepare", "run", "verbose", "text", "params", "arrays", "launches", "argc", "argv",
       "describeAllocation", "programInfo", "sequenceKey", "kKernelSource",
+      // A streamed build's run (polyc_runStreamed's and computeStreamed's argument).
+      "slices", "computeStreamed",
       // The CUDA Compute class's members: the run in the index type that indexFitsInt allows.
       "runAs", "prepareAs", "indexFitsInt",
       // The CUDA printer's own locals and kernel arguments (launch grids, wavefront lanes and cells).
