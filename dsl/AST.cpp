@@ -1,6 +1,8 @@
 // Spellings of the AST's enumerations and the Program's lookups.
 #include "dsl/AST.h"
 
+#include <algorithm>
+
 using namespace polyc::ast;
 
 const char *polyc::ast::spelling(ElemType t) {
@@ -105,25 +107,66 @@ const ParamDecl *Program::findParam(const std::string &name) const {
   return nullptr;
 }
 
-bool polyc::ast::holdsReduction(const Expr &e) {
+void polyc::ast::forEachChild(const Expr &e, const std::function<void(const Expr &)> &visit) {
   switch (e.kind()) {
-  case Expr::Kind::Reduction:
-    return true;
+  case Expr::Kind::ArrayRead:
+    for (const ExprPtr &index : llvm::cast<ArrayRead>(e).indices)
+      visit(*index);
+    return;
   case Expr::Kind::Unary:
-    return holdsReduction(*llvm::cast<Unary>(e).operand);
+    return visit(*llvm::cast<Unary>(e).operand);
   case Expr::Kind::Binary:
-    return holdsReduction(*llvm::cast<Binary>(e).lhs) || holdsReduction(*llvm::cast<Binary>(e).rhs);
+    visit(*llvm::cast<Binary>(e).lhs);
+    return visit(*llvm::cast<Binary>(e).rhs);
   case Expr::Kind::Call:
     for (const ExprPtr &arg : llvm::cast<Call>(e).args)
-      if (holdsReduction(*arg))
-        return true;
-    return false;
+      visit(*arg);
+    return;
+  case Expr::Kind::Reduction: {
+    const auto &red = llvm::cast<Reduction>(e);
+    for (const RangeBinding &binding : red.bindings) {
+      visit(*binding.lo);
+      visit(*binding.hi);
+    }
+    if (red.where)
+      visit(*red.where);
+    return visit(*red.body);
+  }
   case Expr::Kind::Tuple:
     for (const ExprPtr &element : llvm::cast<Tuple>(e).elements)
-      if (holdsReduction(*element))
-        return true;
-    return false;
+      visit(*element);
+    return;
   default:
-    return false;
+    return;
   }
+}
+
+bool polyc::ast::holdsReduction(const Expr &e) {
+  if (e.kind() == Expr::Kind::Reduction)
+    return true;
+  bool holds = false;
+  forEachChild(e, [&](const Expr &child) { holds = holds || holdsReduction(child); });
+  return holds;
+}
+
+std::vector<polyc::ast::RowArrayUse> polyc::ast::rowArrays(const Program &program) {
+  std::vector<RowArrayUse> uses;
+  std::function<void(const Expr &)> visit = [&](const Expr &e) {
+    if (const auto *red = llvm::dyn_cast<Reduction>(&e))
+      for (const RangeBinding &binding : red->bindings) {
+        if (!binding.rowArray)
+          continue;
+        auto use = std::find_if(uses.begin(), uses.end(), [&](const RowArrayUse &u) { return u.row == binding.rowArray; });
+        if (use == uses.end())
+          use = uses.insert(uses.end(), RowArrayUse{binding.rowArray, {}});
+        use->targets.insert(use->targets.end(), binding.rowTargets.begin(), binding.rowTargets.end());
+      }
+    forEachChild(e, visit);
+  };
+  for (const auto &eq : program.equations)
+    visit(*eq->rhs);
+  for (const auto &block : program.repeats)
+    for (const auto &eq : block->body)
+      visit(*eq->rhs);
+  return uses;
 }

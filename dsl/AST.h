@@ -7,6 +7,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,9 +129,20 @@ struct Call : Expr {
 };
 
 // `k1, k2 in lo..hi`: several variables over one range.
+// A place an index variable indexes directly: dimension `dim` of `array` (col[c]).
+struct DirectIndex {
+  const ArrayDecl *array = nullptr;
+  unsigned dim = 0;
+};
+
 struct RangeBinding {
   std::vector<std::unique_ptr<IndexVar>> vars;
   ExprPtr lo, hi;
+  // A range read from an index array, CSR's `c in row[e]..row[e + 1]` (filled in by Sema): the i32 input
+  // `row`, and where the body indexes with `c` directly, whose extents bound row's values (checked at run
+  // time with row non-decreasing). Null for affine bounds.
+  const ArrayDecl *rowArray = nullptr;
+  std::vector<DirectIndex> rowTargets;
 };
 
 struct Reduction : Expr {
@@ -222,6 +234,9 @@ using Statement = std::variant<Equation *, RepeatBlock *>;
 
 // Whether `e` holds a reduction (indices and bounds, which are affine, hold none).
 bool holdsReduction(const Expr &e);
+// Calls `visit` on each direct sub-expression of `e`: indices, operands, arguments, a reduction's bounds,
+// condition and body, a tuple's elements.
+void forEachChild(const Expr &e, const std::function<void(const Expr &)> &visit);
 
 struct Program {
   std::string fileName;
@@ -237,5 +252,13 @@ struct Program {
   const ArrayDecl *findArray(const std::string &name) const;
   const ParamDecl *findParam(const std::string &name) const;
 };
+
+// A row array of CSR ranges (RangeBinding::rowArray) and every dimension its ranges' variables index:
+// before a run its values must be non-decreasing, from 0, at most the smallest of those extents.
+struct RowArrayUse {
+  const ArrayDecl *row = nullptr;
+  std::vector<DirectIndex> targets;
+};
+std::vector<RowArrayUse> rowArrays(const Program &program);
 
 } // namespace polyc::ast

@@ -90,6 +90,8 @@ private:
   bool resolve(Expr &e, Scope &scope);
   bool resolveIndex(Expr &e, Scope &scope, bool &isGather);
   bool checkAffine(const Expr &e, const char *what);
+  bool checkRowRange(RangeBinding &binding);
+  bool findRowTargets(RangeBinding &binding, const Expr &body);
   bool checkCondition(const Expr &e, const char *what);
   bool checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat);
 
@@ -464,7 +466,9 @@ bool Sema::resolve(Expr &e, Scope &scope) {
       // Bounds see the enclosing variables and the earlier bindings, not the variables they bound.
       bool boundsOk = resolve(*binding.lo, scope);
       boundsOk = resolve(*binding.hi, scope) && boundsOk;
-      if (boundsOk) {
+      if (boundsOk && (isa<ArrayRead>(*binding.lo) || isa<ArrayRead>(*binding.hi))) {
+        boundsOk = checkRowRange(binding);
+      } else if (boundsOk) {
         boundsOk = checkAffine(*binding.lo, "a reduction bound");
         boundsOk &= checkAffine(*binding.hi, "a reduction bound");
       }
@@ -482,6 +486,9 @@ bool Sema::resolve(Expr &e, Scope &scope) {
         ok = false;
     }
     ok &= resolve(*red.body, scope);
+    for (RangeBinding &binding : red.bindings)
+      if (binding.rowArray && ok)
+        ok &= findRowTargets(binding, *red.body);
     scope.vars.resize(outer);
     return ok;
   }
@@ -525,6 +532,61 @@ bool Sema::resolveIndex(Expr &e, Scope &scope, bool &isGather) {
     return error(e.range, "index reads array '" + r->name + "' of type " + spelling(r->array->elemType) +
                               "; only i32 arrays can be used as indices (a gather)");
   return checkAffine(e, "an index");
+}
+
+// A range read from an index array: `c in row[e]..row[e + 1]` with `row` a one-dimensional i32 input and
+// `e` affine, CSR's row pointers. Any other bound that reads an array is refused: only this form has a
+// check of its values before the run (non-decreasing, within what the range indexes).
+bool Sema::checkRowRange(RangeBinding &binding) {
+  const char *form = "a reduction bound that reads an array must be CSR's row range, 'c in row[e]..row[e + 1]' "
+                     "with row a one-dimensional i32 input";
+  const auto *lo = dyn_cast<ArrayRead>(binding.lo.get());
+  const auto *hi = dyn_cast<ArrayRead>(binding.hi.get());
+  const Expr &culprit = lo ? *binding.hi : *binding.lo;
+  if (!lo || !hi || !lo->array || lo->array != hi->array)
+    return error(culprit.range, form);
+  const ArrayDecl &row = *lo->array;
+  if (row.elemType != ElemType::I32 || row.kind != ArrayKind::Input || row.rank() != 1)
+    return error(lo->range, Twine(form) + "; '" + row.name + "' is " + spelling(row.kind) + " " +
+                                spelling(row.elemType) + " of rank " + Twine(row.rank()));
+  if (lo->isGather[0] || hi->isGather[0])
+    return error(lo->range, "a row range's index cannot itself read an array");
+  std::optional<AffineExpr> first = toAffine(*lo->indices[0], "a row range's index");
+  std::optional<AffineExpr> next = toAffine(*hi->indices[0], "a row range's index");
+  if (!first || !next)
+    return checkAffine(*lo->indices[0], "a row range's index") && checkAffine(*hi->indices[0], "a row range's index");
+  auto sorted = [](auto terms) {
+    std::sort(terms.begin(), terms.end());
+    return terms;
+  };
+  if (sorted(first->params) != sorted(next->params) || sorted(first->vars) != sorted(next->vars) ||
+      next->constant != first->constant + 1)
+    return error(hi->range, "a row range ends where the next row begins: '" + row.name + "[e].." + row.name +
+                                "[e + 1]', the same index plus one");
+  binding.rowArray = &row;
+  return true;
+}
+
+// Where the body indexes with a row range's variables directly: those dimensions' extents bound the
+// row array's values. A row range whose variable indexes nothing directly is refused.
+bool Sema::findRowTargets(RangeBinding &binding, const Expr &body) {
+  std::function<void(const Expr &)> visit = [&](const Expr &e) {
+    if (const auto *read = dyn_cast<ArrayRead>(&e)) {
+      for (unsigned d = 0; d < read->indices.size(); ++d)
+        if (const auto *ref = dyn_cast<VarRef>(read->indices[d].get()))
+          if (const auto *iv = std::get_if<IndexVarRef>(&ref->binding))
+            for (const auto &var : binding.vars)
+              if (iv->var == var.get() && read->array)
+                binding.rowTargets.push_back({read->array, d});
+    }
+    forEachChild(e, visit);
+  };
+  visit(body);
+  if (!binding.rowTargets.empty())
+    return true;
+  return error(binding.lo->range, "the variable of a row range must index an array directly (col[" +
+                                      binding.vars.front()->name + "]), whose extent bounds '" +
+                                      binding.rowArray->name + "' at run time");
 }
 
 bool Sema::checkAffine(const Expr &e, const char *what) {

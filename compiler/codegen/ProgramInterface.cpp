@@ -522,6 +522,37 @@ void polyc::codegen::printArgumentsFromContext(const CodegenInput &input, CodeWr
   }
 }
 
+void polyc::codegen::printRowArrayChecks(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w,
+                                         const std::function<std::string(const model::ArrayInfo &)> &pointer) {
+  auto info = [&](const ast::ArrayDecl *decl) {
+    return &*llvm::find_if(input.model.arrays, [&](const model::ArrayInfo &a) { return a.decl == decl; });
+  };
+  for (const ast::RowArrayUse &use : ast::rowArrays(*input.model.program)) {
+    const model::ArrayInfo *row = info(use.row);
+    std::vector<std::string> bounds, names;
+    for (const ast::DirectIndex &target : use.targets) {
+      const model::ArrayInfo *array = info(target.array);
+      std::string bound = "int64_t(" + exprs.extent(*array, target.dim) + ")";
+      if (!llvm::is_contained(bounds, bound))
+        bounds.push_back(bound);
+      if (!llvm::is_contained(names, target.array->name))
+        names.push_back(target.array->name);
+    }
+    std::string bound = bounds.size() == 1 ? bounds.front() : "std::min<int64_t>({" + llvm::join(bounds, ", ") + "})";
+    w.line("polyc::rt::checkRowArray(\"" + row->name + "\", " + pointer(*row) + ", int64_t(" +
+           exprs.extent(*row, 0) + "), " + bound + ", \"the extent of " + llvm::join(names, " and ") +
+           " that its ranges index\");");
+  }
+}
+
+void polyc::codegen::printRowArrayChecksOfContext(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w) {
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(input.model);
+  printRowArrayChecks(input, exprs, w, [&](const model::ArrayInfo &a) {
+    size_t k = size_t(llvm::find(interface, &a) - interface.begin());
+    return "reinterpret_cast<const int32_t *>(context.arrays[" + std::to_string(k) + "].bytes.data())";
+  });
+}
+
 llvm::Error polyc::codegen::printProgramInfo(const CodegenInput &input, const std::string &var, CodeWriter &w) {
   const ast::Program &program = *input.model.program;
   w.line(var + ".name = \"" + programName(input) + "\";");

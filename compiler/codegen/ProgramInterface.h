@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,6 +65,12 @@ class ExprPrinter;
 // copies the outputs back.
 llvm::Error printContextFromArguments(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w);
 void printArgumentsFromContext(const CodegenInput &input, CodeWriter &w);
+// The checks of the program's CSR row arrays before a run (polyc::rt::checkRowArray), `pointer(array)` the C
+// expression of an array's host data.
+void printRowArrayChecks(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w,
+                         const std::function<std::string(const model::ArrayInfo &)> &pointer);
+// The GPU targets' form: the row arrays as the run's `context` holds them on the host.
+void printRowArrayChecksOfContext(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w);
 // Statements that fill `polyc::rt::ProgramInfo <var>` for runMain (needs <polyc/Runtime.h>).
 llvm::Error printProgramInfo(const CodegenInput &input, const std::string &var, CodeWriter &w);
 

@@ -61,40 +61,6 @@ struct Plan {
   std::map<const RepeatBlock *, std::vector<Step>> blocks;
 };
 
-void forEachChild(const Expr &e, llvm::function_ref<void(const Expr &)> visit) {
-  switch (e.kind()) {
-  case Expr::Kind::Unary: visit(*cast<Unary>(e).operand); break;
-  case Expr::Kind::Binary:
-    visit(*cast<Binary>(e).lhs);
-    visit(*cast<Binary>(e).rhs);
-    break;
-  case Expr::Kind::Call:
-    for (const ExprPtr &arg : cast<Call>(e).args)
-      visit(*arg);
-    break;
-  case Expr::Kind::ArrayRead:
-    for (const ExprPtr &index : cast<ArrayRead>(e).indices)
-      visit(*index);
-    break;
-  case Expr::Kind::Reduction: {
-    const auto &red = cast<Reduction>(e);
-    for (const RangeBinding &binding : red.bindings) {
-      visit(*binding.lo);
-      visit(*binding.hi);
-    }
-    if (red.where)
-      visit(*red.where);
-    visit(*red.body);
-    break;
-  }
-  case Expr::Kind::Tuple:
-    for (const ExprPtr &element : cast<Tuple>(e).elements)
-      visit(*element);
-    break;
-  default: break;
-  }
-}
-
 // Every array `e` may read, gathers and the untaken side of a select included.
 void collectReads(const Expr &e, std::set<const ArrayDecl *> &reads) {
   if (const auto *read = dyn_cast<ArrayRead>(&e))
@@ -499,6 +465,7 @@ public:
           const InterpretOptions &options);
   void upload(rt::RunContext &context) override;
   double compute(rt::RunContext &context) override;
+  void checkRowArrays() const;
   void download(rt::RunContext &context) override;
 
 private:
@@ -759,6 +726,7 @@ void Machine::loadArray(Store &store, const rt::HostArray &host) {
 
 double Machine::compute(rt::RunContext &) {
   activeBlock_ = nullptr;
+  checkRowArrays();
   rt::Timer timer;
   llvm::Error err = runSteps(plan_.top);
   double seconds = timer.seconds();
@@ -766,6 +734,23 @@ double Machine::compute(rt::RunContext &) {
   if (err)
     throw std::runtime_error(llvm::toString(std::move(err)));
   return seconds;
+}
+
+// The CSR row arrays, checked as the executables check them before a run (polyc::rt::checkRowArray).
+void Machine::checkRowArrays() const {
+  for (const RowArrayUse &use : rowArrays(program_)) {
+    const Store &row = stores_[storeOf(use.row)];
+    int64_t bound = INT64_MAX;
+    std::string names;
+    for (const DirectIndex &target : use.targets) {
+      bound = std::min(bound, stores_[storeOf(target.array)].extents[target.dim]);
+      if (names.find(target.array->name) == std::string::npos)
+        names += (names.empty() ? "" : " and ") + target.array->name;
+    }
+    std::vector<int32_t> values(row.integers.begin(), row.integers.end());
+    rt::checkRowArray(use.row->name.c_str(), values.data(), int64_t(values.size()), bound,
+                      "the extent of " + names + " that its ranges index");
+  }
 }
 
 // Outputs and inouts back into the host arrays in their declared types. An output element that no
@@ -1435,7 +1420,9 @@ template <typename T> void Machine::reduceOver(const Reduction &red, size_t bind
   const RangeBinding &range = red.bindings[binding];
   bool lastVar = var + 1 == range.vars.size();
   unsigned slot = slotOf(range.vars[var].get());
-  int64_t lo = evaluate(linear(*range.lo)), hi = evaluate(linear(*range.hi));
+  // A row range's bounds are reads of the row array (checked before the run: checkRowRanges).
+  int64_t lo = range.rowArray ? integerValue(*range.lo) : evaluate(linear(*range.lo));
+  int64_t hi = range.rowArray ? integerValue(*range.hi) : evaluate(linear(*range.hi));
   for (int64_t k = lo; k < hi && error_.empty(); ++k) {
     env_[slot] = k;
     reduceOver<T>(red, lastVar ? binding + 1 : binding, lastVar ? 0 : var + 1, acc);

@@ -424,6 +424,24 @@ llvm::Error Lowering::addReduction(const ast::Reduction &red, Statement &stmt, c
   isl::set domain = outer.domain.preimage(toOuter);
   unsigned position = nOuter;
   for (const ast::RangeBinding &binding : red.bindings) {
+    if (binding.rowArray) {
+      // A row range: its bounds are data, so the variable may take any value the run's check of the row
+      // array admits, 0 .. the smallest extent it indexes; the bounds' reads are the statement's.
+      for (size_t k = 0; k < binding.vars.size(); ++k, ++position) {
+        isl::aff v = id.at(static_cast<int>(position));
+        domain = domain.intersect(v.ge_set(v.sub(v)));
+        for (const ast::DirectIndex &target : binding.rowTargets) {
+          auto extent = lowerAffine(*target.array->shape[target.dim], inner);
+          if (!extent)
+            return extent.takeError();
+          domain = domain.intersect(v.lt_set(*extent));
+        }
+      }
+      for (const ast::Expr *bound : {binding.lo.get(), binding.hi.get()})
+        if (llvm::Error err = collectReads(*bound, stmt, outer))
+          return err;
+      continue;
+    }
     auto lo = lowerAffine(*binding.lo, inner);
     if (!lo)
       return lo.takeError();
@@ -453,7 +471,14 @@ llvm::Error Lowering::addReduction(const ast::Reduction &red, Statement &stmt, c
   isl::map toReduction = islutil::mapSpace(inner.wide, redSpace).multi_aff(own).as_map();
   info.range = forgetReductionVars(inner, stmt).intersect_domain(domain).reverse().apply_range(toReduction).coalesce();
   stmt.reductions.push_back(std::move(info));
-  return collectReads(*red.body, stmt, inner);
+  size_t before = stmt.reads.size();
+  if (llvm::Error err = collectReads(*red.body, stmt, inner))
+    return err;
+  // Under a row range the body reads only some of the elements its variable may take: may-reads.
+  if (llvm::any_of(red.bindings, [](const ast::RangeBinding &b) { return b.rowArray != nullptr; }))
+    for (size_t k = before; k < stmt.reads.size(); ++k)
+      stmt.reads[k].isMay = true;
+  return llvm::Error::success();
 }
 
 llvm::Error Lowering::collectReads(const ast::Expr &expr, Statement &stmt, const Scope &scope) {

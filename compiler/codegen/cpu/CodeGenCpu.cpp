@@ -762,6 +762,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.blank();
   w.comment("Runs every statement instance in the order of the schedule.");
   w.openBlock("void run()");
+  printRowArrayChecks(input, exprs, w, [&](const model::ArrayInfo &a) { return exprs.arrayRef(a); });
   bool anyLocal = false;
   // The storage vectors are named apart from the program's names (a param named rStorage: fuzz seed
   // 601668), which run()'s body may use.

@@ -2197,6 +2197,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
            ";");
   w.line("[[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = "
          "polyc::rt::cuda::wavefrontOverride();");
+  printRowArrayChecksOfContext(input, exprs, w);
   w.verbatim(host.str());
   w.closeBlock();
   w.blank();

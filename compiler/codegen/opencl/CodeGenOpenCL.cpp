@@ -2009,6 +2009,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   // compute
   h2.openBlock("double compute(polyc::rt::RunContext &context) override");
   paramLines(h2);
+  printRowArrayChecksOfContext(input, exprs, h2);
   h2.line("polyc::rt::ocl::RegionTimer timer;");
   h2.verbatim(schedule.str());
   h2.line("return timer.finish(device());");

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Inputs of the rate-network examples: a random network of N neurons, with either a fixed fan-in C
+(ratenet.poly: pre[N, C], w[N, C]) or each connection present with probability P (ratenet-csr.poly, CSR:
+row[N + 1], col[E], w[E]). Presynaptic indices in ascending order within each neuron (as ANNarchy's LIL and
+CSR keep them) or in random order (seed 001 measures both). Weights uniform in [-1, 1] / sqrt(fan-in),
+rates and baseline uniform in [0, 1].
+
+  make_network.py DIR --neurons N (--fan-in C | --probability P) [--order ascending|random] [--seed S]
+"""
+import argparse
+import os
+
+import numpy as np
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out")
+    parser.add_argument("--neurons", type=int, required=True)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--fan-in", type=int)
+    group.add_argument("--probability", type=float)
+    parser.add_argument("--order", choices=["ascending", "random"], default="ascending")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    n = args.neurons
+    os.makedirs(args.out, exist_ok=True)
+    save = lambda name, array: np.save(os.path.join(args.out, name + ".npy"), array)  # noqa: E731
+    save("r0", rng.random(n, dtype=np.float32))
+    save("baseline", rng.random(n, dtype=np.float32))
+    if args.fan_in is not None:
+        c = args.fan_in
+        pre = np.stack([rng.choice(n, size=c, replace=c > n) for _ in range(n)]) if n else np.zeros((0, c))
+        if args.order == "ascending":
+            pre.sort(axis=1)
+        save("pre", pre.astype(np.int32).reshape(n, c))
+        save("w", (rng.uniform(-1, 1, (n, c)) / np.sqrt(max(c, 1))).astype(np.float32))
+        return
+    rows, cols = [0], []
+    for _ in range(n):
+        chosen = np.flatnonzero(rng.random(n) < args.probability)
+        if args.order == "random":
+            rng.shuffle(chosen)
+        cols.extend(chosen.tolist())
+        rows.append(len(cols))
+    fan_in = np.diff(rows)
+    save("row", np.array(rows, dtype=np.int32))
+    save("col", np.array(cols, dtype=np.int32))
+    scale = np.repeat(1 / np.sqrt(np.maximum(fan_in, 1)), fan_in)
+    save("w", (rng.uniform(-1, 1, len(cols)) * scale).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
