@@ -32,6 +32,7 @@ emit() {
 # the fixed wavefront, chosen at run time by M > 1), and the other examples.
 emit iir2d/cpu examples/iir2d/iir2d.poly --target=cpu
 emit rate-network/cpu examples/rate-network/ratenet.poly --target=cpu
+emit rate-network/cpu examples/rate-network/ratenet-csr.poly --target=cpu
 emit mlp/cpu examples/mlp/mlp.poly --target=cpu
 emit optical-flow/cpu examples/optical-flow/lkflow.poly --target=cpu
 
@@ -41,6 +42,7 @@ emit iir2d/cuda/auto examples/iir2d/iir2d.poly --target=cuda
 emit iir2d/cuda/fixed examples/iir2d/iir2d.poly --target=cuda --allocation=fixed
 # The other examples: their time and repeat loops are host loops (or persistent kernels) around kernels.
 emit rate-network/cuda examples/rate-network/ratenet.poly --target=cuda
+emit rate-network/cuda examples/rate-network/ratenet-csr.poly --target=cuda
 emit mlp/cuda examples/mlp/mlp.poly --target=cuda
 emit optical-flow/cuda examples/optical-flow/lkflow.poly --target=cuda
 # Streamed (--stream): the frames uploaded and the flow downloaded one step at a time, overlapped.
@@ -52,6 +54,7 @@ emit iir2d/opencl/auto examples/iir2d/iir2d.poly --target=opencl
 emit iir2d/opencl/fixed examples/iir2d/iir2d.poly --target=opencl --allocation=fixed
 emit iir2d/opencl/flexible examples/iir2d/iir2d.poly --target=opencl --allocation=flexible
 emit rate-network/opencl examples/rate-network/ratenet.poly --target=opencl
+emit rate-network/opencl examples/rate-network/ratenet-csr.poly --target=opencl
 emit mlp/opencl examples/mlp/mlp.poly --target=opencl
 emit optical-flow/opencl examples/optical-flow/lkflow.poly --target=opencl
 

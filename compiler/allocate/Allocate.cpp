@@ -56,6 +56,7 @@ private:
   BandAllocation wavefront(unsigned index, const schedule::Band &band);
   BandAllocation parallel(unsigned index, const schedule::Band &band);
   std::optional<Extent> reductionLength(unsigned s);
+  Extent meanRowLength(const Extent &all, const ast::ArrayDecl &row, const Statement &stmt);
   Extent outputCount(unsigned s, unsigned bandDims);
   Extent boxSize(const isl::set &set, unsigned first, const Statement &stmt);
   isl::set assumeLargeDomain(const Statement &stmt) const;
@@ -246,9 +247,27 @@ std::optional<Extent> Allocator::reductionLength(unsigned s) {
   std::optional<Extent> longest;
   for (const model::ReductionInfo &red : stmt.reductions) {
     Extent length = boxSize(isl::set(red.range.range().polyhedral_hull()), 0, stmt);
+    for (const ast::RangeBinding &binding : red.reduction->bindings)
+      if (binding.rowArray)
+        length = meanRowLength(length, *binding.rowArray, stmt);
     longest = longest ? longer(*longest, length) : length;
   }
   return longest;
+}
+
+// A row range's length is data: its mean, what the range may index (`all`) over the rows, the row array's
+// extent (seed 001 sizes a neuron's group from its fan-in; E / (N + 1) for CSR's row[N + 1] over col[E]).
+Extent Allocator::meanRowLength(const Extent &all, const ast::ArrayDecl &row, const Statement &stmt) {
+  const model::ArrayInfo *info = model_.findArray(row.name);
+  Extent rows = boxSize(info->extent, 0, stmt);
+  Extent mean;
+  if (all.value && rows.value)
+    mean.value = *rows.value ? *all.value / *rows.value : 0;
+  auto operand = [](const std::string &text) {
+    return text.find(' ') == std::string::npos || text.front() == '(' ? text : "(" + text + ")";
+  };
+  mean.text = mean.value ? std::to_string(*mean.value) : operand(all.text) + " / " + operand(rows.text);
+  return mean;
 }
 
 BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
