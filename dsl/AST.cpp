@@ -156,7 +156,8 @@ std::vector<polyc::ast::RowArrayUse> polyc::ast::rowArrays(const Program &progra
       for (const RangeBinding &binding : red->bindings) {
         if (!binding.rowArray)
           continue;
-        auto use = std::find_if(uses.begin(), uses.end(), [&](const RowArrayUse &u) { return u.row == binding.rowArray; });
+        auto use = std::find_if(uses.begin(), uses.end(),
+                                [&](const RowArrayUse &u) { return u.row == binding.rowArray; });
         if (use == uses.end())
           use = uses.insert(uses.end(), RowArrayUse{binding.rowArray, {}});
         use->targets.insert(use->targets.end(), binding.rowTargets.begin(), binding.rowTargets.end());

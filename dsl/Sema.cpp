@@ -538,8 +538,9 @@ bool Sema::resolveIndex(Expr &e, Scope &scope, bool &isGather) {
 // `e` affine, CSR's row pointers. Any other bound that reads an array is refused: only this form has a
 // check of its values before the run (non-decreasing, within what the range indexes).
 bool Sema::checkRowRange(RangeBinding &binding) {
-  const char *form = "a reduction bound that reads an array must be CSR's row range, 'c in row[e]..row[e + 1]' "
-                     "with row a one-dimensional i32 input";
+  const char *form =
+      "a reduction bound that reads an array must be CSR's row range, 'c in row[e]..row[e + 1]' "
+      "with row a one-dimensional i32 input";
   const auto *lo = dyn_cast<ArrayRead>(binding.lo.get());
   const auto *hi = dyn_cast<ArrayRead>(binding.hi.get());
   const Expr &culprit = lo ? *binding.hi : *binding.lo;
@@ -554,7 +555,8 @@ bool Sema::checkRowRange(RangeBinding &binding) {
   std::optional<AffineExpr> first = toAffine(*lo->indices[0], "a row range's index");
   std::optional<AffineExpr> next = toAffine(*hi->indices[0], "a row range's index");
   if (!first || !next)
-    return checkAffine(*lo->indices[0], "a row range's index") && checkAffine(*hi->indices[0], "a row range's index");
+    return checkAffine(*lo->indices[0], "a row range's index") &&
+           checkAffine(*hi->indices[0], "a row range's index");
   auto sorted = [](auto terms) {
     std::sort(terms.begin(), terms.end());
     return terms;

@@ -522,8 +522,9 @@ void polyc::codegen::printArgumentsFromContext(const CodegenInput &input, CodeWr
   }
 }
 
-void polyc::codegen::printRowArrayChecks(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w,
-                                         const std::function<std::string(const model::ArrayInfo &)> &pointer) {
+void polyc::codegen::printRowArrayChecks(
+    const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w,
+    const std::function<std::string(const model::ArrayInfo &)> &pointer) {
   auto info = [&](const ast::ArrayDecl *decl) {
     return &*llvm::find_if(input.model.arrays, [&](const model::ArrayInfo &a) { return a.decl == decl; });
   };
@@ -538,14 +539,16 @@ void polyc::codegen::printRowArrayChecks(const CodegenInput &input, const ExprPr
       if (!llvm::is_contained(names, target.array->name))
         names.push_back(target.array->name);
     }
-    std::string bound = bounds.size() == 1 ? bounds.front() : "std::min<int64_t>({" + llvm::join(bounds, ", ") + "})";
+    std::string bound =
+        bounds.size() == 1 ? bounds.front() : "std::min<int64_t>({" + llvm::join(bounds, ", ") + "})";
     w.line("polyc::rt::checkRowArray(\"" + row->name + "\", " + pointer(*row) + ", int64_t(" +
            exprs.extent(*row, 0) + "), " + bound + ", \"the extent of " + llvm::join(names, " and ") +
            " that its ranges index\");");
   }
 }
 
-void polyc::codegen::printRowArrayChecksOfContext(const CodegenInput &input, const ExprPrinter &exprs, CodeWriter &w) {
+void polyc::codegen::printRowArrayChecksOfContext(const CodegenInput &input, const ExprPrinter &exprs,
+                                                  CodeWriter &w) {
   std::vector<const model::ArrayInfo *> interface = interfaceArrays(input.model);
   printRowArrayChecks(input, exprs, w, [&](const model::ArrayInfo &a) {
     size_t k = size_t(llvm::find(interface, &a) - interface.begin());

@@ -90,7 +90,8 @@ inline int64_t localElements(const char *array, std::initializer_list<int64_t> e
 // must be non-decreasing, from 0, and at most `bound`, the smallest extent that the ranges' variables index
 // (`boundText` says which: "the extent of col"). Throws std::runtime_error naming the array and the index
 // otherwise; runMain then exits with status 3.
-void checkRowArray(const char *name, const int32_t *row, int64_t count, int64_t bound, const std::string &boundText);
+void checkRowArray(const char *name, const int32_t *row, int64_t count, int64_t bound,
+                   const std::string &boundText);
 
 // Parses `--param N=V --in A=a.npy --out B=b.npy [--repeat K] [--json] [--help]`, runs `compute` K
 // times (default 1) and writes the outputs. Returns the process exit status (0, or 2 on bad input).
