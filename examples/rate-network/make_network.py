@@ -30,23 +30,27 @@ def main():
     save("r0", rng.random(n, dtype=np.float32))
     save("baseline", rng.random(n, dtype=np.float32))
     if args.fan_in is not None:
+        # Presynaptic neurons drawn with replacement (seed 001's fixed fan-in), fast at 40,000 x 8,192.
         c = args.fan_in
-        pre = np.stack([rng.choice(n, size=c, replace=c > n) for _ in range(n)]) if n else np.zeros((0, c))
+        pre = rng.integers(0, max(n, 1), (n, c), dtype=np.int32)
         if args.order == "ascending":
             pre.sort(axis=1)
-        save("pre", pre.astype(np.int32).reshape(n, c))
+        save("pre", pre)
         save("w", (rng.uniform(-1, 1, (n, c)) / np.sqrt(max(c, 1))).astype(np.float32))
         return
-    rows, cols = [0], []
-    for _ in range(n):
-        chosen = np.flatnonzero(rng.random(n) < args.probability)
-        if args.order == "random":
-            rng.shuffle(chosen)
-        cols.extend(chosen.tolist())
-        rows.append(len(cols))
-    fan_in = np.diff(rows)
-    save("row", np.array(rows, dtype=np.int32))
-    save("col", np.array(cols, dtype=np.int32))
+    # Each connection present with probability P: a binomial fan-in, then that many distinct neurons.
+    fan_in = rng.binomial(n, args.probability, n) if n else np.zeros(0, dtype=np.int64)
+    cols = []
+    for k in fan_in:
+        chosen = np.unique(rng.integers(0, n, int(k * 1.2) + 8))
+        while len(chosen) < k:
+            chosen = np.unique(np.concatenate([chosen, rng.integers(0, n, k)]))
+        chosen = rng.permutation(chosen)[:k]
+        cols.append(rng.permutation(chosen) if args.order == "random" else np.sort(chosen))
+    rows = np.concatenate([[0], np.cumsum(fan_in)]).astype(np.int32)
+    cols = np.concatenate(cols).astype(np.int32) if cols else np.zeros(0, dtype=np.int32)
+    save("row", rows)
+    save("col", cols)
     scale = np.repeat(1 / np.sqrt(np.maximum(fan_in, 1)), fan_in)
     save("w", (rng.uniform(-1, 1, len(cols)) * scale).astype(np.float32))
 
