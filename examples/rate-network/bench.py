@@ -7,7 +7,10 @@ rates, at the device's copy bandwidth (--copy-gbs, GB/s counted as bytes read + 
 cudaMemcpy device to device measures it).
 
   bench.py --format fixed|csr [--neurons 40000] [--fan-ins 16,...,8192] [--orders ascending,random]
-           [--steps 20] [--repeat 5] [--copy-gbs X] [--work-dir DIR] EXE
+           [--steps 20] [--repeat 5] [--copy-gbs X] [--work-dir DIR] [--annarchy PYTHON] EXE
+
+--annarchy runs the peer (annarchy_peer.py, with the Python of a virtual environment that has ANNarchy,
+activated for it) on the same network and adds its time per step and polyc's speedup over it.
 """
 import argparse
 import json
@@ -27,6 +30,18 @@ def run(exe, args, repeat):
     return json.loads(result.stdout.strip().splitlines()[-1])["median_s"]
 
 
+def annarchy(python, folder, steps, repeat):
+    """ANNarchy's milliseconds a step on the network in `folder` (annarchy_peer.py)."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": os.path.dirname(os.path.abspath(python)) + ":" + os.environ["PATH"]}
+    result = subprocess.run([python, os.path.join(HERE, "annarchy_peer.py"), folder, str(steps), "--repeat",
+                             str(repeat)], capture_output=True, text=True, env=env, timeout=1800)
+    if result.returncode:
+        raise SystemExit(f"annarchy_peer.py failed: {result.stderr[-600:]}")
+    line = [l for l in result.stdout.splitlines() if l.startswith("annarchy:")][-1]
+    return float(line.split(": ")[-1].split()[0])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("exe")
@@ -38,9 +53,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--copy-gbs", type=float, default=0.0)
     parser.add_argument("--work-dir")
+    parser.add_argument("--annarchy", metavar="PYTHON")
     args = parser.parse_args()
-    print("| neurons | fan-in | order | format | ms a step | GB/s | of copy bandwidth |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    peer = " ANNarchy (ms a step) | polyc's speedup |" if args.annarchy else ""
+    print("| neurons | fan-in | order | format | ms a step | GB/s | of copy bandwidth |" + peer)
+    print("| --- | --- | --- | --- | --- | --- | --- |" + (" --- | --- |" if args.annarchy else ""))
     for n in (int(v) for v in args.neurons.split(",")):
         for c in (int(v) for v in args.fan_ins.split(",")):
             for order in args.orders.split(","):
@@ -55,11 +72,14 @@ def main():
                         inputs += ["--in", f"{name}={work}/{name}.npy"]
                     seconds = run(args.exe, inputs + ["--param", f"T={args.steps}"], args.repeat)
                     connections = os.path.getsize(f"{work}/w.npy") // 4  # about: the header is 128 bytes
+                    peer_ms = annarchy(args.annarchy, work, args.steps, args.repeat) if args.annarchy else None
                 per_step = seconds / max(args.steps - 1, 1)
                 gbs = (connections * 8 + n * 8) / per_step / 1e9
                 fraction = f"{100 * gbs / args.copy_gbs:.0f}%" if args.copy_gbs else ""
-                print(f"| {n} | {c} | {order} | {args.format} | {per_step * 1e3:.4f} | {gbs:.0f} | {fraction} |",
-                      flush=True)
+                row = f"| {n} | {c} | {order} | {args.format} | {per_step * 1e3:.4f} | {gbs:.0f} | {fraction} |"
+                if peer_ms is not None:
+                    row += f" {peer_ms:.4f} | {peer_ms / (per_step * 1e3):.2f}x |"
+                print(row, flush=True)
 
 
 if __name__ == "__main__":
