@@ -145,6 +145,13 @@ std::optional<int64_t> lanesOverride() {
   return lanes;
 }
 
+std::optional<int64_t> groupOverride() {
+  std::optional<int64_t> group = integerFromEnvironment("POLYC_CUDA_GROUP", 32, 1024);
+  if (group && (*group & (*group - 1)))
+    throw CudaError("invalid POLYC_CUDA_GROUP='" + std::to_string(*group) + "': expected 32, 64, ..., 1024");
+  return group;
+}
+
 std::optional<int64_t> publishOverride() { return integerFromEnvironment("POLYC_CUDA_PUBLISH", 1, 1 << 20); }
 
 std::optional<bool> decoupledOverride() {

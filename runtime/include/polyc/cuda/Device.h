@@ -134,8 +134,12 @@ inline Tile tileFor(int64_t x, int64_t y, int64_t z = 1) {
 }
 
 // Host: the group size for a reduction of `length` terms chosen at run time (seed 001: threads per
-// output from the number of terms): the next power of two, clamped to [32, 1024].
+// output from the number of terms): the next power of two, clamped to [32, 1024]; POLYC_CUDA_GROUP forces
+// one (measurement).
+std::optional<int64_t> groupOverride();
 inline unsigned groupSizeFor(int64_t length) {
+  if (std::optional<int64_t> forced = groupOverride())
+    return unsigned(*forced);
   unsigned size = 32;
   while (size < 1024 && int64_t(size) < length)
     size *= 2;
@@ -175,6 +179,8 @@ WavefrontOverride wavefrontOverride();
 bool verbose();
 std::optional<int64_t> lanesOverride();
 std::optional<int64_t> publishOverride();
+//   POLYC_CUDA_GROUP=32|...|1024  reductions whose group size is chosen at run time: that many threads per output
+std::optional<int64_t> groupOverride();
 std::optional<bool> decoupledOverride();
 
 //   POLYC_CUDA_PERSISTENT=0|1     host loops: launches on the host (0) or the persistent grid-synchronised
