@@ -179,7 +179,8 @@ WavefrontOverride wavefrontOverride();
 bool verbose();
 std::optional<int64_t> lanesOverride();
 std::optional<int64_t> publishOverride();
-//   POLYC_CUDA_GROUP=32|...|1024  reductions whose group size is chosen at run time: that many threads per output
+//   POLYC_CUDA_GROUP=32|...|1024  reductions whose group size is chosen at run time: that many threads per
+//   output
 std::optional<int64_t> groupOverride();
 std::optional<bool> decoupledOverride();
 
