@@ -60,6 +60,12 @@ isl::map crossProduct(const isl::set &domain, const isl::set &range) {
   return checked(isl::manage(isl_map_from_domain_and_range(domain.copy(), range.copy())), domain.ctx().get());
 }
 
+isl::set anonymousSet(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
+
+isl::map anonymousMap(const isl::map &map) {
+  return isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(map.copy(), isl_dim_in), isl_dim_out));
+}
+
 isl::set projectOutDims(const isl::set &set, unsigned first, unsigned n) {
   return checked(isl::manage(isl_set_project_out(set.copy(), isl_dim_set, first, n)), set.ctx().get());
 }

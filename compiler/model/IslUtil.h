@@ -26,6 +26,9 @@ unsigned tupleDims(const isl::space &space);
 isl::map crossProduct(const isl::set &domain, const isl::set &range);
 
 isl::set projectOutDims(const isl::set &set, unsigned first, unsigned n);
+// The same set or map without tuple names, to compare or combine ones of different statements or arrays.
+isl::set anonymousSet(const isl::set &set);
+isl::map anonymousMap(const isl::map &map);
 isl::map projectOutInputs(const isl::map &map, unsigned first, unsigned n);
 isl::map projectOutOutputs(const isl::map &map, unsigned first, unsigned n);
 // { [x -> y] -> y } for a map x -> y.

@@ -23,12 +23,6 @@ static isl::map between(const Model &model, const isl::union_map &deps, unsigned
   return deps.extract_map(polyc::islutil::mapSpace(model.statements[a].domain.space(), model.statements[b].domain.space()));
 }
 
-static isl::set anonymousSet(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
-
-static isl::map anonymousMap(const isl::map &map) {
-  return isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(map.copy(), isl_dim_in), isl_dim_out));
-}
-
 static std::set<std::string> readArrays(const Statement &stmt) {
   std::set<std::string> names;
   for (const model::Access &read : stmt.reads)
@@ -42,7 +36,7 @@ std::vector<FusionGroup> findFusionGroups(const Model &model, const std::vector<
   auto sameDomain = [&](unsigned a, unsigned b) {
     const Statement &x = model.statements[a], &y = model.statements[b];
     return x.dimNames.size() == y.dimNames.size() && x.dimNames.size() > fixedDims &&
-           anonymousSet(x.domain).is_equal(anonymousSet(y.domain));
+           polyc::islutil::anonymousSet(x.domain).is_equal(polyc::islutil::anonymousSet(y.domain));
   };
   // A dependence between members is allowed only from one point to the same point (kept by their
   // order inside the fused body); one against the order would need the other statement first.
@@ -50,8 +44,8 @@ std::vector<FusionGroup> findFusionGroups(const Model &model, const std::vector<
     isl::map rel = between(model, regionDeps, from, to);
     if (rel.is_empty())
       return true;
-    isl::map plain = anonymousMap(rel);
-    return plain.is_subset(anonymousSet(model.statements[from].domain).identity());
+    isl::map plain = polyc::islutil::anonymousMap(rel);
+    return plain.is_subset(polyc::islutil::anonymousSet(model.statements[from].domain).identity());
   };
   std::vector<FusionGroup> groups;
   for (size_t i = 0; i < order.size();) {

@@ -18,16 +18,10 @@ namespace iu = polyc::islutil;
 
 namespace {
 
-isl::map anonymous(const isl::map &map) {
-  return isl::manage(isl_map_reset_tuple_id(isl_map_reset_tuple_id(map.copy(), isl_dim_in), isl_dim_out));
-}
-
-isl::set anonymous(const isl::set &set) { return isl::manage(isl_set_reset_tuple_id(set.copy())); }
-
 // The sets of a union with one shape (every statement's steps, every write's elements) as one set.
 isl::set anonymousUnion(const isl::union_set &sets) {
   std::optional<isl::set> all;
-  sets.foreach_set([&](isl::set set) { all = all ? all->unite(anonymous(set)) : anonymous(set); });
+  sets.foreach_set([&](isl::set set) { all = all ? all->unite(iu::anonymousSet(set)) : iu::anonymousSet(set); });
   return all ? *all : isl::manage(isl_set_empty(isl_space_set_alloc(sets.ctx().get(), 0, 1)));
 }
 
@@ -47,7 +41,7 @@ isl::set offsets(const isl::union_map &steps, const isl::map &access) {
   isl::union_set all = isl::union_set::empty(access.ctx());
   stepToIndex.foreach_map([&](isl::map map) {
     unsigned rank = unsigned(map.range_tuple_dim());
-    all = all.unite(isl::union_set(anonymous(iu::projectOutOutputs(map, 1, rank - 1)).deltas()));
+    all = all.unite(isl::union_set(iu::anonymousMap(iu::projectOutOutputs(map, 1, rank - 1)).deltas()));
   });
   return anonymousUnion(all);
 }
@@ -75,7 +69,7 @@ std::optional<Range> constantRange(const isl::set &values) {
 // slice t of the file, for every value of the params.
 bool stepsCoverFirstDimension(const isl::set &stepSet, const model::ArrayInfo &array) {
   unsigned rank = unsigned(array.extent.tuple_dim());
-  isl::set first = anonymous(iu::projectOutDims(array.extent, 1, rank - 1));
+  isl::set first = iu::anonymousSet(iu::projectOutDims(array.extent, 1, rank - 1));
   return stepSet.is_subset(first) && first.is_subset(stepSet);
 }
 
@@ -112,7 +106,7 @@ public:
       }
     }
     // A slot is reused every `slots` steps: a slice written in part would show an older step's values.
-    if (!input && !anonymousUnion(writes.range()).is_equal(anonymous(array.extent)))
+    if (!input && !anonymousUnion(writes.range()).is_equal(iu::anonymousSet(array.extent)))
       return std::string("its statements do not write every element");
     streamed.slots = streamed.lag + 2;
     return streamed;

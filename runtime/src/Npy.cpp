@@ -690,7 +690,11 @@ bool writeFully(int fd, const unsigned char *data, size_t size) {
   return ok;
 }
 
-// A named pipe or a device (/dev/null) is written in place: a file renamed onto it would replace it.
+bool writtenInPlace(const std::string &path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode));
+}
+
 static Status writeInPlace(const std::string &path, const std::vector<unsigned char> &contents) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0)
@@ -706,8 +710,7 @@ static Status writeInPlace(const std::string &path, const std::vector<unsigned c
 }
 
 Status writeFileAtomically(const std::string &path, const std::vector<unsigned char> &contents) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode)))
+  if (writtenInPlace(path))
     return writeInPlace(path, contents);
   Result<TemporaryFile> created = createTemporaryBeside(path);
   if (!created)

@@ -456,8 +456,7 @@ Result<std::unique_ptr<SliceWriter>> openSliceWriter(const std::string &path, DT
   if (!sliceSize(dtype, shape, sliceBytes))
     return R::failure(path + ": a slice of " + typeAndShape(dtype, shape) + " is too large");
 
-  struct stat info;
-  bool direct = ::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode));
+  bool direct = writtenInPlace(path);
   TemporaryFile file;
   if (direct) {
     file.fd = openRetrying(path, O_WRONLY);

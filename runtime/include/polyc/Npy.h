@@ -131,6 +131,10 @@ Result<std::vector<unsigned char>> encodeNpy(DType dtype, const std::vector<int6
 Status saveNpy(const std::string &path, DType dtype, const std::vector<int64_t> &shape,
                const unsigned char *bytes, size_t byteCount);
 
+// Whether `path` is a named pipe or a device (/dev/null): written in place, since a file renamed onto it
+// would replace it.
+bool writtenInPlace(const std::string &path);
+
 // Writes all of `size` bytes to `fd`; false (errno set) on an error. A pipe whose reader went away fails
 // with EPIPE instead of killing the program with SIGPIPE.
 bool writeFully(int fd, const unsigned char *data, size_t size);
