@@ -21,7 +21,8 @@ namespace {
 // The sets of a union with one shape (every statement's steps, every write's elements) as one set.
 isl::set anonymousUnion(const isl::union_set &sets) {
   std::optional<isl::set> all;
-  sets.foreach_set([&](isl::set set) { all = all ? all->unite(iu::anonymousSet(set)) : iu::anonymousSet(set); });
+  sets.foreach_set(
+      [&](isl::set set) { all = all ? all->unite(iu::anonymousSet(set)) : iu::anonymousSet(set); });
   return all ? *all : isl::manage(isl_set_empty(isl_space_set_alloc(sets.ctx().get(), 0, 1)));
 }
 
