@@ -43,7 +43,7 @@ struct ExprPrinter::Scope {
   std::vector<const ast::IndexVar *> dimVars;
   struct ReductionVar {
     const ast::IndexVar *var;
-    const ast::Expr *lo, *hi;
+    const ast::RangeBinding *binding;
   };
   std::vector<ReductionVar> reductionVars;
   unsigned reductionDepth = 0;
@@ -602,7 +602,7 @@ std::string ExprPrinter::printPart(const model::Statement &statement, const ast:
       for (auto &var : binding.vars) {
         scope.names.take(cIdentifier(var->name));
         scope.vars[var.get()] = cIdentifier(var->name);
-        scope.reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
+        scope.reductionVars.push_back({var.get(), &binding});
       }
   Scope *saved = scope_;
   scope_ = &scope;
@@ -758,7 +758,7 @@ std::vector<ExprPrinter::Code> ExprPrinter::packageReduction(const std::vector<c
       for (size_t m = 0; m < nodes.size(); ++m) {
         const ast::RangeBinding &binding = llvm::cast<ast::Reduction>(*nodes[m]).bindings[b];
         scopes[m].vars[binding.vars[v].get()] = var;
-        scopes[m].reductionVars.push_back({binding.vars[v].get(), binding.lo.get(), binding.hi.get()});
+        scopes[m].reductionVars.push_back({binding.vars[v].get(), &binding});
       }
       w.openBlock("for (" + reductionIndexType() + " " + var + " = " + lo + "; " + var + " < " + hi + "; ++" +
                   var + ")");
@@ -1067,8 +1067,19 @@ std::vector<ExprPrinter::BoundsCheck> ExprPrinter::boundsChecks(const ast::Array
       const Scope::ReductionVar &r = scope_->reductionVars[q];
       isl::aff var = isl::manage(isl_aff_var_on_domain(isl_local_space_from_space(space.copy()), isl_dim_set,
                                               static_cast<unsigned>(dims) + q));
-      isl::aff lo = toAff(*r.lo, space, positions, *model_.program);
-      isl::aff hi = toAff(*r.hi, space, positions, *model_.program);
+      if (r.binding->rowArray) {
+        // A row range's bounds are data; the run's check of the row array keeps the variable in
+        // 0 .. each extent it indexes (as the model has it).
+        wide = wide.intersect(var.ge_set(isl::aff::zero_on_domain(space)));
+        for (const ast::DirectIndex &target : r.binding->rowTargets) {
+          isl::aff extent = toAff(*target.array->shape[target.dim], space, positions, *model_.program);
+          if (!extent.is_null())
+            wide = wide.intersect(var.lt_set(extent));
+        }
+        continue;
+      }
+      isl::aff lo = toAff(*r.binding->lo, space, positions, *model_.program);
+      isl::aff hi = toAff(*r.binding->hi, space, positions, *model_.program);
       if (!lo.is_null())
         wide = wide.intersect(var.ge_set(lo));
       if (!hi.is_null())
@@ -1326,6 +1337,19 @@ ExprPrinter::reductionCombine(ast::ReductionOp op, ast::ElemType type) const {
   return [fn](const std::string &acc, const std::string &v) { return acc + " = " + fn + "(" + acc + ", " + v + ");"; };
 }
 
+// Whether `e` mentions a variable that `red` binds.
+static bool mentionsVariableOf(const ast::Expr &e, const ast::Reduction &red) {
+  if (const auto *ref = llvm::dyn_cast<ast::VarRef>(&e))
+    if (const auto *var = std::get_if<ast::IndexVarRef>(&ref->binding))
+      for (const ast::RangeBinding &binding : red.bindings)
+        for (const auto &bound : binding.vars)
+          if (bound.get() == var->var)
+            return true;
+  bool mentions = false;
+  ast::forEachChild(e, [&](const ast::Expr &child) { mentions = mentions || mentionsVariableOf(child, red); });
+  return mentions;
+}
+
 ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
   assert(scope_ && "reductions occur in statements and funcs");
   ReductionParts parts;
@@ -1343,10 +1367,17 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   for (const ast::RangeBinding &binding : red.bindings) {
     Code loCode = index(*binding.lo, w), hiCode = index(*binding.hi, w);
     std::string lo = loCode.text, hi = hiCode.text;
+    if (binding.rowArray && !mentionsVariableOf(*binding.hi, red)) {
+      // A row's end is read once, before the loop: in the loop's test, a read each pass (nvcc does not
+      // hoist __ldg) made every pass wait for it before the next pass's loads could issue.
+      std::string end = scope_->names.fresh(cIdentifier(binding.vars.front()->name) + "End");
+      w.line("const " + reductionIndexType() + " " + end + " = " + hi + ";");
+      hi = end;
+    }
     for (auto &var : binding.vars) {
       std::string name = scope_->names.fresh(cIdentifier(var->name));
       scope_->vars[var.get()] = name;
-      scope_->reductionVars.push_back({var.get(), binding.lo.get(), binding.hi.get()});
+      scope_->reductionVars.push_back({var.get(), &binding});
       auto value = fixed.find(var.get());
       if (value == fixed.end()) {
         // The where clause's bounds narrow the loop: [max(lo, e) or e + 1, min(hi, e) or e + 1).

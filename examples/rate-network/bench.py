@@ -7,10 +7,12 @@ rates, at the device's copy bandwidth (--copy-gbs, GB/s counted as bytes read + 
 cudaMemcpy device to device measures it).
 
   bench.py --format fixed|csr [--neurons 40000] [--fan-ins 16,...,8192] [--orders ascending,random]
-           [--steps 20] [--repeat 5] [--copy-gbs X] [--work-dir DIR] [--annarchy PYTHON] EXE
+           [--steps 20] [--repeat 5] [--copy-gbs X] [--work-dir DIR] [--annarchy PYTHON [--annarchy-args ARGS]]
+           EXE
 
 --annarchy runs the peer (annarchy_peer.py, with the Python of a virtual environment that has ANNarchy,
-activated for it) on the same network and adds its time per step and polyc's speedup over it.
+activated for it; --annarchy-args passes it options such as '--paradigm cuda') on the same network and adds
+its time per step and polyc's speedup over it.
 """
 import argparse
 import json
@@ -30,12 +32,12 @@ def run(exe, args, repeat):
     return json.loads(result.stdout.strip().splitlines()[-1])["median_s"]
 
 
-def annarchy(python, folder, steps, repeat):
+def annarchy(python, folder, steps, repeat, extra):
     """ANNarchy's milliseconds a step on the network in `folder` (annarchy_peer.py)."""
     venv = os.path.dirname(os.path.dirname(os.path.abspath(python)))
     env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": os.path.dirname(os.path.abspath(python)) + ":" + os.environ["PATH"]}
     result = subprocess.run([python, os.path.join(HERE, "annarchy_peer.py"), folder, str(steps), "--repeat",
-                             str(repeat)], capture_output=True, text=True, env=env, timeout=1800)
+                             str(repeat)] + extra, capture_output=True, text=True, env=env, timeout=1800)
     if result.returncode:
         raise SystemExit(f"annarchy_peer.py failed: {result.stderr[-600:]}")
     line = [l for l in result.stdout.splitlines() if l.startswith("annarchy:")][-1]
@@ -54,6 +56,7 @@ def main():
     parser.add_argument("--copy-gbs", type=float, default=0.0)
     parser.add_argument("--work-dir")
     parser.add_argument("--annarchy", metavar="PYTHON")
+    parser.add_argument("--annarchy-args", default="", help="for annarchy_peer.py, e.g. '--paradigm cuda'")
     args = parser.parse_args()
     peer = " ANNarchy (ms a step) | polyc's speedup |" if args.annarchy else ""
     print("| neurons | fan-in | order | format | ms a step | GB/s | of copy bandwidth |" + peer)
@@ -72,7 +75,7 @@ def main():
                         inputs += ["--in", f"{name}={work}/{name}.npy"]
                     seconds = run(args.exe, inputs + ["--param", f"T={args.steps}"], args.repeat)
                     connections = os.path.getsize(f"{work}/w.npy") // 4  # about: the header is 128 bytes
-                    peer_ms = annarchy(args.annarchy, work, args.steps, args.repeat) if args.annarchy else None
+                    peer_ms = annarchy(args.annarchy, work, args.steps, args.repeat, args.annarchy_args.split()) if args.annarchy else None
                 per_step = seconds / max(args.steps - 1, 1)
                 gbs = (connections * 8 + n * 8) / per_step / 1e9
                 fraction = f"{100 * gbs / args.copy_gbs:.0f}%" if args.copy_gbs else ""

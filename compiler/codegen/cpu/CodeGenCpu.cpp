@@ -134,6 +134,8 @@ private:
   // MinParallelAccesses, as a parallel loop of calls only is (CpuAstPrinter::printFor): trisolv's sum
   // over j < i entered a parallel region of one thread for each i.
   std::string printScalarReduction(const ReductionParts &parts, CodeWriter &w) {
+    if (!threadsReduce(parts) && vectorisable(parts) && parts.reduction->bindings.front().rowArray)
+      return printRowReduction(parts, w);
     if (!threadsReduce(parts) || parts.loops.size() != 1)
       return ExprPrinter::printReduction(parts, w);
     const ReductionLoop &loop = parts.loops.front();
@@ -144,6 +146,19 @@ private:
     printReductionLoops(parts, reductionLoopPragma(parts), w);
     w.elseBlock();
     printReductionLoops(parts, simdPragma(parts), w);
+    w.closeBlock();
+    return parts.accumulator;
+  }
+
+  // A sum over a row read from an index array: SIMD lanes for rows of MinSimdRowTerms terms or more,
+  // a plain loop for shorter ones (Parallel.h says why).
+  std::string printRowReduction(const ReductionParts &parts, CodeWriter &w) {
+    const ReductionLoop &loop = parts.loops.front();
+    w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
+    w.openBlock("if ((" + loop.hi + ") - (" + loop.lo + ") >= polyc::rt::cpu::MinSimdRowTerms)");
+    printReductionLoops(parts, simdPragma(parts), w);
+    w.elseBlock();
+    printReductionLoops(parts, "", w);
     w.closeBlock();
     return parts.accumulator;
   }

@@ -97,12 +97,19 @@ struct RatenetCsr {
     const float *__restrict__ w = this->w;
     const float *__restrict__ baseline = this->baseline;
     float *__restrict__ r = this->r;
+    const int64_t cEnd = row_[j + 1];
     float sum0 = 0.0f;
-    #pragma omp simd reduction(+ : sum0)
-    for (int64_t c = row_[j]; c < row_[j + 1]; ++c) {
-      const int64_t rIndex1 = (c >= 0 && c < E ? col_[c] : 0);
-      sum0 += (c >= 0 && c < E ? w[c] : 0.0f)
-          * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+    if ((cEnd) - (row_[j]) >= polyc::rt::cpu::MinSimdRowTerms) {
+      #pragma omp simd reduction(+ : sum0)
+      for (int64_t c = row_[j]; c < cEnd; ++c) {
+        const int64_t rIndex1 = col_[c];
+        sum0 += w[c] * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+      }
+    } else {
+      for (int64_t c = row_[j]; c < cEnd; ++c) {
+        const int64_t rIndex11 = col_[c];
+        sum0 += w[c] * (rIndex11 >= 0 && rIndex11 < N ? r[((t - 1) % 2) * N + rIndex11] : 0.0f);
+      }
     }
     r[(t % 2) * N + j] = r[((t - 1) % 2) * N + j]
         + (fmaxf(sum0 + baseline[j], 0.0f) - r[((t - 1) % 2) * N + j]) / float(tau);

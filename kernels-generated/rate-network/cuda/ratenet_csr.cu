@@ -115,11 +115,11 @@ struct RatenetCsrDeviceOf {
   // S1: r[t, j] = r[t - 1, j] + (max(sum(c in row[j]..row[j + 1]) w[c] * r[t - 1, col[c]] + baseline[j], 0.0)
   // - r[t - 1, j]) / tau where t >= 1;  (ratenet-csr.poly:17); one thread computes an instance.
   __device__ void S1(polyc_index t, polyc_index j) const {
+    const int64_t cEnd = __ldg(&row_[j + 1]);
     float sum0 = 0.0f;
-    for (int64_t c = __ldg(&row_[j]); c < __ldg(&row_[j + 1]); ++c) {
-      const polyc_index rIndex1 = (c >= 0 && c < E ? __ldg(&col_[c]) : 0);
-      sum0 += (c >= 0 && c < E ? __ldg(&w[c]) : 0.0f)
-          * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+    for (int64_t c = __ldg(&row_[j]); c < cEnd; ++c) {
+      const polyc_index rIndex1 = __ldg(&col_[c]);
+      sum0 += __ldg(&w[c]) * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
     }
     r[(t % 2) * N + j] = r[((t - 1) % 2) * N + j]
         + (fmaxf(sum0 + __ldg(&baseline[j]), 0.0f) - r[((t - 1) % 2) * N + j]) / float(tau);
@@ -130,12 +130,12 @@ struct RatenetCsrDeviceOf {
   // together, lane 0 stores it.
   template <unsigned G>
   __device__ void S1Group(polyc_index t, polyc_index j, unsigned lane) const {
+    const int64_t cEnd = __ldg(&row_[j + 1]);
     float sum0 = 0.0f;
     // The G lanes of the group take the terms in turn.
-    for (polyc_index c = __ldg(&row_[j]) + lane; c < __ldg(&row_[j + 1]); c += G) {
-      const polyc_index rIndex1 = (c >= 0 && c < E ? __ldg(&col_[c]) : 0);
-      sum0 += (c >= 0 && c < E ? __ldg(&w[c]) : 0.0f)
-          * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+    for (polyc_index c = __ldg(&row_[j]) + lane; c < cEnd; c += G) {
+      const polyc_index rIndex1 = __ldg(&col_[c]);
+      sum0 += __ldg(&w[c]) * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
     if (lane == 0)

@@ -471,13 +471,13 @@ __kernel void S1_reduce(const int N, const int E, const int T, __global const in
       const int polyc_arg1 = j1_;
       const int t = polyc_arg0;
       const int j = polyc_arg1;
+      const int cEnd = row_[j + 1];
       float sum0 = 0.0f;
       // This lane's share of the terms, then the lanes combine theirs.
       {
-        for (int c = row_[j] + polyc_lid; c < row_[j + 1]; c += polyc_group_size) {
-          const int rIndex1 = (c >= 0 && c < E ? col_[c] : 0);
-          sum0 += (c >= 0 && c < E ? w[c] : 0.0f)
-              * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+        for (int c = row_[j] + polyc_lid; c < cEnd; c += polyc_group_size) {
+          const int rIndex1 = col_[c];
+          sum0 += w[c] * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
         }
       }
       sum0 = polyc_group_sum_f32(sum0, polyc_group_size, polyc_scratch_f32);
@@ -505,11 +505,11 @@ __kernel void S1_parallel(const int N, const int E, const int T, __global const 
         const int polyc_arg1 = j1_;
         const int t = polyc_arg0;
         const int j = polyc_arg1;
+        const int cEnd = row_[j + 1];
         float sum0 = 0.0f;
-        for (int c = row_[j]; c < row_[j + 1]; ++c) {
-          const int rIndex1 = (c >= 0 && c < E ? col_[c] : 0);
-          sum0 += (c >= 0 && c < E ? w[c] : 0.0f)
-              * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
+        for (int c = row_[j]; c < cEnd; ++c) {
+          const int rIndex1 = col_[c];
+          sum0 += w[c] * (rIndex1 >= 0 && rIndex1 < N ? r[((t - 1) % 2) * N + rIndex1] : 0.0f);
         }
         r[(t % 2) * N + j] = r[((t - 1) % 2) * N + j]
             + (fmax(sum0 + baseline[j], 0.0f) - r[((t - 1) % 2) * N + j]) / (float)(tau);

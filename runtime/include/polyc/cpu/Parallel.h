@@ -23,6 +23,13 @@ inline constexpr int64_t MinParallelAccesses = 16384;
 
 inline constexpr double MinTimeTiledStepPoints = 1 << 20;
 
+// A sum over a row read from an index array (CSR's `c in row[j]..row[j + 1]`) of fewer terms than this
+// runs as a plain loop, longer ones as SIMD lanes: the vector loop's entry and remainder, whose lengths
+// change from row to row, cost more than they save on short rows (the rate network, 40,000 neurons on 2
+// cores of an AMD EPYC with AVX-512: 16 terms a row 0.36 ms a step plain, 0.42-0.53 ms SIMD; 256 terms
+// 3.96 and 3.93-4.04 ms; docs/performance.md, "Rate network").
+inline constexpr int64_t MinSimdRowTerms = 32;
+
 // Whether an iterated stencil whose steps have `stepPoints` points runs time-tiled.
 inline bool timeTiled(double stepPoints) {
   if (const char *force = std::getenv("POLYC_TIME_TILE"); force && *force)
