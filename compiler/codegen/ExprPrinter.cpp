@@ -1346,7 +1346,8 @@ static bool mentionsVariableOf(const ast::Expr &e, const ast::Reduction &red) {
           if (bound.get() == var->var)
             return true;
   bool mentions = false;
-  ast::forEachChild(e, [&](const ast::Expr &child) { mentions = mentions || mentionsVariableOf(child, red); });
+  ast::forEachChild(e,
+                    [&](const ast::Expr &child) { mentions = mentions || mentionsVariableOf(child, red); });
   return mentions;
 }
 
