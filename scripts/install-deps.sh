@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-  python3 python3-numpy python3-pil
+  python3 python3-numpy python3-pil python3-sklearn
   libzstd-dev
 )
 

@@ -1,6 +1,8 @@
 # lit configuration for polyc: every stage's tests (dsl, analysis, schedule, allocate, codegen, run)
 # plus the GoogleTest unit tests under test/unit.
 import os
+import subprocess
+
 import lit.formats
 
 config.name = "polyc"
@@ -34,3 +36,6 @@ for name in ("OCL_ICD_VENDORS", "POCL_DEVICES", "CXX", "HOME"):
 
 for feature in config.available_features_list:
     config.available_features.add(feature)
+# The datasets scikit-learn ships (the MLP example's iris; scripts/install-deps.sh installs it).
+if subprocess.run([config.python_path, "-c", "import sklearn"], capture_output=True).returncode == 0:
+    config.available_features.add("sklearn")
