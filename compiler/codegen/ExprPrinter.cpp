@@ -1337,20 +1337,6 @@ ExprPrinter::reductionCombine(ast::ReductionOp op, ast::ElemType type) const {
   return [fn](const std::string &acc, const std::string &v) { return acc + " = " + fn + "(" + acc + ", " + v + ");"; };
 }
 
-// Whether `e` mentions a variable that `red` binds.
-static bool mentionsVariableOf(const ast::Expr &e, const ast::Reduction &red) {
-  if (const auto *ref = llvm::dyn_cast<ast::VarRef>(&e))
-    if (const auto *var = std::get_if<ast::IndexVarRef>(&ref->binding))
-      for (const ast::RangeBinding &binding : red.bindings)
-        for (const auto &bound : binding.vars)
-          if (bound.get() == var->var)
-            return true;
-  bool mentions = false;
-  ast::forEachChild(e,
-                    [&](const ast::Expr &child) { mentions = mentions || mentionsVariableOf(child, red); });
-  return mentions;
-}
-
 ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
   assert(scope_ && "reductions occur in statements and funcs");
   ReductionParts parts;
@@ -1368,9 +1354,10 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   for (const ast::RangeBinding &binding : red.bindings) {
     Code loCode = index(*binding.lo, w), hiCode = index(*binding.hi, w);
     std::string lo = loCode.text, hi = hiCode.text;
-    if (binding.rowArray && !mentionsVariableOf(*binding.hi, red)) {
+    if (binding.rowArray) {
       // A row's end is read once, before the loop: in the loop's test, a read each pass (nvcc does not
-      // hoist __ldg) made every pass wait for it before the next pass's loads could issue.
+      // hoist __ldg) made every pass wait for it before the next pass's loads could issue. (Sema keeps
+      // a reduction's own variables out of its bounds, so the end is fixed where the loops begin.)
       std::string end = scope_->names.fresh(cIdentifier(binding.vars.front()->name) + "End");
       w.line("const " + reductionIndexType() + " " + end + " = " + hi + ";");
       hi = end;
