@@ -1447,16 +1447,17 @@ void ExprPrinter::printReductionLoops(const ReductionParts &parts, const std::st
     w.closeBlock();
 }
 
-void ExprPrinter::declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,
-                                            const std::string &flat, CodeWriter &w) {
-  w.line("int polyc_rest = " + flat + ";");
+void ExprPrinter::declareFlatReductionIndex(const ReductionParts &parts,
+                                            const std::vector<std::string> &extents, const std::string &flat,
+                                            CodeWriter &w, const std::string &type) {
+  w.line(type + " polyc_rest = " + flat + ";");
   for (size_t k = parts.loops.size(); k-- > 0;) {
     const ReductionLoop &loop = parts.loops[k];
     if (k == 0) {
-      w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest;");
+      w.line("const " + type + " " + loop.var + " = " + loop.lo + " + polyc_rest;");
       break;
     }
-    w.line("const int " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
+    w.line("const " + type + " " + loop.var + " = " + loop.lo + " + polyc_rest % " + extents[k] + ";");
     w.line("polyc_rest /= " + extents[k] + ";");
   }
 }

@@ -173,9 +173,11 @@ public:
 
 protected:
   // Declares the reduction's variables at position `flat` of its index space flattened in row-major
-  // order (the innermost variable fastest), the variables' ranges having `extents` values each.
+  // order (the innermost variable fastest), the variables' ranges having `extents` values each; the
+  // variables of type `type`.
   static void declareFlatReductionIndex(const ReductionParts &parts, const std::vector<std::string> &extents,
-                                        const std::string &flat, CodeWriter &w);
+                                        const std::string &flat, CodeWriter &w,
+                                        const std::string &type = "int");
   // A term table's candidate `flat` (inside the caller's bounds test): declares the reduction's
   // variables, and where the sum's condition holds sets polyc_coefficient and polyc_offset (the window
   // offset the subclass's elementRef leaves in termOffset_) and polyc_keep = `kept`.

@@ -207,6 +207,17 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
         p["chosen"] = *b.persistent->chosen;
       o["persistent"] = std::move(p);
     }
+    if (b.product) {
+      const map::ProductForm &form = *b.product;
+      const model::Statement &statement = in.model.statements[form.statement];
+      o["product"] = Object{{"statement", statement.name},
+                            {"rows", form.rows},
+                            {"columns", form.columns},
+                            {"rowFactor", form.rowFactor->name},
+                            {"columnFactor", form.columnFactor->name},
+                            {"rowAlongTerms", form.rowAlongTerms},
+                            {"columnAlongTerms", form.columnAlongTerms}};
+    }
     o["reason"] = b.reason;
     mapping.push_back(std::move(o));
   }

@@ -161,6 +161,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
     if (b.persistent)
       os << ", persistent kernel " << (!b.persistent->chosen ? "chosen at run time"
                                                                : *b.persistent->chosen ? "chosen" : "not chosen");
+    if (b.product)
+      os << ", matrix product on CUDA";
     os << "\n    why: " << b.reason << "\n";
   }
   if (!in.mapping.streamProblem.empty())

@@ -87,6 +87,7 @@ private:
   std::vector<unsigned> gridMembers(unsigned band) const;
   std::string pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const;
   BandMapping place(unsigned band, const Mapping &mapping) const;
+  void placeProduct(unsigned band, BandMapping &mapping) const;
   std::optional<PersistentForm> persistentForm(unsigned band, const Mapping &mapping, std::string &why) const;
 
   const model::Model &model_;
@@ -211,6 +212,7 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
     std::string points = pointsOfLaunch(band, result.gridMembers);
     if (!points.empty())
       result.reason += " (" + points + " points a launch)";
+    placeProduct(band, result);
     std::vector<unsigned> outer(result.gridMembers.empty() ? 0 : result.gridMembers.front());
     std::iota(outer.begin(), outer.end(), 0u);
     if (outer.empty())
@@ -238,6 +240,36 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
   return result;
 }
 
+// A kernel band of a program's top level, or of a repeat loop there, that is a matrix product: tiles on
+// CUDA (the host passes the repeat loop's iterator to the statement; a band deeper in the tree would need
+// the values of the loops around it).
+void Mapper::placeProduct(unsigned band, BandMapping &mapping) const {
+  AllocationKind kind = allocation_.bands[band].kind;
+  if (kind != AllocationKind::DataParallel && kind != AllocationKind::Reduction)
+    return;
+  int parent = nodes_[band].parent;
+  if (parent >= 0 && !(schedule_.bands[parent].isSequentialRepeat && nodes_[parent].parent < 0))
+    return;
+  std::string why;
+  isl::set around =
+      parent < 0 ? model_.context
+                 : isl::manage(isl_union_set_params(nodes_[parent].domain.copy())).intersect(model_.context);
+  mapping.product =
+      findProduct(model_, schedule_, band, nodes_[band].domain, nodes_[band].partial, around, why);
+  if (!mapping.product)
+    return;
+  const ProductForm &form = *mapping.product;
+  auto factor = [&](const ast::ArrayRead *read, bool alongTerms) {
+    return read->name + " along " + (alongTerms ? "the terms" : "the outputs");
+  };
+  const std::vector<std::string> &names = schedule_.bands[band].dimNames;
+  mapping.reason +=
+      "; on CUDA a matrix product over " + names[0] + ", " + names[1] +
+      ": tiles of outputs through shared memory, a block of them a thread, the terms split over blocks when "
+      "the tiles are too few to fill the device; " +
+      factor(form.rowFactor, form.rowAlongTerms) + ", " + factor(form.columnFactor, form.columnAlongTerms);
+}
+
 // The persistent form of a top-level host loop, or none with the reason in `why`.
 std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mapping &mapping, std::string &why) const {
   PersistentForm form;
@@ -248,6 +280,11 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     if (!isUnder(b, band) || mapping.bands[b].placement != Placement::Kernel)
       continue;
     const allocate::BandAllocation &a = allocation_.bands[b];
+    if (mapping.bands[b].product) {
+      why =
+          "band " + std::to_string(b) + " is a matrix product, whose tiles a persistent kernel does not take";
+      return std::nullopt;
+    }
     if (a.kind != AllocationKind::DataParallel && a.kind != AllocationKind::Reduction) {
       why = "band " + std::to_string(b) + " is a " + allocate::spelling(a.kind) +
             ", which a persistent kernel does not take";

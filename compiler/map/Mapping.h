@@ -37,6 +37,22 @@ struct PersistentForm {
   unsigned barriersPerStep = 0; // grid barriers per iteration of the loop
 };
 
+// A kernel band that is a matrix product: its one statement is X[.., a, b] op= f(sum(c in lo..hi) A * B)
+// over a box of (a, b), the band's two members, both parallel; A reads at (a, c) and not b, B at (b, c) and
+// not a. CUDA runs it as tiles of outputs through shared memory, the terms split over blocks when the
+// outputs are few (runtime/include/polyc/cuda/Product.cuh); other targets keep the band's grid.
+struct ProductForm {
+  unsigned statement = 0;
+  unsigned rowDim = 0, columnDim = 0; // the statement dimensions of the band's members 0 (a) and 1 (b)
+  const ast::Reduction *sum = nullptr;
+  const ast::ArrayRead *rowFactor = nullptr, *columnFactor = nullptr; // A and B
+  // Whether the factor's last index moves with c (X[p, i] summed over i), so that its tile loads along
+  // the terms; else along the outputs (d1[p, j] summed over p).
+  bool rowAlongTerms = false, columnAlongTerms = false;
+  // The ranges of a and b: first values and extents, C expressions of the params.
+  std::string rowFirst, rows, columnFirst, columns;
+};
+
 struct BandMapping {
   unsigned band = 0;
   int parent = -1; // the enclosing band in the schedule tree (index into Schedule::bands), -1 at the top
@@ -57,6 +73,7 @@ struct BandMapping {
   bool replayable = false;
   std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
                                             // is data-parallel or a reduction, none reducing on the host
+  std::optional<ProductForm> product;       // Kernel: when the band is a matrix product
   std::string reason;                       // the decision in words, for polyc explain
 };
 
@@ -66,6 +83,14 @@ struct Mapping {
   // why; the GPU targets refuse to emit it (the CPU target streams it).
   std::string streamProblem;
 };
+
+// The matrix product that kernel band `band` computes (its `domain`, the instances reaching it, and
+// `partial`, its partial schedule), or none with the reason in `why` (Product.cpp). `around`: the params
+// for which the loops around the band run (its ranges are printed for those).
+std::optional<ProductForm> findProduct(const model::Model &model, const schedule::Schedule &schedule,
+                                       unsigned band, const isl::union_set &domain,
+                                       const isl::multi_union_pw_aff &partial, const isl::set &around,
+                                       std::string &why);
 
 // The mapping of every band of `schedule`'s tree (pre-order, as Schedule::bands).
 llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,

@@ -2,6 +2,7 @@
 // touches a GPU, so they run in CI. The device side is checked on a GPU by scripts/gpu-check.sh.
 #include "polyc/cuda/Check.h"
 #include "polyc/cuda/Device.h"
+#include "polyc/cuda/ProductPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -345,4 +346,52 @@ TEST(CudaSettings, PublishIntervalOverride) {
   setenv("POLYC_CUDA_PUBLISH", "0", 1);
   EXPECT_THROW(publishOverride(), CudaError);
   unsetenv("POLYC_CUDA_PUBLISH");
+}
+
+// The tile of a matrix product: the largest whose padding is within an eighth of the least.
+static std::tuple<int, int> productTileFor(int64_t rows, int64_t columns) {
+  std::tuple<int, int> shape;
+  withProductTile(rows, columns, [&](auto tile) { shape = {decltype(tile)::BM, decltype(tile)::BN}; });
+  return shape;
+}
+
+TEST(CudaProduct, TheTileFollowsTheOutputs) {
+  using Shape = std::tuple<int, int>;
+  EXPECT_EQ(productTileFor(32561, 1024), Shape(128, 128)); // the wide MLP's hidden layer
+  EXPECT_EQ(productTileFor(1024, 784), Shape(128, 128));   // its input gradient (896 columns padded)
+  EXPECT_EQ(productTileFor(32561, 64), Shape(128, 32));    // the adult-sized MLP's hidden layer
+  EXPECT_EQ(productTileFor(32561, 1), Shape(128, 32));     // one output
+  EXPECT_EQ(productTileFor(10, 1024), Shape(32, 128));     // few rows
+  EXPECT_EQ(productTileFor(64, 15), Shape(32, 32));        // a small gradient
+  EXPECT_EQ(productTileFor(1, 1), Shape(32, 32));
+}
+
+TEST(CudaProduct, EnoughTilesTakeTheTermsWhole) {
+  ProductShape shape{0, 32561, 0, 1024, 0, 784};
+  ProductSplit split = productSplit<SquareProductTile>(shape, 132);
+  EXPECT_EQ(split.splits, 1);
+  EXPECT_GE(split.chunk, 784);
+}
+
+TEST(CudaProduct, FewTilesSplitTheTermsToFillTheWaves) {
+  for (auto [rows, columns, terms] : {std::tuple<int64_t, int64_t, int64_t>{1024, 784, 32561}, {64, 15, 32561},
+                                      {1, 64, 32561}, {300, 200, 5000}, {5, 7, 3}, {2, 3, 0}, {1, 1, 1}}) {
+    ProductShape shape{0, rows, 0, columns, 0, terms};
+    withProductTile(rows, columns, [&](auto tile) {
+      using Tile = decltype(tile);
+      ProductSplit split = productSplit<Tile>(shape, 132);
+      // Whole steps a split, every term in exactly one split, no empty split.
+      EXPECT_EQ(split.chunk % Tile::BK, 0) << rows << "x" << columns;
+      EXPECT_GE(split.splits * split.chunk, terms);
+      EXPECT_LT((split.splits - 1) * split.chunk, std::max<int64_t>(terms, 1));
+      if (terms >= 4 * Tile::BK * 2) {
+        EXPECT_GT(split.splits, 1) << rows << "x" << columns; // fewer tiles than the device holds
+      }
+      if (split.splits > 1) {
+        EXPECT_GE(split.chunk, 4 * Tile::BK); // at least 4 steps of a tile a split
+      }
+    });
+  }
+  // The input gradient of the wide MLP: 56 tiles; 14 splits fill 3 waves of 264 blocks to 99%.
+  EXPECT_EQ(productSplit<SquareProductTile>(ProductShape{0, 1024, 0, 784, 0, 32561}, 132).splits, 14);
 }

@@ -131,6 +131,8 @@ struct CudaProgram {
   std::vector<GraphCapture> prepareLines; // graph captures for Compute::prepare
   std::set<unsigned> threadVariants, groupVariants;
   std::map<unsigned, CudaRowsPlan> rowsVariants;
+  std::map<unsigned, const map::ProductForm *> productVariants; // by statement
+  std::vector<std::string> viewLines; // in Compute::view, after the local arrays (product partial sums)
   std::map<std::string, CapturedCall> capturedCalls; // "band what" -> the statements that run its function
   std::vector<FlexibleVariant> flexibleVariants;
   NameScope globalNames; // kernels, structs and members
@@ -470,6 +472,7 @@ private:
   void printFixed(const BandView &band, const isl::ast_node &body);
   void printReduction(const BandView &band, const isl::ast_node &body);
   void printSequential(const BandView &band, const isl::ast_node &body);
+  void printProduct(const BandView &band, const map::ProductForm &form);
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
@@ -1001,6 +1004,8 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     return printHostLoop(band, body, mapped);
   if (mapped.placement == map::Placement::SingleThread)
     return printVariant(AllocationKind::Sequential, band, body);
+  if (mapped.product)
+    return printProduct(band, *mapped.product);
   if (!a) {
     bool anyParallel = band.band && llvm::is_contained(band.band->coincident, true);
     return printVariant(anyParallel ? AllocationKind::DataParallel : AllocationKind::Sequential, band, body);
@@ -1312,6 +1317,87 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
 }
 
 // A band with no parallel dimension: one thread runs it (correct, not fast).
+// A kernel band that is a matrix product (map::ProductForm): polyc::rt::cuda::enqueueProduct's tiles, which
+// take the factors and the store from the statement's product functions (printProductFunctions) through
+// an operands struct holding the device view and the host loops' iterators (the statement's repeat
+// dimensions); the partial sums of split terms in a buffer that Compute::view sizes.
+void CudaHostPrinter::printProduct(const BandView &band, const map::ProductForm &form) {
+  const model::Model &model = input_.model;
+  const model::Statement &statement = model.statements[form.statement];
+  if (hostLoops_.size() != statement.repeatDims)
+    return program_.fail("internal error: the matrix product of band " + std::to_string(band.index) +
+                         " is not inside its statement's repeat loop alone");
+  program_.productVariants[form.statement] = &form;
+  const std::string index = std::to_string(band.index);
+  const std::string type = program_.exprs.typeName(statement.equation->array->elemType);
+  const std::string operands = program_.globalNames.fresh("band" + index + "Product");
+  const std::string partials = program_.globalNames.fresh("band" + index + "Partials_");
+  // The arguments of a statement function: its dimensions, the product's two as `row` and `column`.
+  auto args = [&](const std::string &row, const std::string &column) {
+    std::vector<std::string> list;
+    for (unsigned d = 0; d < statement.dimNames.size(); ++d) {
+      if (d < statement.repeatDims)
+        list.push_back(hostLoops_[d]);
+      else if (d == form.rowDim && !row.empty())
+        list.push_back(row);
+      else if (d == form.columnDim && !column.empty())
+        list.push_back(column);
+    }
+    return list;
+  };
+  auto call = [&](const std::string &function, std::vector<std::string> list) {
+    return program_.program + "." + statement.name + function + "(" + llvm::join(list, ", ") + ")";
+  };
+  const std::string row = "polyc_row", column = "polyc_column", term = "polyc_term",
+                    sum = CudaExprPrinter::GivenSum;
+  const std::string indexParam = "const " + std::string(IndexType) + " ";
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment("Band " + index + " (" + statement.name +
+             ") as a matrix product: the factors and the store that "
+             "polyc::rt::cuda::enqueueProduct's tiles call.");
+  kw.line(kernelTemplate({}));
+  kw.openBlock("struct " + operands);
+  kw.line(program_.indexedDevice() + " " + program_.program + ";");
+  for (const std::string &loop : hostLoops_)
+    kw.line(std::string(IndexType) + " " + loop + ";");
+  std::vector<std::string> rowArgs = args(row, ""), columnArgs = args("", column);
+  rowArgs.push_back(term);
+  columnArgs.push_back(term);
+  kw.line("__device__ " + type + " row(" + indexParam + row + ", " + indexParam + term + ") const { return " +
+          call("Row", rowArgs) + "; }");
+  kw.line("__device__ " + type + " column(" + indexParam + column + ", " + indexParam + term +
+          ") const { return " + call("Column", columnArgs) + "; }");
+  std::vector<std::string> storeArgs = args(row, column);
+  storeArgs.push_back(sum);
+  kw.line("__device__ void store(" + indexParam + row + ", " + indexParam + column + ", const " + type + " " +
+          sum + ") const { " + call("FromSum", storeArgs) + "; }");
+  kw.closeBlock(";");
+
+  const ast::RangeBinding &range = form.sum->bindings.front();
+  const std::string lo = program_.exprs.paramIndex(*range.lo), hi = program_.exprs.paramIndex(*range.hi);
+  const ast::Program &source = *model.program;
+  const std::string shape = "polyc::rt::cuda::ProductShape{" + spellParams(form.rowFirst, source) + ", " +
+                            spellParams(form.rows, source) + ", " + spellParams(form.columnFirst, source) +
+                            ", " + spellParams(form.columns, source) + ", " + lo + ", " +
+                            (lo == "0" ? hi : "(" + hi + ") - (" + lo + ")") + "}";
+  program_.memberVariables.push_back("polyc::rt::cuda::DeviceBuffer " + partials + "; // band " + index +
+                                     "'s partial sums of split terms");
+  program_.viewLines.push_back(partials + ".resize(size_t(polyc::rt::cuda::productPartialElements(" + shape +
+                               ")) * sizeof(" + type + "));");
+  w_.comment("Band " + index + " (" + statement.name +
+             "): a matrix product, tiles of outputs through shared memory.");
+  w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + index + " (" +
+              statement.name + "): matrix product\\n\");");
+  std::vector<std::string> fields{program_.program};
+  for (const std::string &loop : hostLoops_)
+    fields.push_back(std::string(IndexType) + "(" + loop + ")");
+  w_.line("polyc::rt::cuda::enqueueProduct<" + std::string(form.rowAlongTerms ? "true" : "false") + ", " +
+          (form.columnAlongTerms ? "true" : "false") + ", " + type + ", " + IndexType + ">(" + operands +
+          "<" + IndexType + ">{" + llvm::join(fields, ", ") + "}, " + shape + ", " + partials + ".as<" +
+          type + ">(), " + program_.stream + ");");
+}
+
 void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node &body) {
   std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Sequential");
   CodeWriter &kw = program_.kernels;
@@ -1929,6 +2015,42 @@ static void printDecoupledParts(CudaExprPrinter &exprs, const model::Statement &
 }
 
 // The statement functions of the device struct, in the variants the kernels call.
+// A matrix product's statement functions: its factors at a point and a term (Row without the column's
+// dimension, Column without the row's), and its store from the sum (FromSum).
+static void printProductFunctions(CudaExprPrinter &exprs, const model::Statement &statement,
+                                  const map::ProductForm &form, const std::string &header,
+                                  const std::vector<std::string> &dims, CodeWriter &w) {
+  const std::string type = exprs.typeName(statement.equation->array->elemType);
+  const std::string term = cIdentifier(form.sum->bindings.front().vars.front()->name);
+  auto params = [&](unsigned without, const std::string &last) {
+    std::vector<std::string> list;
+    for (unsigned d = 0; d < dims.size(); ++d)
+      if (d != without)
+        list.push_back(exprs.indexType() + " " + dims[d]);
+    list.push_back(last);
+    return llvm::join(list, ", ");
+  };
+  auto factor = [&](const char *function, const ast::ArrayRead &read, unsigned without) {
+    w.openBlock("__device__ " + type + " " + statement.name + function + "(" +
+                params(without, exprs.indexType() + " " + term) + ") const");
+    std::string value = exprs.printPart(statement, read, w, form.sum);
+    w.line("return " + value + ";");
+    w.closeBlock();
+  };
+  w.blank();
+  w.comment(header + "; as a matrix product: a term's factors, and the store of an instance from its sum.");
+  factor("Row", *form.rowFactor, form.columnDim);
+  factor("Column", *form.columnFactor, form.rowDim);
+  w.openBlock("__device__ void " + statement.name + "FromSum(" +
+              params(unsigned(dims.size()), type + " " + CudaExprPrinter::GivenSum) + ") const");
+  exprs.mode = CudaStatementMode::ProductStore;
+  exprs.givenSum = form.sum;
+  exprs.printStatement(statement, w);
+  exprs.givenSum = nullptr;
+  exprs.mode = CudaStatementMode::Thread;
+  w.closeBlock();
+}
+
 static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
   const model::Model &model = cp.input.model;
   CudaExprPrinter &exprs = cp.exprs;
@@ -1949,6 +2071,8 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       exprs.printStatement(statement, w);
       w.closeBlock();
     }
+    if (auto product = cp.productVariants.find(s); product != cp.productVariants.end())
+      printProductFunctions(exprs, statement, *product->second, header, dims, w);
     if (auto rows = cp.rowsVariants.find(s); rows != cp.rowsVariants.end()) {
       exprs.mode = CudaStatementMode::Rows;
       exprs.rows = rows->second;
@@ -2034,6 +2158,7 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
                             "polyc::rt::cuda::groupReduce", "polyc::rt::cuda::warpGroupReduce"});
   bool persistent = names({"polyc::rt::cuda::stepBarrier", "polyc::rt::cuda::NoPoint"});
   bool slidingSum = names({"polyc::rt::cuda::SlidingSum"});
+  bool product = names({"polyc::rt::cuda::enqueueProduct"});
   bool gridGroup = names({"cooperative_groups::"});
   w.line("#include <polyc/Runtime.h>");
   if (blockReduce)
@@ -2044,6 +2169,8 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   w.line("#include <polyc/cuda/Device.h>");
   if (persistent)
     w.line("#include <polyc/cuda/Persistent.cuh>");
+  if (product)
+    w.line("#include <polyc/cuda/Product.cuh>");
   if (slidingSum)
     w.line("#include <polyc/cuda/SlidingSum.cuh>");
   if (wavefront)
@@ -2225,6 +2352,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     w.line(member + ".resize(size_t(" + exprs.checkedStorageSize(a) + ") * sizeof(" + type + "));");
     w.line(cp.program + "." + exprs.arrayRef(a) + " = " + member + ".as<" + type + ">();");
   }
+  for (const std::string &line : cp.viewLines)
+    w.line(line);
   w.line("return " + cp.program + ";");
   w.closeBlock();
   w.blank();

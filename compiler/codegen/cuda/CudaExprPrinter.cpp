@@ -66,12 +66,15 @@ static std::string opFunctor(ast::ReductionOp op, const std::string &type) {
 }
 
 std::string CudaExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {
+  if (mode == CudaStatementMode::ProductStore && parts.reduction == givenSum)
+    return GivenSum;
   auto table = parts.nested ? termTables.end() : termTables.find(parts.reduction);
   if (mode == CudaStatementMode::FlexibleTerms)
     return table == termTables.end() ? parts.identity : printTermTable(parts, table->second, w);
   if (mode == CudaStatementMode::Rows && parts.reduction == rows.sum)
     return printSlidingSum(parts, w);
-  if (mode == CudaStatementMode::Thread || parts.nested || parts.loops.empty())
+  if (mode == CudaStatementMode::Thread || mode == CudaStatementMode::ProductStore || parts.nested ||
+      parts.loops.empty())
     return ExprPrinter::printReduction(parts, w);
   w.line(typeName(parts.type) + " " + parts.accumulator + " = " + parts.identity + ";");
   if (mode == CudaStatementMode::FlexibleValue && table != termTables.end())
@@ -111,7 +114,24 @@ void CudaExprPrinter::printLaneLoops(const ReductionParts &parts, CodeWriter &w)
     // addresses: coalesced loads, no shared-memory bank conflicts), and each lane runs the other
     // variables in order inside, unrolled so that several loads are in flight. (Dealing out the
     // flattened index space instead balances small windows better but measured slower on the H100
-    // for large ones: docs/performance.md at 2c04002, CUDA.)
+    // for large ones: docs/performance.md at 2c04002, CUDA.) When the innermost variable has at most half
+    // as many values as the group has lanes, most lanes would idle (the MLP's loss over P x 1 outputs:
+    // one lane summed all 32,561 cases, 1.7 ms an epoch): the lanes take the flattened index space in
+    // turn.
+    std::vector<std::string> extents;
+    std::string total;
+    for (const ReductionLoop &loop : loops) {
+      extents.push_back("(" + loop.hi + " - " + loop.lo + ")");
+      total += (total.empty() ? "" : " * ") + extents.back();
+    }
+    w.openBlock("if (2 * " + extents.back() + " <= " + G + ")");
+    w.comment("Most lanes without a value of " + inner.var + ": the lanes take the flattened terms in turn.");
+    w.openBlock("for (" + indexType() + " polyc_flat = " + lane + "; polyc_flat < " + total +
+                "; polyc_flat += " + G + ")");
+    declareFlatReductionIndex(parts, extents, "polyc_flat", w, indexType());
+    body(w);
+    w.closeBlock();
+    w.elseBlock();
     w.comment("The " + G + " lanes of the group take consecutive values of " + inner.var +
               "; each runs the other variables in order.");
     w.openBlock("for (" + indexType() + " " + inner.var + " = " + inner.lo + " + " + lane + "; " + inner.var +
@@ -125,6 +145,7 @@ void CudaExprPrinter::printLaneLoops(const ReductionParts &parts, CodeWriter &w)
     body(w);
     for (size_t k = 0; k + 1 < loops.size(); ++k)
       w.closeBlock();
+    w.closeBlock();
     w.closeBlock();
   }
 }
@@ -259,6 +280,7 @@ void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<s
   switch (mode) {
   case CudaStatementMode::Thread:
   case CudaStatementMode::Rows:
+  case CudaStatementMode::ProductStore:
     return ExprPrinter::printStore(array, indices, target, op, rhs, w);
   case CudaStatementMode::Group:
     w.line("if (" + lane + " == 0)");

@@ -10,6 +10,8 @@
 //   FlexibleTerms  builds those term tables, once per block: the point at the origin, each window
 //                  read replaced by 1 (leaving the term's coefficient) and its offset from the point
 //                  recorded; nothing is stored.
+//   ProductStore   the store of one instance of a matrix product's statement (map::ProductForm) from
+//                  its sum, computed by the product's tiles and given as polyc_sum;
 //   Rows           one thread computes polyc_R consecutive instances along one dimension (from
 //                  polyc_first, polyc_rows of them) of a statement whose one sum slides along it
 //                  (TermTables.h, slidingWindow): the sum as polyc::rt::cuda::SlidingSum, a cell read
@@ -25,7 +27,7 @@
 
 namespace polyc::codegen {
 
-enum class CudaStatementMode { Thread, Group, FlexibleValue, FlexibleTerms, Rows };
+enum class CudaStatementMode { Thread, Group, FlexibleValue, FlexibleTerms, Rows, ProductStore };
 
 // A 2D array read through a strip window: `view(row, col)`, with the array's dimensions `rowDim` and
 // `colDim` as the strip's rows and columns.
@@ -79,6 +81,10 @@ public:
   // The term tables' parameter in the value function (an array of LaneTerms) and the terms function (an
   // array of TermTable), by table index.
   static constexpr const char *TermTablesParam = "terms";
+
+  // ProductStore: the sum whose value is given, and the name of the parameter that holds it.
+  const ast::Reduction *givenSum = nullptr;
+  static constexpr const char *GivenSum = "polyc_sum";
 
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }

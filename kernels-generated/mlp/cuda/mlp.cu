@@ -50,6 +50,7 @@
 #include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/Product.cuh>
 
 #include <algorithm>
 #include <cfloat>
@@ -130,52 +131,28 @@ struct MlpDeviceOf {
       eta(polyc_from.eta), W1(polyc_from.W1), W2(polyc_from.W2), loss(polyc_from.loss), h(polyc_from.h),
       y(polyc_from.y), d2(polyc_from.d2), d1(polyc_from.d1) {}
 
-  // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); one thread computes an
-  // instance.
-  __device__ void S0(polyc_index e, polyc_index p_, polyc_index j) const {
-    float sum0 = 0.0f;
-    for (int64_t i = 0; i < I; ++i) {
-      sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
-    }
-    h[p_ * J + j] = sigmoid(sum0);
+  // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); as a matrix product: a term's
+  // factors, and the store of an instance from its sum.
+  __device__ float S0Row(polyc_index e, polyc_index p_, polyc_index i) const {
+    return __ldg(&X[p_ * I + i]);
+  }
+  __device__ float S0Column(polyc_index e, polyc_index j, polyc_index i) const {
+    return W1[j * I + i];
+  }
+  __device__ void S0FromSum(polyc_index e, polyc_index p_, polyc_index j, float polyc_sum) const {
+    h[p_ * J + j] = sigmoid(polyc_sum);
   }
 
-  // S0: h[p, j] = sigmoid(sum(i in 0..I) W1[j, i] * X[p, i]);  (mlp.poly:20); the G threads of a group
-  // compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S0Group(polyc_index e, polyc_index p_, polyc_index j, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take the terms in turn.
-    for (polyc_index i = 0 + lane; i < I; i += G) {
-      sum0 += W1[j * I + i] * __ldg(&X[p_ * I + i]);
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      h[p_ * J + j] = sigmoid(sum0);
+  // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); as a matrix product: a term's
+  // factors, and the store of an instance from its sum.
+  __device__ float S1Row(polyc_index e, polyc_index p_, polyc_index j) const {
+    return h[p_ * J + j];
   }
-
-  // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); one thread computes an
-  // instance.
-  __device__ void S1(polyc_index e, polyc_index p_, polyc_index k) const {
-    float sum0 = 0.0f;
-    for (int64_t j = 0; j < J; ++j) {
-      sum0 += W2[k * J + j] * h[p_ * J + j];
-    }
-    y[p_ * K + k] = sigmoid(sum0);
+  __device__ float S1Column(polyc_index e, polyc_index k, polyc_index j) const {
+    return W2[k * J + j];
   }
-
-  // S1: y[p, k] = sigmoid(sum(j in 0..J) W2[k, j] * h[p, j]);  (mlp.poly:21); the G threads of a group
-  // compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S1Group(polyc_index e, polyc_index p_, polyc_index k, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take the terms in turn.
-    for (polyc_index j = 0 + lane; j < J; j += G) {
-      sum0 += W2[k * J + j] * h[p_ * J + j];
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      y[p_ * K + k] = sigmoid(sum0);
+  __device__ void S1FromSum(polyc_index e, polyc_index p_, polyc_index k, float polyc_sum) const {
+    y[p_ * K + k] = sigmoid(polyc_sum);
   }
 
   // S2: d2[p, k] = -(D[p, k] - y[p, k]) * y[p, k] * (1 - y[p, k]);  (mlp.poly:22); one thread computes an
@@ -184,28 +161,16 @@ struct MlpDeviceOf {
     d2[p_ * K + k] = -(__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * y[p_ * K + k] * (1.0f - y[p_ * K + k]);
   }
 
-  // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); one thread
-  // computes an instance.
-  __device__ void S3(polyc_index e, polyc_index p_, polyc_index j) const {
-    float sum0 = 0.0f;
-    for (int64_t k = 0; k < K; ++k) {
-      sum0 += W2[k * J + j] * d2[p_ * K + k];
-    }
-    d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
+  // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); as a
+  // matrix product: a term's factors, and the store of an instance from its sum.
+  __device__ float S3Row(polyc_index e, polyc_index p_, polyc_index k) const {
+    return d2[p_ * K + k];
   }
-
-  // S3: d1[p, j] = (sum(k in 0..K) W2[k, j] * d2[p, k]) * h[p, j] * (1 - h[p, j]);  (mlp.poly:23); the G
-  // threads of a group compute an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S3Group(polyc_index e, polyc_index p_, polyc_index j, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take the terms in turn.
-    for (polyc_index k = 0 + lane; k < K; k += G) {
-      sum0 += W2[k * J + j] * d2[p_ * K + k];
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      d1[p_ * J + j] = sum0 * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
+  __device__ float S3Column(polyc_index e, polyc_index j, polyc_index k) const {
+    return W2[k * J + j];
+  }
+  __device__ void S3FromSum(polyc_index e, polyc_index p_, polyc_index j, float polyc_sum) const {
+    d1[p_ * J + j] = polyc_sum * h[p_ * J + j] * (1.0f - h[p_ * J + j]);
   }
 
   // S4: loss[e] = sum(p in 0..P, k in 0..K) (D[p, k] - y[p, k]) * (D[p, k] - y[p, k]) / 2;  (mlp.poly:24);
@@ -213,11 +178,22 @@ struct MlpDeviceOf {
   template <unsigned G>
   __device__ void S4Group(polyc_index e, unsigned lane) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of k; each runs the other variables in order.
-    for (polyc_index k = 0 + lane; k < K; k += G) {
-      #pragma unroll 4
-      for (polyc_index p_ = 0; p_ < P; ++p_) {
+    if (2 * (K - 0) <= G) {
+      // Most lanes without a value of k: the lanes take the flattened terms in turn.
+      for (polyc_index polyc_flat = lane; polyc_flat < (P - 0) * (K - 0); polyc_flat += G) {
+        polyc_index polyc_rest = polyc_flat;
+        const polyc_index k = 0 + polyc_rest % (K - 0);
+        polyc_rest /= (K - 0);
+        const polyc_index p_ = 0 + polyc_rest;
         sum0 += (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) / 2.0f;
+      }
+    } else {
+      // The G lanes of the group take consecutive values of k; each runs the other variables in order.
+      for (polyc_index k = 0 + lane; k < K; k += G) {
+        #pragma unroll 4
+        for (polyc_index p_ = 0; p_ < P; ++p_) {
+          sum0 += (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) / 2.0f;
+        }
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
@@ -225,140 +201,58 @@ struct MlpDeviceOf {
       loss[e] = sum0;
   }
 
-  // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); one thread computes an instance.
-  __device__ void S5(polyc_index e, polyc_index k, polyc_index j) const {
-    float sum0 = 0.0f;
-    for (int64_t p_ = 0; p_ < P; ++p_) {
-      sum0 += d2[p_ * K + k] * h[p_ * J + j];
-    }
-    W2[k * J + j] -= eta[0] * sum0;
+  // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); as a matrix product: a term's
+  // factors, and the store of an instance from its sum.
+  __device__ float S5Row(polyc_index e, polyc_index k, polyc_index p_) const {
+    return d2[p_ * K + k];
+  }
+  __device__ float S5Column(polyc_index e, polyc_index j, polyc_index p_) const {
+    return h[p_ * J + j];
+  }
+  __device__ void S5FromSum(polyc_index e, polyc_index k, polyc_index j, float polyc_sum) const {
+    W2[k * J + j] -= eta[0] * polyc_sum;
   }
 
-  // S5: W2[k, j] -= eta * sum(p in 0..P) d2[p, k] * h[p, j];  (mlp.poly:25); the G threads of a group compute
-  // an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S5Group(polyc_index e, polyc_index k, polyc_index j, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take the terms in turn.
-    for (polyc_index p_ = 0 + lane; p_ < P; p_ += G) {
-      sum0 += d2[p_ * K + k] * h[p_ * J + j];
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      W2[k * J + j] -= eta[0] * sum0;
+  // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); as a matrix product: a term's
+  // factors, and the store of an instance from its sum.
+  __device__ float S6Row(polyc_index e, polyc_index j, polyc_index p_) const {
+    return d1[p_ * J + j];
   }
-
-  // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); one thread computes an instance.
-  __device__ void S6(polyc_index e, polyc_index j, polyc_index i) const {
-    float sum0 = 0.0f;
-    for (int64_t p_ = 0; p_ < P; ++p_) {
-      sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
-    }
-    W1[j * I + i] -= eta[0] * sum0;
+  __device__ float S6Column(polyc_index e, polyc_index i, polyc_index p_) const {
+    return __ldg(&X[p_ * I + i]);
   }
-
-  // S6: W1[j, i] -= eta * sum(p in 0..P) d1[p, j] * X[p, i];  (mlp.poly:26); the G threads of a group compute
-  // an instance together, lane 0 stores it.
-  template <unsigned G>
-  __device__ void S6Group(polyc_index e, polyc_index j, polyc_index i, unsigned lane) const {
-    float sum0 = 0.0f;
-    // The G lanes of the group take the terms in turn.
-    for (polyc_index p_ = 0 + lane; p_ < P; p_ += G) {
-      sum0 += d1[p_ * J + j] * __ldg(&X[p_ * I + i]);
-    }
-    sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
-    if (lane == 0)
-      W1[j * I + i] -= eta[0] * sum0;
+  __device__ void S6FromSum(polyc_index e, polyc_index j, polyc_index i, float polyc_sum) const {
+    W1[j * I + i] -= eta[0] * polyc_sum;
   }
 };
 using MlpDevice = MlpDeviceOf<int64_t>;
-// Band 1 (S0), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band1Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S0Group<G>(e, p_, j, lane);
-    }
-  }
-}
-
-// Band 1 (S0), data-parallel: one thread per point.
+// Band 1 (S0) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
+// call.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band1Kernel1(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S0, band 1 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S0, band 1 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S0(e, p_, j);
-    }
-  }
-}
+struct band1Product {
+  MlpDeviceOf<polyc_index> program;
+  polyc_index e;
+  __device__ float row(const polyc_index polyc_row,
+      const polyc_index polyc_term) const { return program.S0Row(e, polyc_row, polyc_term); }
+  __device__ float column(const polyc_index polyc_column,
+      const polyc_index polyc_term) const { return program.S0Column(e, polyc_column, polyc_term); }
+  __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
+      const float polyc_sum) const { program.S0FromSum(e, polyc_row, polyc_column, polyc_sum); }
+};
 
-// Band 2 (S1), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band2Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
-      program.S1Group<G>(e, p_, k, lane);
-    }
-  }
-}
-
-// Band 2 (S1), data-parallel: one thread per point.
+// Band 2 (S1) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
+// call.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band2Kernel1(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S1, band 2 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S1, band 2 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
-      program.S1(e, p_, k);
-    }
-  }
-}
+struct band2Product {
+  MlpDeviceOf<polyc_index> program;
+  polyc_index e;
+  __device__ float row(const polyc_index polyc_row,
+      const polyc_index polyc_term) const { return program.S1Row(e, polyc_row, polyc_term); }
+  __device__ float column(const polyc_index polyc_column,
+      const polyc_index polyc_term) const { return program.S1Column(e, polyc_column, polyc_term); }
+  __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
+      const float polyc_sum) const { program.S1FromSum(e, polyc_row, polyc_column, polyc_sum); }
+};
 
 // Band 3 (S2), data-parallel: one thread per point.
 template <typename polyc_index>
@@ -382,49 +276,19 @@ __global__ void __launch_bounds__(256) band3Kernel(const MlpDeviceOf<polyc_index
   }
 }
 
-// Band 4 (S3), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band4Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S3Group<G>(e, p_, j, lane);
-    }
-  }
-}
-
-// Band 4 (S3), data-parallel: one thread per point.
+// Band 4 (S3) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
+// call.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band4Kernel1(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S3, band 4 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S3, band 4 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S3(e, p_, j);
-    }
-  }
-}
+struct band4Product {
+  MlpDeviceOf<polyc_index> program;
+  polyc_index e;
+  __device__ float row(const polyc_index polyc_row,
+      const polyc_index polyc_term) const { return program.S3Row(e, polyc_row, polyc_term); }
+  __device__ float column(const polyc_index polyc_column,
+      const polyc_index polyc_term) const { return program.S3Column(e, polyc_column, polyc_term); }
+  __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
+      const float polyc_sum) const { program.S3FromSum(e, polyc_row, polyc_column, polyc_sum); }
+};
 
 // S4: one instance, its reductions over a block of 256 threads.
 template <typename polyc_index>
@@ -439,93 +303,33 @@ __global__ void __launch_bounds__(256) S4Instance(const MlpDeviceOf<polyc_index>
   program.S4Group<256>(polyc_arg0, lane);
 }
 
-// Band 5 (S5), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band5Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S5, band 5 dimension 0: k; carries no dependence; spread over the grid's y dimension
-  for (polyc_index k = 0 + firstY; k < K; k += strideY) {
-    // S5, band 5 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S5Group<G>(e, k, j, lane);
-    }
-  }
-}
-
-// Band 5 (S5), data-parallel: one thread per point.
+// Band 5 (S5) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
+// call.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band5Kernel1(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S5, band 5 dimension 0: k; carries no dependence; spread over the grid's y dimension
-  for (polyc_index k = 0 + firstY; k < K; k += strideY) {
-    // S5, band 5 dimension 1: j; carries no dependence; spread over the grid's x dimension
-    for (polyc_index j = 0 + firstX; j < J; j += strideX) {
-      program.S5(e, k, j);
-    }
-  }
-}
+struct band5Product {
+  MlpDeviceOf<polyc_index> program;
+  polyc_index e;
+  __device__ float row(const polyc_index polyc_row,
+      const polyc_index polyc_term) const { return program.S5Row(e, polyc_row, polyc_term); }
+  __device__ float column(const polyc_index polyc_column,
+      const polyc_index polyc_term) const { return program.S5Column(e, polyc_column, polyc_term); }
+  __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
+      const float polyc_sum) const { program.S5FromSum(e, polyc_row, polyc_column, polyc_sum); }
+};
 
-// Band 6 (S6), reduction (pattern-parallel): a group of G threads per point.
-template <unsigned G, typename polyc_index>
-__global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band6Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  [[maybe_unused]] const unsigned lane = polyc::rt::cuda::GroupLayout<G>::lane();
-  const polyc_index firstY = polyc_index(blockIdx.y), strideY = polyc_index(gridDim.y);
-  const polyc_index firstX = polyc::rt::cuda::GroupLayout<G>::point(), strideX
-      = polyc::rt::cuda::GroupLayout<G>::points();
-  // S6, band 6 dimension 0: j; carries no dependence; spread over the grid's y dimension
-  for (polyc_index j = 0 + firstY; j < J; j += strideY) {
-    // S6, band 6 dimension 1: i; carries no dependence; spread over the grid's x dimension
-    for (polyc_index i = 0 + firstX; i < I; i += strideX) {
-      program.S6Group<G>(e, j, i, lane);
-    }
-  }
-}
-
-// Band 6 (S6), data-parallel: one thread per point.
+// Band 6 (S6) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
+// call.
 template <typename polyc_index>
-__global__ void __launch_bounds__(256) band6Kernel1(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S6, band 6 dimension 0: j; carries no dependence; spread over the grid's y dimension
-  for (polyc_index j = 0 + firstY; j < J; j += strideY) {
-    // S6, band 6 dimension 1: i; carries no dependence; spread over the grid's x dimension
-    for (polyc_index i = 0 + firstX; i < I; i += strideX) {
-      program.S6(e, j, i);
-    }
-  }
-}
+struct band6Product {
+  MlpDeviceOf<polyc_index> program;
+  polyc_index e;
+  __device__ float row(const polyc_index polyc_row,
+      const polyc_index polyc_term) const { return program.S6Row(e, polyc_row, polyc_term); }
+  __device__ float column(const polyc_index polyc_column,
+      const polyc_index polyc_term) const { return program.S6Column(e, polyc_column, polyc_term); }
+  __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
+      const float polyc_sum) const { program.S6FromSum(e, polyc_row, polyc_column, polyc_sum); }
+};
 
 // Upload, timed run and download for polyc::rt::runMain (and for mlp_run): the arrays live in device buffers;
 // run() enqueues the schedule on the stream.
@@ -635,6 +439,18 @@ private:
     program.d2 = d2Storage_.as<float>();
     d1Storage_.resize(size_t(polyc::rt::localElements("d1", {P, J}, sizeof(float))) * sizeof(float));
     program.d1 = d1Storage_.as<float>();
+    band1Partials_.resize(size_t(polyc::rt::cuda::productPartialElements(polyc::rt::cuda::ProductShape{0,
+        ((((P >= 1) && (J >= 1)) && ((I + K) >= 1)) ? P : 0), 0,
+        ((((P >= 1) && (J >= 1)) && ((I + K) >= 1)) ? J : 0), 0, I})) * sizeof(float));
+    band2Partials_.resize(size_t(polyc::rt::cuda::productPartialElements(polyc::rt::cuda::ProductShape{0,
+        (((P >= 1) && (K >= 1)) ? P : 0), 0, (((P >= 1) && (K >= 1)) ? K : 0), 0, J})) * sizeof(float));
+    band4Partials_.resize(size_t(polyc::rt::cuda::productPartialElements(polyc::rt::cuda::ProductShape{0,
+        ((((P >= 1) && (I >= 1)) && (J >= 1)) ? P : 0), 0, ((((P >= 1) && (I >= 1)) && (J >= 1)) ? J : 0), 0,
+        K})) * sizeof(float));
+    band5Partials_.resize(size_t(polyc::rt::cuda::productPartialElements(polyc::rt::cuda::ProductShape{0,
+        (((J >= 1) && (K >= 1)) ? K : 0), 0, (((J >= 1) && (K >= 1)) ? J : 0), 0, P})) * sizeof(float));
+    band6Partials_.resize(size_t(polyc::rt::cuda::productPartialElements(polyc::rt::cuda::ProductShape{0,
+        (((I >= 1) && (J >= 1)) ? J : 0), 0, (((I >= 1) && (J >= 1)) ? I : 0), 0, P})) * sizeof(float));
     return program;
   }
 
@@ -663,64 +479,21 @@ private:
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
       if (I + K >= 1) {
-        // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel.
-        if (I >= 32 && P * J < 65536) {
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 1 (S0): reduction (pattern-parallel)\n");
-          // The group size from the reduction's length (I terms): the next power of two in [32, 1024].
-          polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(I), [&](auto groupSize) {
-            constexpr unsigned G = decltype(groupSize)::value;
-            // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel (a group of G threads per
-            // point)
-            {
-              const dim3 grid
-                  = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
-                  polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-              band1Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                  stream>>>(program, e);
-              POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
-            }
-          });
-        } else {
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 1 (S0): data-parallel\n");
-          // S0, band 1 dimension 0: p; carries no dependence: kernel band1Kernel1 (one thread per point)
-          {
-            const polyc::rt::cuda::Tile tile
-                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (P) - (0)), 1);
-            band1Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band1Kernel1");
-          }
-        }
-      }
-      // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel.
-      if (J >= 32 && P * K < 65536) {
+        // Band 1 (S0): a matrix product, tiles of outputs through shared memory.
         if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 2 (S1): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (J terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(J), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S1, band 2 dimension 0: p; carries no dependence: kernel band2Kernel (a group of G threads per point)
-          {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, K),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-            band2Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
-          }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 2 (S1): data-parallel\n");
-        // S1, band 2 dimension 0: p; carries no dependence: kernel band2Kernel1 (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, K), std::max<int64_t>(1, (P) - (0)), 1);
-          band2Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
-        }
+          std::fprintf(stderr, "polyc: band 1 (S0): matrix product\n");
+        polyc::rt::cuda::enqueueProduct<true, true, float,
+            polyc_index>(band1Product<polyc_index>{program, polyc_index(e)},
+            polyc::rt::cuda::ProductShape{0, ((((P >= 1) && (J >= 1)) && ((I + K) >= 1)) ? P : 0), 0,
+            ((((P >= 1) && (J >= 1)) && ((I + K) >= 1)) ? J : 0), 0, I}, band1Partials_.as<float>(), stream);
       }
+      // Band 2 (S1): a matrix product, tiles of outputs through shared memory.
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 2 (S1): matrix product\n");
+      polyc::rt::cuda::enqueueProduct<true, true, float,
+          polyc_index>(band2Product<polyc_index>{program, polyc_index(e)},
+          polyc::rt::cuda::ProductShape{0, (((P >= 1) && (K >= 1)) ? P : 0), 0, (((P >= 1) && (K >= 1)) ? K : 0),
+          0, J}, band2Partials_.as<float>(), stream);
       if (J >= 1) {
         if (polyc::rt::cuda::verbose())
           std::fprintf(stderr, "polyc: band 3 (S2): data-parallel\n");
@@ -733,94 +506,30 @@ private:
         }
       }
       if (I >= 1) {
-        // Band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel.
-        if (K >= 32 && P * J < 65536) {
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 4 (S3): reduction (pattern-parallel)\n");
-          // The group size from the reduction's length (K terms): the next power of two in [32, 1024].
-          polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(K), [&](auto groupSize) {
-            constexpr unsigned G = decltype(groupSize)::value;
-            // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel (a group of G threads per
-            // point)
-            {
-              const dim3 grid
-                  = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
-                  polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (P) - (0)), 1);
-              band4Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                  stream>>>(program, e);
-              POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
-            }
-          });
-        } else {
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 4 (S3): data-parallel\n");
-          // S3, band 4 dimension 0: p; carries no dependence: kernel band4Kernel1 (one thread per point)
-          {
-            const polyc::rt::cuda::Tile tile
-                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (P) - (0)), 1);
-            band4Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band4Kernel1");
-          }
-        }
+        // Band 4 (S3): a matrix product, tiles of outputs through shared memory.
+        if (polyc::rt::cuda::verbose())
+          std::fprintf(stderr, "polyc: band 4 (S3): matrix product\n");
+        polyc::rt::cuda::enqueueProduct<true, false, float,
+            polyc_index>(band4Product<polyc_index>{program, polyc_index(e)},
+            polyc::rt::cuda::ProductShape{0, ((((P >= 1) && (I >= 1)) && (J >= 1)) ? P : 0), 0,
+            ((((P >= 1) && (I >= 1)) && (J >= 1)) ? J : 0), 0, K}, band4Partials_.as<float>(), stream);
       }
       S4Instance<polyc_index><<<1, 256, 0, stream>>>(program, e, e);
       POLYC_CUDA_CHECK_LAUNCH("S4Instance");
-      // Band 5: reduction (pattern-parallel) if P >= 32 && K * J < 65536, else data-parallel.
-      if (P >= 32 && K * J < 65536) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 5 (S5): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (P terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(P), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S5, band 5 dimension 0: k; carries no dependence: kernel band5Kernel (a group of G threads per point)
-          {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, J),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (K) - (0)), 1);
-            band5Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
-          }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 5 (S5): data-parallel\n");
-        // S5, band 5 dimension 0: k; carries no dependence: kernel band5Kernel1 (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, J), std::max<int64_t>(1, (K) - (0)), 1);
-          band5Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band5Kernel1");
-        }
-      }
-      // Band 6: reduction (pattern-parallel) if P >= 32 && J * I < 65536, else data-parallel.
-      if (P >= 32 && J * I < 65536) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 6 (S6): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (P terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(P), [&](auto groupSize) {
-          constexpr unsigned G = decltype(groupSize)::value;
-          // S6, band 6 dimension 0: j; carries no dependence: kernel band6Kernel (a group of G threads per point)
-          {
-            const dim3 grid
-                = polyc::rt::cuda::gridFor(std::max<int64_t>(1, I),
-                polyc::rt::cuda::GroupLayout<G>::PointsPerBlock, std::max<int64_t>(1, (J) - (0)), 1);
-            band6Kernel<G, polyc_index><<<grid, polyc::rt::cuda::GroupLayout<G>::Threads, 0,
-                stream>>>(program, e);
-            POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
-          }
-        });
-      } else {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 6 (S6): data-parallel\n");
-        // S6, band 6 dimension 0: j; carries no dependence: kernel band6Kernel1 (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, I), std::max<int64_t>(1, (J) - (0)), 1);
-          band6Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band6Kernel1");
-        }
-      }
+      // Band 5 (S5): a matrix product, tiles of outputs through shared memory.
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 5 (S5): matrix product\n");
+      polyc::rt::cuda::enqueueProduct<false, false, float,
+          polyc_index>(band5Product<polyc_index>{program, polyc_index(e)},
+          polyc::rt::cuda::ProductShape{0, (((J >= 1) && (K >= 1)) ? K : 0), 0, (((J >= 1) && (K >= 1)) ? J : 0),
+          0, P}, band5Partials_.as<float>(), stream);
+      // Band 6 (S6): a matrix product, tiles of outputs through shared memory.
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 6 (S6): matrix product\n");
+      polyc::rt::cuda::enqueueProduct<false, false, float,
+          polyc_index>(band6Product<polyc_index>{program, polyc_index(e)},
+          polyc::rt::cuda::ProductShape{0, (((I >= 1) && (J >= 1)) ? J : 0), 0, (((I >= 1) && (J >= 1)) ? I : 0),
+          0, P}, band6Partials_.as<float>(), stream);
     }
   }
 
@@ -828,6 +537,11 @@ private:
   polyc::rt::cuda::DeviceBuffer yStorage_; // local y
   polyc::rt::cuda::DeviceBuffer d2Storage_; // local d2
   polyc::rt::cuda::DeviceBuffer d1Storage_; // local d1
+  polyc::rt::cuda::DeviceBuffer band1Partials_; // band 1's partial sums of split terms
+  polyc::rt::cuda::DeviceBuffer band2Partials_; // band 2's partial sums of split terms
+  polyc::rt::cuda::DeviceBuffer band4Partials_; // band 4's partial sums of split terms
+  polyc::rt::cuda::DeviceBuffer band5Partials_; // band 5's partial sums of split terms
+  polyc::rt::cuda::DeviceBuffer band6Partials_; // band 6's partial sums of split terms
   polyc::rt::cuda::CapturedGraph band0Graph_;
 };
 

@@ -97,12 +97,25 @@ struct Iir2dDeviceOf {
   template <unsigned G>
   __device__ void S0Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
-    for (polyc_index k2 = 0 + lane; k2 < M; k2 += G) {
-      #pragma unroll 4
-      for (polyc_index k1 = 0; k1 < M; ++k1) {
+    if (2 * (M - 0) <= G) {
+      // Most lanes without a value of k2: the lanes take the flattened terms in turn.
+      for (polyc_index polyc_flat = lane; polyc_flat < (M - 0) * (M - 0); polyc_flat += G) {
+        polyc_index polyc_rest = polyc_flat;
+        const polyc_index k2 = 0 + polyc_rest % (M - 0);
+        polyc_rest /= (M - 0);
+        const polyc_index k1 = 0 + polyc_rest;
         if (k1 != 0 || k2 != 0) {
           sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+        }
+      }
+    } else {
+      // The G lanes of the group take consecutive values of k2; each runs the other variables in order.
+      for (polyc_index k2 = 0 + lane; k2 < M; k2 += G) {
+        #pragma unroll 4
+        for (polyc_index k1 = 0; k1 < M; ++k1) {
+          if (k1 != 0 || k2 != 0) {
+            sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
+          }
         }
       }
     }
@@ -193,12 +206,24 @@ struct Iir2dDeviceOf {
   template <unsigned G>
   __device__ void S1Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
-    // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
-    for (polyc_index r2 = 0 + lane; r2 < M; r2 += G) {
-      #pragma unroll 4
-      for (polyc_index r1 = 0; r1 < M; ++r1) {
+    if (2 * (M - 0) <= G) {
+      // Most lanes without a value of r2: the lanes take the flattened terms in turn.
+      for (polyc_index polyc_flat = lane; polyc_flat < (M - 0) * (M - 0); polyc_flat += G) {
+        polyc_index polyc_rest = polyc_flat;
+        const polyc_index r2 = 0 + polyc_rest % (M - 0);
+        polyc_rest /= (M - 0);
+        const polyc_index r1 = 0 + polyc_rest;
         sum0 += __ldg(&a[r1 * M + r2])
             * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
+      }
+    } else {
+      // The G lanes of the group take consecutive values of r2; each runs the other variables in order.
+      for (polyc_index r2 = 0 + lane; r2 < M; r2 += G) {
+        #pragma unroll 4
+        for (polyc_index r1 = 0; r1 < M; ++r1) {
+          sum0 += __ldg(&a[r1 * M + r2])
+              * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
+        }
       }
     }
     sum0 = polyc::rt::cuda::reduceInGroup<G>(sum0, polyc::rt::cuda::SumOp<float>());
