@@ -210,7 +210,11 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     if (b.product) {
       const map::ProductForm &form = *b.product;
       const model::Statement &statement = in.model.statements[form.statement];
+      Array followers;
+      for (unsigned f : form.followers)
+        followers.push_back(in.model.statements[f].name);
       o["product"] = Object{{"statement", statement.name},
+                            {"followers", std::move(followers)},
                             {"rows", form.rows},
                             {"columns", form.columns},
                             {"rowFactor", form.rowFactor->name},
@@ -218,6 +222,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
                             {"rowAlongTerms", form.rowAlongTerms},
                             {"columnAlongTerms", form.columnAlongTerms}};
     }
+    if (b.computedIn >= 0)
+      o["computedIn"] = b.computedIn;
     o["reason"] = b.reason;
     mapping.push_back(std::move(o));
   }

@@ -163,6 +163,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
                                                                : *b.persistent->chosen ? "chosen" : "not chosen");
     if (b.product)
       os << ", matrix product on CUDA";
+    if (b.computedIn >= 0)
+      os << ", computed by band " << b.computedIn << "'s matrix product on CUDA";
     os << "\n    why: " << b.reason << "\n";
   }
   if (!in.mapping.streamProblem.empty())

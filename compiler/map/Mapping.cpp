@@ -69,6 +69,7 @@ namespace {
 // What the walk records of a band node.
 struct BandNode {
   int parent = -1;
+  isl::schedule_node node;
   isl::union_set domain; // the instances that reach the band
   isl::multi_union_pw_aff partial;
 };
@@ -88,6 +89,9 @@ private:
   std::string pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const;
   BandMapping place(unsigned band, const Mapping &mapping) const;
   void placeProduct(unsigned band, BandMapping &mapping) const;
+  bool nextInSequence(unsigned band, unsigned next) const;
+  isl::set aroundBand(unsigned band) const;
+  void attachFollowers(unsigned band, Mapping &mapping) const;
   std::optional<PersistentForm> persistentForm(unsigned band, const Mapping &mapping, std::string &why) const;
 
   const model::Model &model_;
@@ -103,6 +107,7 @@ void Mapper::walk(const isl::schedule_node &node, int parent) {
   if (node.isa<isl::schedule_node_band>()) {
     BandNode band;
     band.parent = parent;
+    band.node = node;
     band.domain = isl::manage(isl_schedule_node_get_domain(node.get()));
     band.partial = node.as<isl::schedule_node_band>().partial_schedule();
     inner = static_cast<int>(nodes_.size());
@@ -240,6 +245,14 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
   return result;
 }
 
+// The params for which the loops around a band run: all, at the top; where its parent has instances.
+isl::set Mapper::aroundBand(unsigned band) const {
+  int parent = nodes_[band].parent;
+  if (parent < 0)
+    return model_.context;
+  return isl::manage(isl_union_set_params(nodes_[parent].domain.copy())).intersect(model_.context);
+}
+
 // A kernel band of a program's top level, or of a repeat loop there, that is a matrix product: tiles on
 // CUDA (the host passes the repeat loop's iterator to the statement; a band deeper in the tree would need
 // the values of the loops around it).
@@ -251,11 +264,8 @@ void Mapper::placeProduct(unsigned band, BandMapping &mapping) const {
   if (parent >= 0 && !(schedule_.bands[parent].isSequentialRepeat && nodes_[parent].parent < 0))
     return;
   std::string why;
-  isl::set around =
-      parent < 0 ? model_.context
-                 : isl::manage(isl_union_set_params(nodes_[parent].domain.copy())).intersect(model_.context);
   mapping.product =
-      findProduct(model_, schedule_, band, nodes_[band].domain, nodes_[band].partial, around, why);
+      findProduct(model_, schedule_, band, nodes_[band].domain, nodes_[band].partial, aroundBand(band), why);
   if (!mapping.product)
     return;
   const ProductForm &form = *mapping.product;
@@ -268,6 +278,46 @@ void Mapper::placeProduct(unsigned band, BandMapping &mapping) const {
       ": tiles of outputs through shared memory, a block of them a thread, the terms split over blocks when "
       "the tiles are too few to fill the device; " +
       factor(form.rowFactor, form.rowAlongTerms) + ", " + factor(form.columnFactor, form.columnAlongTerms);
+}
+
+// Whether band `next` is the band of the filter right after `band`'s in their sequence.
+bool Mapper::nextInSequence(unsigned band, unsigned next) const {
+  isl::schedule_node filter = nodes_[band].node.parent();
+  if (!filter.isa<isl::schedule_node_filter>() || !filter.has_next_sibling())
+    return false;
+  isl::schedule_node following = filter.next_sibling();
+  return following.n_children() == 1 && following.child(0).isa<isl::schedule_node_band>() &&
+         isl::manage(isl_schedule_node_get_domain(following.child(0).get())).is_equal(nodes_[next].domain);
+}
+
+// The kernel bands right after a matrix product's that it computes at each of its outputs (a
+// producer-consumer fusion: one kernel fewer, and the consumer reads the product's value where it was
+// just stored).
+void Mapper::attachFollowers(unsigned band, Mapping &mapping) const {
+  ProductForm &form = *mapping.bands[band].product;
+  unsigned last = band;
+  isl::set around = aroundBand(band);
+  for (unsigned next = band + 1; next < nodes_.size(); ++next) {
+    const schedule::Band &b = schedule_.bands[next];
+    BandMapping &follower = mapping.bands[next];
+    if (follower.placement != Placement::Kernel || follower.product || b.statements.size() != 1 ||
+        allocation_.bands[next].kind != AllocationKind::DataParallel || !nextInSequence(last, next))
+      return;
+    std::optional<std::string> condition =
+        canFollowProduct(model_, form, b.statements.front(), nodes_[band].domain, nodes_[next].domain,
+                         nodes_[next].partial, around);
+    if (!condition)
+      return;
+    form.followers.push_back(b.statements.front());
+    form.followerConditions.push_back(*condition);
+    follower.computedIn = int(band);
+    follower.reason += "; on CUDA computed by band " + std::to_string(band) +
+                       "'s matrix product at each of its "
+                       "outputs, after its store (it reads what the product writes at its own point only)";
+    mapping.bands[band].reason += "; computes " + model_.statements[b.statements.front()].name + " (band " +
+                                  std::to_string(next) + ") at each output after its store";
+    last = next;
+  }
 }
 
 // The persistent form of a top-level host loop, or none with the reason in `why`.
@@ -346,6 +396,9 @@ Mapping Mapper::run() {
     return mapping;
   for (unsigned b = 0; b < nodes_.size(); ++b)
     mapping.bands.push_back(place(b, mapping));
+  for (unsigned b = 0; b < nodes_.size(); ++b)
+    if (mapping.bands[b].product)
+      attachFollowers(b, mapping);
   for (BandMapping &band : mapping.bands) {
     if (band.parent >= 0 || band.iterations.empty())
       continue;

@@ -51,6 +51,12 @@ struct ProductForm {
   bool rowAlongTerms = false, columnAlongTerms = false;
   // The ranges of a and b: first values and extents, C expressions of the params.
   std::string rowFirst, rows, columnFirst, columns;
+  // Statements of the bands right after this one that the product computes at each output, after its
+  // store (producer-consumer fusion: the MLP's output deltas after the output layer): pointwise over the
+  // same box, each reading what the product and the ones before it write only at its own point and
+  // writing nothing they read or write.
+  std::vector<unsigned> followers;
+  std::vector<std::string> followerConditions; // each one's condition on the params ("" when always)
 };
 
 struct BandMapping {
@@ -74,6 +80,7 @@ struct BandMapping {
   std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
                                             // is data-parallel or a reduction, none reducing on the host
   std::optional<ProductForm> product;       // Kernel: when the band is a matrix product
+  int computedIn = -1; // Kernel: the band of the matrix product that computes its statement (a follower)
   std::string reason;                       // the decision in words, for polyc explain
 };
 
@@ -91,6 +98,15 @@ std::optional<ProductForm> findProduct(const model::Model &model, const schedule
                                        unsigned band, const isl::union_set &domain,
                                        const isl::multi_union_pw_aff &partial, const isl::set &around,
                                        std::string &why);
+
+// Whether `statement` can follow the statements of `product` (its statement, then its followers) at
+// each output of the product (ProductForm::followers): `domain` and `partial` are those of its band, which
+// comes right after the product's or its last follower's in the tree; `around` as for findProduct. The
+// condition on the params under which it has instances where the product has ("" when always), or none.
+std::optional<std::string> canFollowProduct(const model::Model &model, const ProductForm &product,
+                                            unsigned statement, const isl::union_set &productDomain,
+                                            const isl::union_set &domain,
+                                            const isl::multi_union_pw_aff &partial, const isl::set &around);
 
 // The mapping of every band of `schedule`'s tree (pre-order, as Schedule::bands).
 llvm::Expected<Mapping> mapScheduleTree(const model::Model &model, const schedule::Schedule &schedule,

@@ -194,4 +194,56 @@ std::optional<ProductForm> findProduct(const model::Model &model, const schedule
   return form;
 }
 
+std::optional<std::string> canFollowProduct(const model::Model &model, const ProductForm &product,
+                                            unsigned statement, const isl::union_set &productDomain,
+                                            const isl::union_set &domain,
+                                            const isl::multi_union_pw_aff &partial, const isl::set &around) {
+  const model::Statement &follower = model.statements[statement];
+  const model::Statement &head = model.statements[product.statement];
+  if (!follower.reductions.empty() || follower.repeatDims != head.repeatDims ||
+      follower.dimNames.size() != head.dimNames.size())
+    return std::nullopt;
+  auto extract = [&](const isl::union_set &set, const model::Statement &s) {
+    return isl::manage(isl_union_set_extract_set(set.copy(), s.domain.get_space().release()))
+        .intersect_params(model.context);
+  };
+  // Its points are the product's, for the params that give it any (the output deltas have none without
+  // hidden units, the output layer has): the kernel computes it under that condition.
+  isl::set points = extract(domain, follower), productPoints = extract(productDomain, head);
+  isl::set params = points.params();
+  if (!iu::anonymousSet(points).is_equal(iu::anonymousSet(productPoints).intersect_params(params)) ||
+      memberDim(points, partial, 0) != product.rowDim || memberDim(points, partial, 1) != product.columnDim)
+    return std::nullopt;
+  // The statements before it in the product's kernel: what they write it reads at its own point only,
+  // and it writes nothing they read or write.
+  std::vector<unsigned> before{product.statement};
+  before.insert(before.end(), product.followers.begin(), product.followers.end());
+  isl::set own = iu::anonymousSet(follower.domain);
+  for (unsigned b : before) {
+    const model::Statement &earlier = model.statements[b];
+    if (earlier.write.array == follower.write.array)
+      return std::nullopt;
+    for (const model::Access &read : earlier.reads)
+      if (read.array == follower.write.array)
+        return std::nullopt;
+    for (const model::Access &read : follower.reads) {
+      if (read.array != earlier.write.array)
+        continue;
+      if (read.isMay)
+        return std::nullopt;
+      // Within one iteration of the repeat loop (the host runs its iterations in order).
+      isl::map pairs = read.relation.apply_range(earlier.write.relation.reverse());
+      for (unsigned d = 0; d < follower.repeatDims; ++d)
+        pairs = isl::manage(isl_map_equate(pairs.release(), isl_dim_in, int(d), isl_dim_out, int(d)));
+      if (!iu::anonymousMap(pairs).is_subset(own.identity()))
+        return std::nullopt;
+    }
+  }
+  isl::set always = productPoints.params().intersect(around);
+  if (always.is_subset(params))
+    return std::string();
+  isl::pw_aff indicator = isl::manage(isl_set_indicator_function(params.copy()));
+  return iu::pwAffToC(indicator.gist_params(always), always);
+}
+
 } // namespace polyc::map

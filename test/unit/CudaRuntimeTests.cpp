@@ -374,8 +374,13 @@ TEST(CudaProduct, EnoughTilesTakeTheTermsWhole) {
 }
 
 TEST(CudaProduct, FewTilesSplitTheTermsToFillTheWaves) {
-  for (auto [rows, columns, terms] : {std::tuple<int64_t, int64_t, int64_t>{1024, 784, 32561}, {64, 15, 32561},
-                                      {1, 64, 32561}, {300, 200, 5000}, {5, 7, 3}, {2, 3, 0}, {1, 1, 1}}) {
+  for (auto [rows, columns, terms] : {std::tuple<int64_t, int64_t, int64_t>{1024, 784, 32561},
+                                      {64, 15, 32561},
+                                      {1, 64, 32561},
+                                      {300, 200, 5000},
+                                      {5, 7, 3},
+                                      {2, 3, 0},
+                                      {1, 1, 1}}) {
     ProductShape shape{0, rows, 0, columns, 0, terms};
     withProductTile(rows, columns, [&](auto tile) {
       using Tile = decltype(tile);

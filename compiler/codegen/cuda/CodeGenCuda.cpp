@@ -1006,6 +1006,10 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     return printVariant(AllocationKind::Sequential, band, body);
   if (mapped.product)
     return printProduct(band, *mapped.product);
+  if (mapped.computedIn >= 0)
+    return w_.comment("Band " + std::to_string(band.index) + " (" +
+                      statementList(input_.model, band.statements) + "): computed by band " +
+                      std::to_string(mapped.computedIn) + "'s matrix product.");
   if (!a) {
     bool anyParallel = band.band && llvm::is_contained(band.band->coincident, true);
     return printVariant(anyParallel ? AllocationKind::DataParallel : AllocationKind::Sequential, band, body);
@@ -1361,6 +1365,15 @@ void CudaHostPrinter::printProduct(const BandView &band, const map::ProductForm 
   kw.line(program_.indexedDevice() + " " + program_.program + ";");
   for (const std::string &loop : hostLoops_)
     kw.line(std::string(IndexType) + " " + loop + ";");
+  // Whether each follower has instances for these params (ProductForm::followerConditions).
+  std::vector<std::string> follows, followsValues;
+  for (size_t f = 0; f < form.followers.size(); ++f) {
+    if (form.followerConditions[f].empty())
+      continue;
+    follows.push_back("polyc_follows" + std::to_string(f));
+    followsValues.push_back("bool(" + spellParams(form.followerConditions[f], *model.program) + ")");
+    kw.line("bool " + follows.back() + ";");
+  }
   std::vector<std::string> rowArgs = args(row, ""), columnArgs = args("", column);
   rowArgs.push_back(term);
   columnArgs.push_back(term);
@@ -1370,8 +1383,24 @@ void CudaHostPrinter::printProduct(const BandView &band, const map::ProductForm 
           ") const { return " + call("Column", columnArgs) + "; }");
   std::vector<std::string> storeArgs = args(row, column);
   storeArgs.push_back(sum);
-  kw.line("__device__ void store(" + indexParam + row + ", " + indexParam + column + ", const " + type + " " +
-          sum + ") const { " + call("FromSum", storeArgs) + "; }");
+  kw.openBlock("__device__ void store(" + indexParam + row + ", " + indexParam + column + ", const " + type +
+               " " + sum + ") const");
+  kw.line(call("FromSum", storeArgs) + ";");
+  for (size_t f = 0, conditional = 0; f < form.followers.size(); ++f) {
+    const model::Statement &follower = model.statements[form.followers[f]];
+    program_.threadVariants.insert(form.followers[f]);
+    std::string followerCall =
+        program_.program + "." + follower.name + "(" + llvm::join(args(row, column), ", ") + ");";
+    if (form.followerConditions[f].empty()) {
+      kw.line(followerCall);
+      continue;
+    }
+    kw.line("if (" + follows[conditional++] + ")");
+    kw.indent();
+    kw.line(followerCall);
+    kw.dedent();
+  }
+  kw.closeBlock();
   kw.closeBlock(";");
 
   const ast::RangeBinding &range = form.sum->bindings.front();
@@ -1392,6 +1421,7 @@ void CudaHostPrinter::printProduct(const BandView &band, const map::ProductForm 
   std::vector<std::string> fields{program_.program};
   for (const std::string &loop : hostLoops_)
     fields.push_back(std::string(IndexType) + "(" + loop + ")");
+  fields.insert(fields.end(), followsValues.begin(), followsValues.end());
   w_.line("polyc::rt::cuda::enqueueProduct<" + std::string(form.rowAlongTerms ? "true" : "false") + ", " +
           (form.columnAlongTerms ? "true" : "false") + ", " + type + ", " + IndexType + ">(" + operands +
           "<" + IndexType + ">{" + llvm::join(fields, ", ") + "}, " + shape + ", " + partials + ".as<" +

@@ -237,7 +237,9 @@ struct band1Product {
   __device__ float column(const polyc_index polyc_column,
       const polyc_index polyc_term) const { return program.S0Column(e, polyc_column, polyc_term); }
   __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
-      const float polyc_sum) const { program.S0FromSum(e, polyc_row, polyc_column, polyc_sum); }
+      const float polyc_sum) const {
+    program.S0FromSum(e, polyc_row, polyc_column, polyc_sum);
+  }
 };
 
 // Band 2 (S1) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
@@ -246,35 +248,18 @@ template <typename polyc_index>
 struct band2Product {
   MlpDeviceOf<polyc_index> program;
   polyc_index e;
+  bool polyc_follows0;
   __device__ float row(const polyc_index polyc_row,
       const polyc_index polyc_term) const { return program.S1Row(e, polyc_row, polyc_term); }
   __device__ float column(const polyc_index polyc_column,
       const polyc_index polyc_term) const { return program.S1Column(e, polyc_column, polyc_term); }
   __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
-      const float polyc_sum) const { program.S1FromSum(e, polyc_row, polyc_column, polyc_sum); }
-};
-
-// Band 3 (S2), data-parallel: one thread per point.
-template <typename polyc_index>
-__global__ void __launch_bounds__(256) band3Kernel(const MlpDeviceOf<polyc_index> program,
-    const polyc_index e) {
-  [[maybe_unused]] const polyc_index P = program.P;
-  [[maybe_unused]] const polyc_index I = program.I;
-  [[maybe_unused]] const polyc_index J = program.J;
-  [[maybe_unused]] const polyc_index K = program.K;
-  [[maybe_unused]] const polyc_index E = program.E;
-  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
-      = polyc_index(gridDim.y) * blockDim.y;
-  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
-      = polyc_index(gridDim.x) * blockDim.x;
-  // S2, band 3 dimension 0: p; carries no dependence; spread over the grid's y dimension
-  for (polyc_index p_ = 0 + firstY; p_ < P; p_ += strideY) {
-    // S2, band 3 dimension 1: k; carries no dependence; spread over the grid's x dimension
-    for (polyc_index k = 0 + firstX; k < K; k += strideX) {
-      program.S2(e, p_, k);
-    }
+      const float polyc_sum) const {
+    program.S1FromSum(e, polyc_row, polyc_column, polyc_sum);
+    if (polyc_follows0)
+      program.S2(e, polyc_row, polyc_column);
   }
-}
+};
 
 // Band 4 (S3) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
 // call.
@@ -287,7 +272,9 @@ struct band4Product {
   __device__ float column(const polyc_index polyc_column,
       const polyc_index polyc_term) const { return program.S3Column(e, polyc_column, polyc_term); }
   __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
-      const float polyc_sum) const { program.S3FromSum(e, polyc_row, polyc_column, polyc_sum); }
+      const float polyc_sum) const {
+    program.S3FromSum(e, polyc_row, polyc_column, polyc_sum);
+  }
 };
 
 // S4: one instance, its reductions over a block of 256 threads.
@@ -314,7 +301,9 @@ struct band5Product {
   __device__ float column(const polyc_index polyc_column,
       const polyc_index polyc_term) const { return program.S5Column(e, polyc_column, polyc_term); }
   __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
-      const float polyc_sum) const { program.S5FromSum(e, polyc_row, polyc_column, polyc_sum); }
+      const float polyc_sum) const {
+    program.S5FromSum(e, polyc_row, polyc_column, polyc_sum);
+  }
 };
 
 // Band 6 (S6) as a matrix product: the factors and the store that polyc::rt::cuda::enqueueProduct's tiles
@@ -328,7 +317,9 @@ struct band6Product {
   __device__ float column(const polyc_index polyc_column,
       const polyc_index polyc_term) const { return program.S6Column(e, polyc_column, polyc_term); }
   __device__ void store(const polyc_index polyc_row, const polyc_index polyc_column,
-      const float polyc_sum) const { program.S6FromSum(e, polyc_row, polyc_column, polyc_sum); }
+      const float polyc_sum) const {
+    program.S6FromSum(e, polyc_row, polyc_column, polyc_sum);
+  }
 };
 
 // Upload, timed run and download for polyc::rt::runMain (and for mlp_run): the arrays live in device buffers;
@@ -491,19 +482,11 @@ private:
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 2 (S1): matrix product\n");
       polyc::rt::cuda::enqueueProduct<true, true, float,
-          polyc_index>(band2Product<polyc_index>{program, polyc_index(e)},
+          polyc_index>(band2Product<polyc_index>{program, polyc_index(e), bool(((J == 0) ? 0 : 1))},
           polyc::rt::cuda::ProductShape{0, (((P >= 1) && (K >= 1)) ? P : 0), 0, (((P >= 1) && (K >= 1)) ? K : 0),
           0, J}, band2Partials_.as<float>(), stream);
       if (J >= 1) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 3 (S2): data-parallel\n");
-        // S2, band 3 dimension 0: p; carries no dependence: kernel band3Kernel (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, K), std::max<int64_t>(1, (P) - (0)), 1);
-          band3Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, e);
-          POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
-        }
+        // Band 3 (S2): computed by band 2's matrix product.
       }
       if (I >= 1) {
         // Band 4 (S3): a matrix product, tiles of outputs through shared memory.
