@@ -311,9 +311,8 @@ void Mapper::attachFollowers(unsigned band, Mapping &mapping) const {
     form.followers.push_back(b.statements.front());
     form.followerConditions.push_back(*condition);
     follower.computedIn = int(band);
-    follower.reason += "; on CUDA computed by band " + std::to_string(band) +
-                       "'s matrix product at each of its "
-                       "outputs, after its store (it reads what the product writes at its own point only)";
+    follower.reason += "; on CUDA computed by band " + std::to_string(band) + "'s matrix product at each of " +
+                       "its outputs, after its store (it reads what the product writes at its own point only)";
     mapping.bands[band].reason += "; computes " + model_.statements[b.statements.front()].name + " (band " +
                                   std::to_string(next) + ") at each output after its store";
     last = next;
