@@ -45,9 +45,10 @@ using TallProductTile = ProductTile<128, 32, 16, 4, 4>;
 using WideProductTile = ProductTile<32, 128, 16, 4, 4>;
 using SmallProductTile = ProductTile<32, 32, 32, 2, 2>;
 
-// The largest tile whose padding of the outputs (rows and columns rounded up to whole tiles) is within an
-// eighth of the least padding's: 32,561 x 64 outputs take 128 x 32 tiles (none padded), not 128 x 128
-// ones (half padded).
+// The largest tile whose padding of the outputs (rows and columns rounded up to whole tiles) is within a
+// quarter of the least padding's (an eighth between the thin tiles): 32,561 x 64 outputs take 128 x 32
+// tiles (none padded), not 128 x 128 ones (half padded); 800 x 900 take 128 x 128 tiles (24% more padded
+// outputs than 32 x 32 ones, but 8 x 8 sums a thread for each pair of shared-memory reads, not 2 x 2).
 template <typename Body> void withProductTile(int64_t rows, int64_t columns, Body &&body) {
   auto padded = [&](int64_t bm, int64_t bn) {
     return (rows + bm - 1) / bm * bm * ((columns + bn - 1) / bn * bn);
@@ -55,7 +56,7 @@ template <typename Body> void withProductTile(int64_t rows, int64_t columns, Bod
   const int64_t square = padded(128, 128), tall = padded(128, 32), wide = padded(32, 128),
                 small = padded(32, 32);
   const int64_t least = std::min({square, tall, wide, small}), within = least + least / 8;
-  if (square <= within)
+  if (square <= least + least / 4)
     body(SquareProductTile{});
   else if (tall <= within && tall <= wide)
     body(TallProductTile{});
@@ -66,12 +67,29 @@ template <typename Body> void withProductTile(int64_t rows, int64_t columns, Bod
 }
 
 // How the terms are split over blocks: `splits` ranges of `chunk` terms (a multiple of BK), the last
-// shorter. Only when the tiles are fewer than the device holds at once: then the split whose blocks fill
-// their waves best (the time goes as the waves over the splits), the smallest within 2%, with at least 4
-// steps of a tile a split (a gradient of 64 x 15 weights over 32,561 cases: 2 tiles, 132 splits).
+// shorter. Only when the tiles are fewer than the device holds at once; then the split with the least
+// estimated time: the waves of blocks times the steps of a split, each step the tile's FLOPs at a block's
+// share of the FP32 rate but no less than a load's latency, plus the partial sums' traffic (written once,
+// read once by the second kernel). Measured on the H100 (docs/performance.md, "MLP training"): gemm at
+// 1000 x 1100 x 1200 ran 1.3x faster in 3 splits than in 11 (their partial sums cost more than the
+// fuller waves gained), and the MLP's gradients of 64 x 15 weights over 32,561 cases 1.5x slower in 31
+// splits than in 132 (a split of 1,000 terms is 33 dependent steps).
 struct ProductSplit {
   int64_t splits = 1, chunk = 0;
 };
+
+// The H100's figures behind the estimate: a block's share of the FP32 rate (about 55% of 67 TFLOP/s over
+// 264 resident blocks), the least time of a step (its loads' latency) and the copy bandwidth.
+inline constexpr double ProductBlockFlopsPerUs = 140e3, ProductStepUsMin = 0.6, ProductBytesPerUs = 3e6;
+
+template <class Tile> double productSplitTime(const ProductShape &shape, int64_t tiles, int64_t resident, int64_t s) {
+  const int64_t terms = std::max<int64_t>(shape.terms, 0);
+  const int64_t steps = ((terms + s - 1) / s + Tile::BK - 1) / Tile::BK;
+  const int64_t waves = (tiles * s + resident - 1) / resident;
+  const double step = std::max(2.0 * Tile::BM * Tile::BN * Tile::BK / ProductBlockFlopsPerUs, ProductStepUsMin);
+  const double partials = s > 1 ? double(s) * double(shape.rows) * double(shape.columns) * 8 / ProductBytesPerUs : 0;
+  return double(waves * steps) * step + partials;
+}
 
 template <class Tile> ProductSplit productSplit(const ProductShape &shape, int multiprocessors) {
   const int64_t tiles = std::max<int64_t>(1, ((shape.rows + Tile::BM - 1) / Tile::BM) *
@@ -80,17 +98,13 @@ template <class Tile> ProductSplit productSplit(const ProductShape &shape, int m
   const int64_t terms = std::max<int64_t>(shape.terms, 0);
   int64_t splits = 1;
   if (tiles < resident) {
-    const int64_t most =
-        std::min(std::max<int64_t>(1, terms / (4 * Tile::BK)), 4 * ((resident + tiles - 1) / tiles));
-    auto fill = [&](int64_t s) {
-      const int64_t blocks = tiles * s;
-      return double(blocks) / double((blocks + resident - 1) / resident * resident);
-    };
-    double best = 0;
-    for (int64_t s = 1; s <= most; ++s)
-      best = std::max(best, fill(s));
-    while (splits < most && fill(splits) < best - 0.02)
-      ++splits;
+    const int64_t most = std::max<int64_t>(1, std::min(terms / Tile::BK, 4 * ((resident + tiles - 1) / tiles)));
+    double best = productSplitTime<Tile>(shape, tiles, resident, 1);
+    for (int64_t s = 2; s <= most; ++s)
+      if (double time = productSplitTime<Tile>(shape, tiles, resident, s); time < best) {
+        best = time;
+        splits = s;
+      }
   }
   ProductSplit split;
   const int64_t perSplit = (terms + splits - 1) / splits;
