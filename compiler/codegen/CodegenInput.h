@@ -28,6 +28,9 @@ struct CodegenInput {
   std::string commandLine; // the polyc command that produced the code, without its -o (see EmitCommand)
   const llvm::SourceMgr *sourceMgr = nullptr; // optional: gives line numbers in comments
   const map::Mapping *mapping = nullptr;      // the GPU targets' mapping (required by them)
+  // --mpi (the CPU target): every rank holds every array and computes its block of the outermost parallel
+  // dimension of each band that can be distributed, then shares the rows it wrote (runtime/polyc/mpi).
+  bool mpi = false;
 };
 
 // The program's C identifier: the source file's stem with characters outside [A-Za-z0-9_] replaced by

@@ -336,6 +336,7 @@ void IslAstPrinter::printFor(const isl::ast_node_for &node) {
   loop.init = expr(node.init());
   loop.cond = expr(node.cond());
   loop.inc = expr(node.inc());
+  narrowLoop(loop);
   ++depth_;
   printFor(loop, node);
   --depth_;

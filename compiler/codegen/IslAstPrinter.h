@@ -118,6 +118,8 @@ protected:
   void markParallel() { markParallel_ = true; }
   // Whether the code being printed runs inside a loop printed parallel (for printStatementCall).
   bool insideParallel() const { return parallelDepth_ > 0; }
+  // A target may narrow a loop's range before it is printed (the MPI ranks' blocks): `init` and `cond`.
+  virtual void narrowLoop(LoopView &) const {}
   // The innermost marked band around the code being printed, or null.
   const BandView *currentBand() const { return currentBand_; }
   // A printer that goes on from where `outer` is (its loop names, the band being printed, the names

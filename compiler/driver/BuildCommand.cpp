@@ -15,8 +15,16 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 #ifndef POLYC_RUNTIME_LIBRARY
 #define POLYC_RUNTIME_LIBRARY ""
+#endif
+#ifndef POLYC_RUNTIME_MPI_LIBRARY
+#define POLYC_RUNTIME_MPI_LIBRARY ""
+#endif
+#ifndef POLYC_MPICXX
+#define POLYC_MPICXX "mpicxx"
 #endif
 
 using namespace llvm;
@@ -46,8 +54,18 @@ int polyc::driver::buildCpu(const BuildJob &job) {
       !runtimeLibrariesExist({library}, "; build it (ninja polyc_runtime) or set POLYC_RUNTIME_DIR"))
     return 1;
   std::vector<std::string> args;
-  if (!findHostCompiler("a C++17 compiler with OpenMP", args))
+  std::string mpiLibrary;
+  if (job.mpi) {
+    // The MPI compiler wrapper (it adds MPI's headers and libraries to the host compiler's command).
+    const char *wrapper = std::getenv("POLYC_MPICXX");
+    args.push_back(wrapper && *wrapper ? wrapper : POLYC_MPICXX);
+    mpiLibrary = runtimeLibrary("libpolyc_runtime_mpi.a", POLYC_RUNTIME_MPI_LIBRARY);
+    if (!runtimeLibrariesExist({mpiLibrary}, "; this polyc was built without MPI (install libopenmpi-dev and "
+                                             "rebuild) or set POLYC_RUNTIME_DIR"))
+      return 1;
+  } else if (!findHostCompiler("a C++17 compiler with OpenMP", args)) {
     return 1;
+  }
   SmallString<256> source(job.sourceDir);
   sys::path::append(source, job.programName + ".cpp");
   for (const char *flag : {"-std=c++17", "-O3", "-fopenmp"})
@@ -59,6 +77,8 @@ int polyc::driver::buildCpu(const BuildJob &job) {
   args.push_back("-I" + job.sourceDir);
   args.push_back("-I" + includeDir);
   args.push_back(source.str().str());
+  if (!mpiLibrary.empty())
+    args.push_back(mpiLibrary);
   args.push_back(library);
   args.push_back("-lpthread");
   args.push_back("-o");
@@ -80,6 +100,7 @@ int polyc::driver::runBuild() {
   if (!generateSources(settings, sm, job.programName, job.files))
     return 1;
   job.output = buildOutput.empty() ? job.programName : std::string(buildOutput);
+  job.mpi = settings.pipeline.mpi;
   job.verbose = buildVerbose;
   if (buildMarch.getNumOccurrences()) {
     if (!isCpuName(buildMarch)) {

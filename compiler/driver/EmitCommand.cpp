@@ -37,6 +37,11 @@ static cl::opt<bool>
                  cl::desc("Move the inputs and outputs indexed by the outer sequential loop one "
                           "slice per step, overlapped with the steps (cpu and cuda targets)"),
                  cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool>
+    sharedMpi("mpi",
+              cl::desc("Run as ranks of MPI (mpirun -np R EXE ...): each rank computes a block "
+                       "of every band it can distribute (cpu target)"),
+              cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<std::string> sharedTile(
@@ -107,6 +112,14 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
            << " target (cpu and cuda are)\n";
     return false;
   }
+  if (sharedMpi && !settings.target->mpi) {
+    errs() << "polyc: error: --mpi is not supported by the " << sharedTarget << " target yet (cpu is)\n";
+    return false;
+  }
+  if (sharedMpi && sharedStream) {
+    errs() << "polyc: error: --mpi and --stream cannot be combined yet\n";
+    return false;
+  }
   if (sharedBlock < 0) {
     errs() << "polyc: error: --block must be positive, got " << sharedBlock << "\n";
     return false;
@@ -117,7 +130,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
                        settings.pipeline.tiling.sizes) ||
       !parseTileOption("time-tile", sharedTimeTile, timeTiling.enabled, timeTiling.sizes))
     return false;
-  timeTiling.enabled = timeTiling.enabled && settings.pipeline.tiling.enabled;
+  // A time tile runs several steps at once, between which the ranks would exchange rows: not with --mpi.
+  timeTiling.enabled = timeTiling.enabled && settings.pipeline.tiling.enabled && !sharedMpi;
   settings.pipeline.gpuMapping = settings.target->mapsToGpu;
   auto params = parseParamAssignments(sharedParams);
   if (!params) {
@@ -131,6 +145,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.pipeline.factor = !sharedNoFactor;
   settings.pipeline.blockSize = sharedBlock;
   settings.pipeline.stream = sharedStream;
+  settings.pipeline.mpi = sharedMpi;
 
   // The command line as it matters for the output: options in a fixed order, no output path, so
   // that emitting the same program twice gives the same files wherever they go.
@@ -145,6 +160,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --no-factor";
   if (sharedStream)
     line += " --stream";
+  if (sharedMpi)
+    line += " --mpi";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
   if (!sharedTile.empty())

@@ -33,6 +33,7 @@ struct PipelineOptions {
   schedule::TimeTilingOptions timeTiling; // set for a target that tiles for caches, unless --tile=none
   bool gpuMapping = true; // mapScheduleTree: emit and build clear it for the CPU target, which has none
   bool stream = false;    // --stream: inputs and outputs moved one slice per step of the outer loop
+  bool mpi = false;       // --mpi: ranks of MPI, each computing a block of the distributed bands
 };
 
 // Every stage's result. The isl context is declared first so that it is destroyed last.

@@ -16,7 +16,7 @@ using namespace polyc::driver;
 const std::vector<TargetInfo> &polyc::driver::targets() {
   static const std::vector<TargetInfo> table = {
       {"cpu", "C++17 + OpenMP", codegen::emitCpu, buildCpu, /*tilesForCaches=*/true, /*mapsToGpu=*/false,
-       /*streams=*/true},
+       /*streams=*/true, /*mpi=*/true},
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
       {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true},
@@ -38,9 +38,15 @@ bool polyc::driver::generateSources(const EmitSettings &settings, llvm::SourceMg
   std::unique_ptr<CompiledProgram> compiled = compileProgram(sm, settings.input, settings.pipeline);
   if (!compiled)
     return false;
-  codegen::CodegenInput input{compiled->model,   compiled->deps,      compiled->schedule,
-                              compiled->allocation, settings.input, settings.commandLine, &sm,
-                              &compiled->mapping};
+  codegen::CodegenInput input{compiled->model,
+                              compiled->deps,
+                              compiled->schedule,
+                              compiled->allocation,
+                              settings.input,
+                              settings.commandLine,
+                              &sm,
+                              &compiled->mapping,
+                              settings.pipeline.mpi};
   programName = codegen::programName(input);
   llvm::Expected<std::vector<codegen::GeneratedFile>> generated = [&] {
     try {

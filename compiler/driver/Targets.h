@@ -25,6 +25,7 @@ struct BuildJob {
   std::vector<codegen::GeneratedFile> files;
   std::string output; // the executable
   std::string march;  // -march for the cpu target's compile; empty: the compiler's baseline
+  bool mpi = false;   // --mpi: the MPI compiler wrapper and the runtime's MPI layer
   bool verbose = false;
 };
 
@@ -40,6 +41,7 @@ struct TargetInfo {
   bool tilesForCaches = false; // applies tile sizes and time-tiles stencils (the CPU's caches)
   bool mapsToGpu = false;      // prints the GPU mapping of the schedule tree (compiler/map)
   bool streams = false;        // supports --stream (Schedule::streaming)
+  bool mpi = false;            // supports --mpi (ranks of MPI)
 };
 
 const std::vector<TargetInfo> &targets();

@@ -91,6 +91,11 @@ struct Mapping {
   std::string streamProblem;
 };
 
+// The statement dimension that band member `member` is on `domain` (one statement's instances in the band:
+// the member's value equal to that dimension's everywhere), if any.
+std::optional<unsigned> memberDim(const isl::set &domain, const isl::multi_union_pw_aff &partial,
+                                  unsigned member);
+
 // The matrix product that kernel band `band` computes (its `domain`, the instances reaching it, and
 // `partial`, its partial schedule), or none with the reason in `why` (Product.cpp). `around`: the params
 // for which the loops around the band run (its ranges are printed for those).

@@ -69,20 +69,6 @@ const ast::IndexVar *dimVar(const model::Statement &statement, unsigned dim) {
   return nullptr;
 }
 
-// The statement dimension that band member `member` is on `domain` (the member's value equal to it
-// everywhere), if any.
-std::optional<unsigned> memberDim(const isl::set &domain, const isl::multi_union_pw_aff &partial,
-                                  unsigned member) {
-  isl::union_map schedule = isl::union_map::from(partial).intersect_domain(isl::union_set(domain));
-  isl::map map = isl::manage(isl_map_from_union_map(schedule.release()));
-  for (unsigned d = 0; d < iu::tupleDims(domain.space()); ++d) {
-    isl::map equated = isl::manage(isl_map_equate(map.copy(), isl_dim_in, int(d), isl_dim_out, int(member)));
-    if (equated.is_equal(map))
-      return d;
-  }
-  return std::nullopt;
-}
-
 // The statement's one sum of the product of two reads, or null.
 const ast::Reduction *productSum(const model::Statement &statement, std::string &why) {
   if (statement.reductions.size() != 1) {
@@ -111,6 +97,20 @@ const ast::Reduction *productSum(const model::Statement &statement, std::string 
 }
 
 } // namespace
+
+// The statement dimension that band member `member` is on `domain` (the member's value equal to it
+// everywhere), if any.
+std::optional<unsigned> memberDim(const isl::set &domain, const isl::multi_union_pw_aff &partial,
+                                  unsigned member) {
+  isl::union_map schedule = isl::union_map::from(partial).intersect_domain(isl::union_set(domain));
+  isl::map map = isl::manage(isl_map_from_union_map(schedule.release()));
+  for (unsigned d = 0; d < iu::tupleDims(domain.space()); ++d) {
+    isl::map equated = isl::manage(isl_map_equate(map.copy(), isl_dim_in, int(d), isl_dim_out, int(member)));
+    if (equated.is_equal(map))
+      return d;
+  }
+  return std::nullopt;
+}
 
 std::optional<ProductForm> findProduct(const model::Model &model, const schedule::Schedule &schedule,
                                        unsigned band, const isl::union_set &domain,

@@ -130,7 +130,8 @@ struct ParamValue {
 
 class Runner {
 public:
-  Runner(const ProgramInfo &info, Compute &compute) : info_(info), compute_(compute) {}
+  Runner(const ProgramInfo &info, Compute &compute, const RunOptions &options)
+      : info_(info), compute_(compute), options_(options) {}
   int run(int argc, char **argv);
 
 private:
@@ -180,6 +181,7 @@ private:
   std::map<size_t, NpyArray> loaded_;      // inputs and inouts as read
   int64_t repeat_ = 1;
   bool repeatGiven_ = false;
+  const RunOptions options_;
   bool json_ = false;
   RunContext context_;
   StreamSlices slices_; // a streamed build's readers and writers, for the run about to start
@@ -683,7 +685,8 @@ void Runner::printTiming() const {
 int Runner::run(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      printHelp(argc > 0 ? argv[0] : nullptr);
+      if (options_.reports)
+        printHelp(argc > 0 ? argv[0] : nullptr);
       return 0;
     }
   }
@@ -700,6 +703,8 @@ int Runner::run(int argc, char **argv) {
     return status;
   if (int status = runCompute())
     return status;
+  if (!options_.reports)
+    return 0;
   if (int status = writeOutputs())
     return status;
   if (repeatGiven_ || json_)
@@ -709,11 +714,11 @@ int Runner::run(int argc, char **argv) {
 
 } // namespace
 
-int runMain(int argc, char **argv, const ProgramInfo &info, Compute &compute) {
+int runMain(int argc, char **argv, const ProgramInfo &info, Compute &compute, const RunOptions &options) {
   // Nothing may escape main: a failure inside the runtime itself (out of memory while loading a
   // huge input, say) is reported like bad input.
   try {
-    Runner runner(info, compute);
+    Runner runner(info, compute, options);
     return runner.run(argc, argv);
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "%s: error: out of memory\n", info.name.c_str());

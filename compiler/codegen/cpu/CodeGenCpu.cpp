@@ -2,6 +2,7 @@
 // allocation, the flexible wavefront as a runtime call, each statement as a member function of a
 // struct that holds the params and arrays, the C interface function and a main() for runMain.
 #include "compiler/codegen/cpu/CodeGenCpu.h"
+#include "compiler/map/Decompose.h"
 
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/ExprPrinter.h"
@@ -249,8 +250,8 @@ static bool stripsAlongLastDimension(const model::Statement &statement) {
 class CpuAstPrinter : public IslAstPrinter {
 public:
   CpuAstPrinter(const CodegenInput &input, CodeWriter &w, const ExprPrinter &exprs,
-                std::vector<StatementUse> &uses)
-      : IslAstPrinter(input, w), exprs_(exprs), uses_(uses) {}
+                std::vector<StatementUse> &uses, const map::Decomposition *decomposition)
+      : IslAstPrinter(input, w), exprs_(exprs), uses_(uses), decomposition_(decomposition) {}
 
   std::optional<std::string> error; // the first band this target could not print
 
@@ -261,6 +262,7 @@ protected:
   void printLoopPragma(const LoopView &loop) override;
   void printStatementCall(const StatementCall &call) override;
   bool tilesBands() const override { return true; }
+  void narrowLoop(LoopView &loop) const override;
 
 private:
   bool printsParallel(const LoopView &loop) const;
@@ -269,9 +271,15 @@ private:
   void printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body);
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
+  void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  bool inSharedBlock(const LoopView &loop) const {
+    return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
+  }
 
   const ExprPrinter &exprs_;
   std::vector<StatementUse> &uses_;
+  const map::Decomposition *decomposition_;      // --mpi: the bands the ranks share; null otherwise
+  int sharedBand_ = -1;                          // the distributed band being printed
   std::optional<allocate::AllocationKind> kind_; // the allocation of the branch being printed
   bool printingSmallLoop_ = false; // the plain branch of a loop printed twice (printFor)
 };
@@ -295,6 +303,9 @@ static bool sameCpuLoops(allocate::AllocationKind a, allocate::AllocationKind b)
 }
 
 void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  if (decomposition_ && sharedBand_ < 0 && !insideParallel() && band.index < decomposition_->bands.size() &&
+      decomposition_->bands[band.index].distributed)
+    return printShared(band, body, decomposition_->bands[band.index]);
   std::optional<allocate::AllocationKind> saved = kind_;
   const allocate::BandAllocation *a = band.allocation;
   if (!a) {
@@ -319,6 +330,64 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     printVariant(a->kind, band, body);
   }
   kind_ = saved;
+}
+
+// A band the MPI ranks share (map::Decomposition): this rank runs its block of member 0 (narrowLoop), then
+// every rank's rows of the arrays the band wrote go to the others.
+void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
+                                const map::BandDecomposition &shared) {
+  const model::Model &model = input_.model;
+  const ast::Program &program = *model.program;
+  const std::string first = spellParams(shared.first, program), extent = spellParams(shared.extent, program);
+  w_.line("{");
+  w_.indent();
+  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
+             ", then send the rows they wrote.");
+  w_.line("const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + first + ", " + extent +
+          ");");
+  sharedBand_ = int(band.index);
+  printBand(band, body);
+  sharedBand_ = -1;
+  for (const map::RowExchange &exchange : shared.exchanges) {
+    const model::ArrayInfo &array =
+        *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
+    auto storageExtent = [&](unsigned dim) {
+      const schedule::FoldedStorage *fold = exprs_.folding(array.name, dim);
+      return "(" + (fold ? fold->window : exprs_.extent(array, dim)) + ")";
+    };
+    std::vector<std::string> before, after;
+    for (unsigned d = 0; d < array.decl->rank(); ++d)
+      if (d != exchange.dim)
+        (d < exchange.dim ? before : after).push_back(storageExtent(d));
+    auto product = [](const std::vector<std::string> &factors) {
+      return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
+    };
+    w_.line("polyc::rt::mpi::shareRowBlocks(" + exprs_.arrayRef(array) + ", sizeof(" +
+            exprs_.typeName(array.decl->elemType) + "), " + product(before) + ", " +
+            storageExtent(exchange.dim) + ", " + product(after) + ", " + first + ", " + extent + ", " +
+            std::to_string(exchange.shift) + ");");
+  }
+  w_.dedent();
+  w_.line("}");
+}
+
+// The loops of member 0 of the shared band run this rank's block: the point loop from its first value to its
+// end, the tile loop from the tile that holds its first value.
+void CpuAstPrinter::narrowLoop(LoopView &loop) const {
+  if (!inSharedBlock(loop))
+    return;
+  const std::string init = "(" + loop.init + ")";
+  loop.init = loop.tileLoop ? "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " +
+                                  loop.inc + " * " + loop.inc + ")"
+                            : "polyc_max(" + init + ", polyc_rank.first)";
+  // OpenMP's canonical form: the iterator compared with one bound (isl prints `i < B` or `i <= B`).
+  const std::string below = loop.iterator + " < ", upTo = loop.iterator + " <= ";
+  if (llvm::StringRef(loop.cond).starts_with(upTo))
+    loop.cond = upTo + "polyc_min(" + loop.cond.substr(upTo.size()) + ", polyc_rank.end - 1)";
+  else if (llvm::StringRef(loop.cond).starts_with(below))
+    loop.cond = below + "polyc_min(" + loop.cond.substr(below.size()) + ", polyc_rank.end)";
+  else
+    loop.cond = "(" + loop.cond + ") && " + loop.iterator + " < polyc_rank.end";
 }
 
 void CpuAstPrinter::printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body) {
@@ -448,7 +517,8 @@ void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
 // it makes at least MinParallelAccesses, a plain loop otherwise. (An `if` clause on the pragma would
 // still enter a parallel region of one thread, which costs as much as the steps of jacobi-1d.)
 void CpuAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
-  if (printStrip(loop, node))
+  // A strip reads its bounds from the AST, not from the narrowed loop.
+  if (!inSharedBlock(loop) && printStrip(loop, node))
     return;
   std::optional<std::string> accesses =
       printsParallel(loop) && !printingSmallLoop_ ? leafLoopAccesses(loop, node) : std::nullopt;
@@ -700,7 +770,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   CodeWriter loops; // at the level of run()'s body
   loops.indent();
   loops.indent();
-  CpuAstPrinter printer(input, loops, exprs, uses);
+  std::optional<map::Decomposition> decomposition;
+  if (input.mpi)
+    decomposition = map::decompose(model, input.schedule, input.allocation);
+  CpuAstPrinter printer(input, loops, exprs, uses, decomposition ? &*decomposition : nullptr);
   if (llvm::Error e = printer.printSchedule())
     return e;
   if (printer.error)
@@ -714,6 +787,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   w.line("#include \"" + prog + ".h\"");
   w.blank();
   w.line("#include <polyc/Runtime.h>");
+  if (input.mpi)
+    w.line("#include <polyc/mpi/Mpi.h>");
   if (input.schedule.streaming)
     w.line("#include <polyc/Stream.h>");
   w.line("#include <polyc/Timer.h>");
@@ -941,7 +1016,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (llvm::Error e = printProgramInfo(input, "info", w))
     return e;
   w.line(computeType + " compute;");
-  w.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  w.line(std::string("return polyc::rt::") + (input.mpi ? "mpi::runMainMpi" : "runMain") +
+         "(argc, argv, info, compute);");
   w.closeBlock();
   w.line("#endif");
 

@@ -93,8 +93,15 @@ inline int64_t localElements(const char *array, std::initializer_list<int64_t> e
 void checkRowArray(const char *name, const int32_t *row, int64_t count, int64_t bound,
                    const std::string &boundText);
 
+// How runMain reports: `reports` false (an MPI rank other than 0, mpi/Mpi.h) writes no output files and
+// prints nothing on stdout (help, timings) nor the notes about outputs not asked for; errors still go to
+// stderr.
+struct RunOptions {
+  bool reports = true;
+};
+
 // Parses `--param N=V --in A=a.npy --out B=b.npy [--repeat K] [--json] [--help]`, runs `compute` K
 // times (default 1) and writes the outputs. Returns the process exit status (0, or 2 on bad input).
-int runMain(int argc, char **argv, const ProgramInfo &info, Compute &compute);
+int runMain(int argc, char **argv, const ProgramInfo &info, Compute &compute, const RunOptions &options = {});
 
 } // namespace polyc::rt
