@@ -10,6 +10,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 using namespace llvm;
 using namespace polyc;
 
@@ -53,6 +55,12 @@ static cl::opt<bool>
                            "step of the outer sequential loop"),
                   cl::sub(driver::ExplainCommand));
 
+static cl::opt<bool>
+    explainMpi("mpi",
+               cl::desc("Explain the MPI build (polyc build --mpi): the bands the ranks share and "
+                        "the rows each rank sends after them"),
+               cl::sub(driver::ExplainCommand));
+
 int polyc::driver::runExplain() {
   SourceMgr sm;
   auto params = parseParamAssignments(explainParams);
@@ -73,6 +81,10 @@ int polyc::driver::runExplain() {
   ExplainInput in{explainInput, compiled->model, compiled->deps, compiled->schedule, compiled->allocation,
                   compiled->mapping};
   try {
+    std::optional<map::Decomposition> decomposition;
+    if (explainMpi)
+      decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation);
+    in.decomposition = decomposition ? &*decomposition : nullptr;
     switch (explainFormat) {
     case ExplainFormat::Text:
       printExplainText(in, sm, outs());

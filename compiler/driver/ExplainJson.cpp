@@ -230,6 +230,22 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
   root["mapping"] = std::move(mapping);
   if (!in.mapping.streamProblem.empty())
     root["gpuStreamProblem"] = in.mapping.streamProblem;
+  if (in.decomposition) {
+    Array mpi;
+    for (const map::BandDecomposition &d : in.decomposition->bands) {
+      Object o{{"band", d.band}, {"distributed", d.distributed}, {"reason", d.reason}};
+      if (d.distributed) {
+        o["first"] = d.first;
+        o["extent"] = d.extent;
+        Array exchanges;
+        for (const map::RowExchange &e : d.exchanges)
+          exchanges.push_back(Object{{"array", e.array}, {"dim", e.dim}, {"shift", e.shift}});
+        o["exchanges"] = std::move(exchanges);
+      }
+      mpi.push_back(std::move(o));
+    }
+    root["mpi"] = std::move(mpi);
+  }
   root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
   return root;
 }

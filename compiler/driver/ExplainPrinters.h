@@ -2,6 +2,7 @@
 // Graphviz dot, and an SVG picture of a 2D iteration space. Each lives in its own Explain*.cpp.
 #pragma once
 
+#include "compiler/map/Decompose.h"
 #include "compiler/map/Mapping.h"
 
 #include "llvm/Support/Error.h"
@@ -20,6 +21,7 @@ struct ExplainInput {
   const schedule::Schedule &schedule;
   const allocate::Allocation &allocation;
   const map::Mapping &mapping;
+  const map::Decomposition *decomposition = nullptr; // --mpi: the bands the ranks share
 };
 
 // The equation of a statement as written (whitespace collapsed), and its line in the source.

@@ -169,6 +169,19 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   }
   if (!in.mapping.streamProblem.empty())
     os << "  " << in.mapping.streamProblem << "\n";
+  if (in.decomposition) {
+    os << "\nmpi decomposition (polyc build --mpi, the cpu target; every array on every rank):\n";
+    for (const map::BandDecomposition &d : in.decomposition->bands) {
+      os << "  band " << d.band << ": " << (d.distributed ? "shared by the ranks" : "whole on every rank");
+      if (d.distributed)
+        os << " (" << d.extent << " values from " << d.first << ")";
+      os << "\n    why: " << d.reason << "\n";
+      for (const map::RowExchange &e : d.exchanges)
+        if (d.distributed)
+          os << "    after it: each rank broadcasts its rows of " << e.array << " along dimension " << e.dim
+             << (e.shift ? " (shifted by " + std::to_string(e.shift) + ")" : std::string()) << "\n";
+    }
+  }
   os << "\nlegality: verified, every dependence's source runs before its target (" << in.deps.edges.size()
      << (in.deps.edges.size() == 1 ? " dependence)" : " dependences)") << "\n";
 }
