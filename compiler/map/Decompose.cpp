@@ -9,7 +9,6 @@
 
 #include <isl/aff.h>
 #include <isl/map.h>
-#include <isl/schedule_node.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
@@ -18,26 +17,6 @@ namespace polyc::map {
 namespace iu = polyc::islutil;
 
 namespace {
-
-struct Node {
-  int parent = -1;
-  isl::union_set domain;
-  isl::multi_union_pw_aff partial;
-};
-
-void walk(const isl::schedule_node &node, int parent, std::vector<Node> &nodes) {
-  int inner = parent;
-  if (node.isa<isl::schedule_node_band>()) {
-    Node n;
-    n.parent = parent;
-    n.domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    n.partial = node.as<isl::schedule_node_band>().partial_schedule();
-    inner = static_cast<int>(nodes.size());
-    nodes.push_back(n);
-  }
-  for (unsigned c = 0; c < unsigned(node.n_children()); ++c)
-    walk(node.child(static_cast<int>(c)), inner, nodes);
-}
 
 // The first index of `write` (S[x] -> A[...]) that is x_dim + c, with c.
 std::optional<std::pair<unsigned, int64_t>> rowIndex(const isl::map &write, unsigned dim) {
@@ -64,8 +43,7 @@ std::optional<std::pair<unsigned, int64_t>> rowIndex(const isl::map &write, unsi
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
                         const allocate::Allocation &allocation) {
-  std::vector<Node> nodes;
-  walk(schedule.tree.root(), -1, nodes);
+  std::vector<BandNode> nodes = bandNodes(schedule.tree);
   Decomposition result;
   if (nodes.size() != schedule.bands.size())
     return result;

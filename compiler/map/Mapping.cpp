@@ -64,15 +64,28 @@ static unsigned persistentGroup(const allocate::BandAllocation &allocation) {
   return size >= 2 && size <= 32 && (size & (size - 1)) == 0 ? unsigned(size) : 32;
 }
 
-namespace {
+static void walkBands(const isl::schedule_node &node, int parent, std::vector<BandNode> &nodes) {
+  int inner = parent;
+  if (node.isa<isl::schedule_node_band>()) {
+    BandNode band;
+    band.parent = parent;
+    band.node = node;
+    band.domain = isl::manage(isl_schedule_node_get_domain(node.get()));
+    band.partial = node.as<isl::schedule_node_band>().partial_schedule();
+    inner = static_cast<int>(nodes.size());
+    nodes.push_back(band);
+  }
+  for (unsigned c = 0; c < unsigned(node.n_children()); ++c)
+    walkBands(node.child(static_cast<int>(c)), inner, nodes);
+}
 
-// What the walk records of a band node.
-struct BandNode {
-  int parent = -1;
-  isl::schedule_node node;
-  isl::union_set domain; // the instances that reach the band
-  isl::multi_union_pw_aff partial;
-};
+std::vector<BandNode> bandNodes(const isl::schedule &tree) {
+  std::vector<BandNode> nodes;
+  walkBands(tree.root(), -1, nodes);
+  return nodes;
+}
+
+namespace {
 
 class Mapper {
 public:
@@ -81,7 +94,6 @@ public:
   Mapping run();
 
 private:
-  void walk(const isl::schedule_node &node, int parent);
   bool hasParallelWorkUnder(unsigned band) const;
   bool isUnder(unsigned band, unsigned ancestor) const;
   std::vector<unsigned> hostStatements(unsigned band, const Mapping &mapping) const;
@@ -101,21 +113,6 @@ private:
 };
 
 } // namespace
-
-void Mapper::walk(const isl::schedule_node &node, int parent) {
-  int inner = parent;
-  if (node.isa<isl::schedule_node_band>()) {
-    BandNode band;
-    band.parent = parent;
-    band.node = node;
-    band.domain = isl::manage(isl_schedule_node_get_domain(node.get()));
-    band.partial = node.as<isl::schedule_node_band>().partial_schedule();
-    inner = static_cast<int>(nodes_.size());
-    nodes_.push_back(band);
-  }
-  for (unsigned c = 0; c < unsigned(node.n_children()); ++c)
-    walk(node.child(static_cast<int>(c)), inner);
-}
 
 bool Mapper::isUnder(unsigned band, unsigned ancestor) const {
   for (int b = nodes_[band].parent; b >= 0; b = nodes_[b].parent)
@@ -389,7 +386,7 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
 }
 
 Mapping Mapper::run() {
-  walk(schedule_.tree.root(), -1);
+  nodes_ = bandNodes(schedule_.tree);
   Mapping mapping;
   if (nodes_.size() != schedule_.bands.size() || allocation_.bands.size() != schedule_.bands.size())
     return mapping;

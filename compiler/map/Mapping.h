@@ -91,6 +91,16 @@ struct Mapping {
   std::string streamProblem;
 };
 
+// A band node of a schedule tree, as the walks of the mapping and the MPI decomposition record it.
+struct BandNode {
+  int parent = -1; // the enclosing band (an index into the same list), -1 at the top
+  isl::schedule_node node;
+  isl::union_set domain; // the instances that reach the band
+  isl::multi_union_pw_aff partial;
+};
+// The band nodes of `tree` in pre-order (the order of Schedule::bands).
+std::vector<BandNode> bandNodes(const isl::schedule &tree);
+
 // The statement dimension that band member `member` is on `domain` (one statement's instances in the band:
 // the member's value equal to that dimension's everywhere), if any.
 std::optional<unsigned> memberDim(const isl::set &domain, const isl::multi_union_pw_aff &partial,
