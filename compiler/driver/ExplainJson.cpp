@@ -21,6 +21,22 @@ static Value intArray(const std::vector<int64_t> &v) {
   return a;
 }
 
+// One exchange after a distributed band (docs/explain-json.md, `mpi`).
+static Value rowExchangeJson(const map::RowExchange &e) {
+  Object o{{"array", e.array},
+           {"dim", e.dim},
+           {"shift", e.shift},
+           {"kind", e.kind == map::ExchangeKind::Halo ? "halo" : "broadcast"},
+           {"why", e.why},
+           {"rowElements", e.rowElements},
+           {"elementBytes", e.elementBytes}};
+  if (e.kind == map::ExchangeKind::Halo) {
+    o["halo"] = intArray({e.lo, e.hi});
+    o["sends"] = e.sends();
+  }
+  return o;
+}
+
 static Value statementNames(const model::Model &model, const std::vector<unsigned> &stmts) {
   Array a;
   for (unsigned s : stmts)
@@ -239,12 +255,20 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
         o["extent"] = d.extent;
         Array exchanges;
         for (const map::RowExchange &e : d.exchanges)
-          exchanges.push_back(Object{{"array", e.array}, {"dim", e.dim}, {"shift", e.shift}});
+          exchanges.push_back(rowExchangeJson(e));
         o["exchanges"] = std::move(exchanges);
       }
       mpi.push_back(std::move(o));
     }
     root["mpi"] = std::move(mpi);
+    Array gathers;
+    for (const map::RowGather &g : in.decomposition->gathers)
+      gathers.push_back(Object{{"array", g.rows.array},
+                               {"dim", g.rows.dim},
+                               {"shift", g.rows.shift},
+                               {"first", g.first},
+                               {"extent", g.extent}});
+    root["mpiGathers"] = std::move(gathers);
   }
   root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
   return root;

@@ -11,6 +11,30 @@
 
 namespace polyc::driver {
 
+namespace {
+
+// One exchange after a distributed band, with its volume: "halo of As (dimension 1) for S2, S5: each rank
+// receives up to 1 row before its block and 1 after it, N elements of 4 bytes a row (reads -1..+1 from
+// the block's rows)".
+std::string describeExchange(const map::RowExchange &e) {
+  std::string rows = e.array + " (dimension " + std::to_string(e.dim) +
+                     (e.shift ? ", blocks shifted by " + std::to_string(e.shift) : std::string()) + ")";
+  std::string row = e.rowElements + " element" + (e.rowElements == "1" ? "" : "s") + " of " +
+                    std::to_string(e.elementBytes) + " bytes a row";
+  if (e.kind == map::ExchangeKind::Broadcast)
+    return "every rank's rows of " + rows + " go to all ranks, " + row + ": " + e.why;
+  if (!e.sends())
+    return "no message: no rank reads another's rows of " + rows + " (" + e.why + ")";
+  auto signedText = [](int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); };
+  int64_t before = std::max<int64_t>(0, e.shift - e.lo), after = std::max<int64_t>(0, e.hi - e.shift);
+  auto count = [](int64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); };
+  return "halo of " + rows + ", " + e.why + ": each rank receives up to " + count(before) +
+         " before its block and " + count(after) + " after it, " + row + " (reads " + signedText(e.lo) +
+         ".." + signedText(e.hi) + " from the block's rows)";
+}
+
+} // namespace
+
 static std::string statementList(const model::Model &model, const std::vector<unsigned> &stmts) {
   std::string text;
   for (unsigned s : stmts)
@@ -177,10 +201,10 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
         os << " (" << d.extent << " values from " << d.first << ")";
       os << "\n    why: " << d.reason << "\n";
       for (const map::RowExchange &e : d.exchanges)
-        if (d.distributed)
-          os << "    after it: each rank broadcasts its rows of " << e.array << " along dimension " << e.dim
-             << (e.shift ? " (shifted by " + std::to_string(e.shift) + ")" : std::string()) << "\n";
+        os << "    after it: " << describeExchange(e) << "\n";
     }
+    for (const map::RowGather &g : in.decomposition->gathers)
+      os << "  at the end: rank 0 collects the other ranks' rows of " << g.rows.array << " (an output)\n";
   }
   os << "\nlegality: verified, every dependence's source runs before its target (" << in.deps.edges.size()
      << (in.deps.edges.size() == 1 ? " dependence)" : " dependences)") << "\n";

@@ -6,6 +6,7 @@
 #include "compiler/model/IslUtil.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <isl/aff.h>
 #include <isl/map.h>
@@ -39,6 +40,130 @@ std::optional<std::pair<unsigned, int64_t>> rowIndex(const isl::map &write, unsi
   return std::nullopt;
 }
 
+// The range a distributed band splits: its first member's least and greatest values.
+struct Range {
+  isl::pw_aff lo, hi;
+};
+
+// Whether two bands' blocks are equal whenever both run: their ranges agree on the params where both
+// have instances.
+bool sameBlocks(const Range &a, const Range &b) {
+  isl::set both = a.lo.domain().intersect(b.lo.domain());
+  auto equal = [&](const isl::pw_aff &x, const isl::pw_aff &y) {
+    return isl_pw_aff_is_equal(x.intersect_domain(both).get(), y.intersect_domain(both).get()) ==
+           isl_bool_true;
+  };
+  return equal(a.lo, b.lo) && equal(a.hi, b.hi);
+}
+
+// The distances a[arrayDim] - x[statementDim] over the pairs of `access` (S[x] -> A[a]), when they are
+// constants: [least, greatest].
+std::optional<std::pair<int64_t, int64_t>> rowDistances(const isl::map &access, unsigned statementDim,
+                                                        unsigned arrayDim, const isl::set &context) {
+  isl::map pairs = access.intersect_params(context);
+  unsigned in = iu::tupleDims(pairs.domain().space()), out = iu::tupleDims(pairs.range().space());
+  isl_map *kept = isl_map_project_out(pairs.release(), isl_dim_in, statementDim + 1, in - statementDim - 1);
+  kept = isl_map_project_out(kept, isl_dim_in, 0, statementDim);
+  kept = isl_map_project_out(kept, isl_dim_out, arrayDim + 1, out - arrayDim - 1);
+  kept = isl_map_project_out(kept, isl_dim_out, 0, arrayDim);
+  kept = isl_map_reset_tuple_id(isl_map_reset_tuple_id(kept, isl_dim_in), isl_dim_out);
+  pairs = isl::manage(kept);
+  isl::set distances = pairs.deltas();
+  if (distances.is_empty())
+    return std::make_pair(int64_t(0), int64_t(0));
+  isl::val least = distances.dim_min_val(0), greatest = distances.dim_max_val(0);
+  if (!least.is_int() || !greatest.is_int())
+    return std::nullopt;
+  return std::make_pair(least.get_num_si(), greatest.get_num_si());
+}
+
+// What the decomposition knows of a band while it decides the exchanges.
+struct Shared {
+  const BandDecomposition *band = nullptr; // null: not distributed
+  Range range;
+};
+
+// The innermost distributed band that runs `statement`, or -1.
+int distributedBandOf(unsigned statement, const schedule::Schedule &schedule,
+                      const std::vector<Shared> &shared) {
+  for (int b = int(schedule.bands.size()) - 1; b >= 0; --b)
+    if (shared[b].band && llvm::is_contained(schedule.bands[b].statements, statement))
+      return b;
+  return -1;
+}
+
+// How the rows of `exchange` (written by band `writer`) reach their readers: a halo when every statement
+// that writes or reads the array is in a distributed band with the same blocks, writes at the same row,
+// and reads at constant distances from its own; otherwise a broadcast, with the reason.
+void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &model,
+                    const schedule::Schedule &schedule, const std::vector<Shared> &shared) {
+  auto broadcast = [&](const std::string &why) {
+    exchange.kind = ExchangeKind::Broadcast;
+    exchange.why = why;
+  };
+  int64_t lo = exchange.shift, hi = exchange.shift;
+  std::vector<std::string> readers;
+  for (unsigned s = 0; s < model.statements.size(); ++s) {
+    const model::Statement &statement = model.statements[s];
+    bool writes = statement.write.array == exchange.array;
+    bool reads =
+        llvm::any_of(statement.reads, [&](const model::Access &r) { return r.array == exchange.array; });
+    if (!writes && !reads)
+      continue;
+    int b = distributedBandOf(s, schedule, shared);
+    if (b < 0)
+      return broadcast(statement.name + " runs whole on every rank");
+    if (!sameBlocks(shared[b].range, shared[writer].range))
+      return broadcast(statement.name + " is in band " + std::to_string(b) + ", whose blocks differ");
+    const BandDecomposition &band = *shared[b].band;
+    auto placed = band.statementDims.find(s);
+    if (placed == band.statementDims.end())
+      continue; // no instance in the band
+    unsigned dim = placed->second;
+    if (writes) {
+      auto same =
+          llvm::find_if(band.exchanges, [&](const RowExchange &e) { return e.array == exchange.array; });
+      if (same->dim != exchange.dim || same->shift != exchange.shift)
+        return broadcast(statement.name + " writes other rows of the blocks");
+    }
+    for (const model::Access &read : statement.reads) {
+      if (read.array != exchange.array)
+        continue;
+      if (read.isMay)
+        return broadcast(statement.name + " gathers " + exchange.array + " through an index array");
+      std::optional<std::pair<int64_t, int64_t>> distances =
+          rowDistances(read.relation.intersect_domain(statement.domain), dim, exchange.dim, model.context);
+      if (!distances)
+        return broadcast(statement.name + " reads " + exchange.array + " at no constant distance from " +
+                         statement.dimNames[dim]);
+      lo = std::min(lo, distances->first);
+      hi = std::max(hi, distances->second);
+      if (!llvm::is_contained(readers, statement.name))
+        readers.push_back(statement.name);
+    }
+  }
+  exchange.kind = ExchangeKind::Halo;
+  exchange.lo = lo;
+  exchange.hi = hi;
+  exchange.why = readers.empty() ? "no statement reads it" : "for " + llvm::join(readers, ", ");
+}
+
+// The elements of one row of `array` along `dim` in one run of the dimensions before it, as C text.
+std::string rowElementsText(const model::ArrayInfo &array, unsigned dim, const schedule::Schedule &schedule,
+                            const isl::set &context) {
+  std::vector<std::string> factors;
+  for (unsigned d = dim + 1; d < array.decl->rank(); ++d) {
+    auto fold = llvm::find_if(schedule.folded, [&](const schedule::FoldedStorage &f) {
+      return f.array == array.name && f.dim == d;
+    });
+    factors.push_back(
+        fold != schedule.folded.end()
+            ? fold->window
+            : iu::pwAffToC(iu::dimMax(array.extent, d).add_constant(1).gist_params(context), context));
+  }
+  return factors.empty() ? "1" : llvm::join(factors, " * ");
+}
+
 } // namespace
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
@@ -47,19 +172,19 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
   Decomposition result;
   if (nodes.size() != schedule.bands.size())
     return result;
-  std::vector<bool> parallelOrShared(nodes.size(), false); // a band whose loops are parallel or distributed
+  result.bands.reserve(nodes.size()); // Shared::band points into it
+  std::vector<Shared> shared(nodes.size());
   for (unsigned b = 0; b < nodes.size(); ++b) {
     const schedule::Band &band = schedule.bands[b];
     BandDecomposition d;
     d.band = b;
     auto refuse = [&](const std::string &why) {
       d.reason = why;
-      parallelOrShared[b] = llvm::is_contained(band.coincident, true);
       result.bands.push_back(d);
     };
     bool nested = false;
     for (int a = nodes[b].parent; a >= 0; a = nodes[a].parent)
-      nested = nested || parallelOrShared[a];
+      nested = nested || shared[a].band || llvm::is_contained(schedule.bands[a].coincident, true);
     if (nested) {
       refuse("inside a parallel or distributed band");
       continue;
@@ -75,6 +200,8 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
       const model::Statement &statement = model.statements[s];
       isl::set points = isl::manage(
           isl_union_set_extract_set(nodes[b].domain.copy(), statement.domain.get_space().release()));
+      if (points.is_empty())
+        continue; // no instance to place (fuzz seed 41000000)
       std::optional<unsigned> dim = memberDim(points, nodes[b].partial, 0);
       std::optional<std::pair<unsigned, int64_t>> row =
           dim ? rowIndex(statement.write.relation, *dim) : std::nullopt;
@@ -89,22 +216,34 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
         why = statement.write.array + "'s dimension " + std::to_string(row->first) + " is folded";
         break;
       }
+      d.statementDims[s] = *dim;
       auto same =
           llvm::find_if(d.exchanges, [&](const RowExchange &e) { return e.array == statement.write.array; });
-      if (same == d.exchanges.end())
-        d.exchanges.push_back({statement.write.array, row->first, row->second});
-      else if (same->dim != row->first || same->shift != row->second) {
+      if (same == d.exchanges.end()) {
+        RowExchange exchange;
+        exchange.array = statement.write.array;
+        exchange.dim = row->first;
+        exchange.shift = row->second;
+        d.exchanges.push_back(exchange);
+      } else if (same->dim != row->first || same->shift != row->second) {
         why = statement.write.array + " is written along two different rows";
         break;
       }
     }
     if (!why.empty()) {
+      d.statementDims.clear();
+      d.exchanges.clear();
       refuse(why);
       continue;
     }
     isl::union_set range = nodes[b].domain.apply(isl::union_map::from(nodes[b].partial));
-    isl::set points = isl::manage(isl_set_from_union_set(range.release())).intersect_params(model.context);
-    if (points.is_empty()) {
+    isl::set points =
+        range.is_empty()
+            ? isl::set()
+            : isl::manage(isl_set_from_union_set(range.release())).intersect_params(model.context);
+    if (points.is_null() || points.is_empty()) {
+      d.statementDims.clear();
+      d.exchanges.clear();
       refuse("no instance");
       continue;
     }
@@ -118,8 +257,28 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
                      model.context);
     d.distributed = true;
     d.reason = "the ranks take blocks of " + band.dimNames[0];
-    parallelOrShared[b] = true;
     result.bands.push_back(d);
+    shared[b] = {&result.bands.back(), {lo, hi}};
+  }
+  for (unsigned b = 0; b < result.bands.size(); ++b)
+    for (RowExchange &exchange : result.bands[b].exchanges) {
+      const model::ArrayInfo &array =
+          *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
+      exchange.rowElements = rowElementsText(array, exchange.dim, schedule, model.context);
+      exchange.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
+      chooseExchange(exchange, b, model, schedule, shared);
+    }
+  for (const model::ArrayInfo &array : model.arrays) {
+    if (array.decl->kind != ast::ArrayKind::Output && array.decl->kind != ast::ArrayKind::InOut)
+      continue;
+    for (const BandDecomposition &band : result.bands) {
+      auto exchange =
+          llvm::find_if(band.exchanges, [&](const RowExchange &e) { return e.array == array.name; });
+      if (exchange != band.exchanges.end() && exchange->kind == ExchangeKind::Halo) {
+        result.gathers.push_back({*exchange, band.first, band.extent});
+        break;
+      }
+    }
   }
   return result;
 }

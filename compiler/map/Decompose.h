@@ -1,25 +1,46 @@
 // The MPI decomposition of a CPU program (polyc build --mpi): which bands the ranks share, each rank taking
 // a block of the band's outermost parallel dimension, and the rows every rank then sends to the others.
-// Every array is replicated: after a distributed band, each rank broadcasts the rows of each array the
-// band wrote that its block owns. A band is distributed when its first member is parallel, no enclosing
-// band is parallel (its loops are not inside an OpenMP loop or another distributed band), and every array
-// it writes is written at an index equal to the statement dimension of that member plus a constant, in a
-// dimension that is not folded: then a rank's writes lie in its block's rows of that dimension, in every
-// run of the dimensions before it. Other bands run whole on every rank (the same result everywhere).
+// A band is distributed when its first member is parallel, no enclosing band is parallel (its loops are
+// not inside an OpenMP loop or another distributed band), and every array it writes is written at an
+// index equal to the statement dimension of that member plus a constant, in a dimension that is not
+// folded: then a rank's writes lie in its block's rows of that dimension, in every run of the dimensions
+// before it. Other bands run whole on every rank (the same result everywhere).
+// Every array is allocated whole on every rank. After a distributed band each rank sends the rows it
+// wrote: to every rank (broadcast), or only to the ranks whose blocks read them (halo); then rank 0
+// collects an output's rows at the end.
 #pragma once
 
 #include "compiler/allocate/Allocation.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace polyc::map {
+
+// How the rows a distributed band wrote reach the ranks that read them.
+enum class ExchangeKind {
+  // Every rank gets every row (one broadcast a rank): some reader runs whole on every rank, splits
+  // another range, gathers through an index array, or reads rows at no constant distance from its own.
+  Broadcast,
+  // Each rank gets only the rows its own block reads: [block.first + lo, block.end + hi) of the array's
+  // dimension, from the ranks whose blocks wrote them (point to point). Every reader is a distributed band
+  // over the same range, reading at member 0 plus a constant from lo to hi; every writer too, at `shift`.
+  Halo,
+};
 
 // After a distributed band: `array`'s rows along `dim`, each rank's block shifted by `shift`.
 struct RowExchange {
   std::string array;
   unsigned dim = 0;
   int64_t shift = 0;
+  ExchangeKind kind = ExchangeKind::Broadcast;
+  int64_t lo = 0, hi = 0;  // Halo: the rows a rank reads, relative to its block of member 0
+  std::string why;         // Broadcast: the reader that needs every row; Halo: the readers
+  std::string rowElements; // the elements of one row in every run of the dimensions before it (explain)
+  unsigned elementBytes = 0;
+  // Halo: whether another rank reads any of this block's rows (false: nothing to send).
+  bool sends() const { return kind == ExchangeKind::Broadcast || lo < shift || hi > shift; }
 };
 
 struct BandDecomposition {
@@ -27,11 +48,22 @@ struct BandDecomposition {
   bool distributed = false;
   std::string first, extent;          // the range of member 0, C expressions of the params
   std::vector<RowExchange> exchanges; // one per array the band writes
-  std::string reason;                 // why it is or is not distributed
+  // Each statement's dimension equal to member 0 (by index into Model::statements): the generated code
+  // runs an instance only on the rank whose block holds that value.
+  std::map<unsigned, unsigned> statementDims;
+  std::string reason; // why it is or is not distributed
+};
+
+// An output whose rows stay with the ranks that computed them (halo exchanges only): rank 0 collects
+// every other rank's block of rows at the end, before it writes the output.
+struct RowGather {
+  RowExchange rows;
+  std::string first, extent; // the blocks' range
 };
 
 struct Decomposition {
   std::vector<BandDecomposition> bands; // one per schedule band, same order
+  std::vector<RowGather> gathers;       // at the end of the run, in array order
 };
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,

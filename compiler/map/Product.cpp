@@ -103,6 +103,8 @@ const ast::Reduction *productSum(const model::Statement &statement, std::string 
 std::optional<unsigned> memberDim(const isl::set &domain, const isl::multi_union_pw_aff &partial,
                                   unsigned member) {
   isl::union_map schedule = isl::union_map::from(partial).intersect_domain(isl::union_set(domain));
+  if (schedule.is_empty())
+    return std::nullopt;
   isl::map map = isl::manage(isl_map_from_union_map(schedule.release()));
   for (unsigned d = 0; d < iu::tupleDims(domain.space()); ++d) {
     isl::map equated = isl::manage(isl_map_equate(map.copy(), isl_dim_in, int(d), isl_dim_out, int(member)));

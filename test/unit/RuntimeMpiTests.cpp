@@ -33,3 +33,49 @@ TEST(MpiBlocks, TheFirstRanksTakeTheRemainder) {
   EXPECT_EQ(blockOf(3, 4, 0, 2).first, 2); // more ranks than values: empty blocks at the end
   EXPECT_EQ(blockOf(3, 4, 0, 2).end, 2);
 }
+
+// A halo: rank `to` receives from each other rank the rows of that rank's block that its own block reads,
+// [block.first + lo, block.end + hi), within the array; and nothing from itself.
+TEST(MpiHalo, EachRankReceivesTheRowsItsBlockReadsFromTheirOwners) {
+  using polyc::rt::mpi::haloRows;
+  using polyc::rt::mpi::RowBlocks;
+  using polyc::rt::mpi::Rows;
+  for (int64_t extent : {0, 1, 2, 5, 13}) {
+    for (int ranks : {1, 2, 3, 4}) {
+      for (auto [lo, hi] : {std::pair<int64_t, int64_t>{-1, 1}, {-2, 1}, {0, 0}, {0, 3}}) {
+        const RowBlocks blocks{1, extent, 0}; // rows 1 .. extent of an array of extent + 2
+        const int64_t dimExtent = extent + 2;
+        for (int to = 0; to < ranks; ++to) {
+          Block own = blockOf(to, ranks, 1, extent);
+          std::vector<int> received(size_t(dimExtent), 0);
+          for (int from = 0; from < ranks; ++from) {
+            Rows rows = haloRows(from, to, ranks, blocks, lo, hi, dimExtent);
+            Block theirs = blockOf(from, ranks, 1, extent);
+            for (int64_t r = rows.begin; r < rows.end; ++r) {
+              EXPECT_TRUE(r >= theirs.first && r < theirs.end)
+                  << "row " << r << " is not rank " << from << "'s";
+              ++received[size_t(r)];
+            }
+          }
+          for (int64_t r = 0; r < dimExtent; ++r) {
+            bool read = own.end > own.first && r >= own.first + lo && r < own.end + hi;
+            bool written = r >= 1 && r <= extent;
+            bool ownRow = r >= own.first && r < own.end;
+            EXPECT_EQ(received[size_t(r)], read && written && !ownRow ? 1 : 0)
+                << "row " << r << " for rank " << to << " of " << ranks << ", extent " << extent;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MpiHalo, ShiftedBlocksSendTheirShiftedRows) {
+  using polyc::rt::mpi::haloRows;
+  // Two ranks, blocks [0, 3) and [3, 6) writing rows shifted by 1: [1, 4) and [4, 7); rank 1 reads
+  // [3 - 1, 6 + 0) = [2, 6), of which rank 0 wrote [2, 4).
+  polyc::rt::mpi::Rows rows = haloRows(0, 1, 2, {0, 6, 1}, -1, 0, 10);
+  EXPECT_EQ(rows.begin, 2);
+  EXPECT_EQ(rows.end, 4);
+  EXPECT_TRUE(haloRows(1, 1, 2, {0, 6, 1}, -1, 0, 10).empty());
+}

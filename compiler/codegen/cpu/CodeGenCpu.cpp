@@ -255,6 +255,9 @@ public:
 
   std::optional<std::string> error; // the first band this target could not print
 
+  // --mpi: rank 0 collects the rows of the outputs that only halos shared (map::Decomposition::gathers).
+  void printGathers();
+
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
@@ -272,6 +275,12 @@ private:
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  void printForBody(const LoopView &loop, const isl::ast_node_for &node);
+  // The arguments of the MPI layer's calls for the rows of `exchange` (polyc/mpi/Mpi.h): its RowLayout and
+  // RowBlocks.
+  std::string rowLayout(const map::RowExchange &exchange) const;
+  std::string rowBlocks(const map::RowExchange &exchange, const std::string &first,
+                        const std::string &extent) const;
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
   }
@@ -280,6 +289,7 @@ private:
   std::vector<StatementUse> &uses_;
   const map::Decomposition *decomposition_;      // --mpi: the bands the ranks share; null otherwise
   int sharedBand_ = -1;                          // the distributed band being printed
+  unsigned ownedLoops_ = 0; // the shared band's member-0 point loops (this rank's block) around the code
   std::optional<allocate::AllocationKind> kind_; // the allocation of the branch being printed
   bool printingSmallLoop_ = false; // the plain branch of a loop printed twice (printFor)
 };
@@ -349,26 +359,51 @@ void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
   printBand(band, body);
   sharedBand_ = -1;
   for (const map::RowExchange &exchange : shared.exchanges) {
-    const model::ArrayInfo &array =
-        *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
-    auto storageExtent = [&](unsigned dim) {
-      const schedule::FoldedStorage *fold = exprs_.folding(array.name, dim);
-      return "(" + (fold ? fold->window : exprs_.extent(array, dim)) + ")";
-    };
-    std::vector<std::string> before, after;
-    for (unsigned d = 0; d < array.decl->rank(); ++d)
-      if (d != exchange.dim)
-        (d < exchange.dim ? before : after).push_back(storageExtent(d));
-    auto product = [](const std::vector<std::string> &factors) {
-      return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
-    };
-    w_.line("polyc::rt::mpi::shareRowBlocks(" + exprs_.arrayRef(array) + ", sizeof(" +
-            exprs_.typeName(array.decl->elemType) + "), " + product(before) + ", " +
-            storageExtent(exchange.dim) + ", " + product(after) + ", " + first + ", " + extent + ", " +
-            std::to_string(exchange.shift) + ");");
+    std::string rows = rowLayout(exchange) + ", " + rowBlocks(exchange, first, extent);
+    if (exchange.kind == map::ExchangeKind::Broadcast)
+      w_.line("polyc::rt::mpi::shareRowBlocks(" + rows + ");");
+    else if (exchange.sends())
+      w_.line("polyc::rt::mpi::exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +
+              std::to_string(exchange.hi) + ");");
+    else
+      w_.comment("No rank reads another's rows of " + exchange.array + ".");
   }
   w_.dedent();
   w_.line("}");
+}
+
+std::string CpuAstPrinter::rowLayout(const map::RowExchange &exchange) const {
+  const model::ArrayInfo &array = *llvm::find_if(
+      input_.model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
+  auto storageExtent = [&](unsigned dim) {
+    const schedule::FoldedStorage *fold = exprs_.folding(array.name, dim);
+    return "(" + (fold ? fold->window : exprs_.extent(array, dim)) + ")";
+  };
+  std::vector<std::string> before, after;
+  for (unsigned d = 0; d < array.decl->rank(); ++d)
+    if (d != exchange.dim)
+      (d < exchange.dim ? before : after).push_back(storageExtent(d));
+  auto product = [](const std::vector<std::string> &factors) {
+    return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
+  };
+  return "{" + exprs_.arrayRef(array) + ", sizeof(" + exprs_.typeName(array.decl->elemType) + "), " +
+         product(before) + ", " + storageExtent(exchange.dim) + ", " + product(after) + "}";
+}
+
+std::string CpuAstPrinter::rowBlocks(const map::RowExchange &exchange, const std::string &first,
+                                     const std::string &extent) const {
+  return "{" + first + ", " + extent + ", " + std::to_string(exchange.shift) + "}";
+}
+
+void CpuAstPrinter::printGathers() {
+  if (!decomposition_ || decomposition_->gathers.empty())
+    return;
+  const ast::Program &program = *input_.model.program;
+  w_.comment("MPI: rank 0 collects the other ranks' rows of the outputs that only halos shared.");
+  for (const map::RowGather &gather : decomposition_->gathers)
+    w_.line("polyc::rt::mpi::gatherRowBlocks(" + rowLayout(gather.rows) + ", " +
+            rowBlocks(gather.rows, spellParams(gather.first, program), spellParams(gather.extent, program)) +
+            ");");
 }
 
 // The loops of member 0 of the shared band run this rank's block: the point loop from its first value to its
@@ -517,8 +552,17 @@ void CpuAstPrinter::printLoopPragma(const LoopView &loop) {
 // it makes at least MinParallelAccesses, a plain loop otherwise. (An `if` clause on the pragma would
 // still enter a parallel region of one thread, which costs as much as the steps of jacobi-1d.)
 void CpuAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {
-  // A strip reads its bounds from the AST, not from the narrowed loop.
-  if (!inSharedBlock(loop) && printStrip(loop, node))
+  bool owned = inSharedBlock(loop) && !loop.tileLoop;
+  ownedLoops_ += owned;
+  printForBody(loop, node);
+  ownedLoops_ -= owned;
+}
+
+void CpuAstPrinter::printForBody(const LoopView &loop, const isl::ast_node_for &node) {
+  // A strip reads its bounds from the AST, not from the narrowed loop, and calls its statements
+  // unguarded: none in a shared band outside this rank's block (printStatementCall).
+  bool unowned = sharedBand_ >= 0 && ownedLoops_ == 0;
+  if (!inSharedBlock(loop) && !unowned && printStrip(loop, node))
     return;
   std::optional<std::string> accesses =
       printsParallel(loop) && !printingSmallLoop_ ? leafLoopAccesses(loop, node) : std::nullopt;
@@ -617,10 +661,18 @@ bool CpuAstPrinter::printStrip(const LoopView &loop, const isl::ast_node_for &no
   return true;
 }
 
+// In a shared band outside the loops of this rank's block (isl gives a value of member 0 a piece of its
+// own, such as a boundary row), an instance runs only on the rank whose block holds it: the owner of the
+// rows it writes, whose copy of the rows it reads is current.
 void CpuAstPrinter::printStatementCall(const StatementCall &call) {
   recordCall(call.statement, insideParallel());
   uses_[call.statement].pointwise = true;
+  if (sharedBand_ < 0 || ownedLoops_ > 0)
+    return IslAstPrinter::printStatementCall(call);
+  const std::string &row = call.args.at(decomposition_->bands[sharedBand_].statementDims.at(call.statement));
+  w_.openBlock("if (polyc_rank.first <= " + row + " && " + row + " < polyc_rank.end)");
   IslAstPrinter::printStatementCall(call);
+  w_.closeBlock();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -778,6 +830,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     return e;
   if (printer.error)
     return llvm::createStringError(*printer.error);
+  printer.printGathers();
   exprs.setPackages(pointwisePackages(model, input.schedule, uses));
 
   std::string type = programTypeName(program, prog, "");

@@ -1,7 +1,7 @@
 // The MPI layer of a CPU program built with `polyc build --mpi` (docs/running.md, "MPI"): every rank holds
-// every array (replicated), runs each distributed band on its block of the band's outermost parallel
-// dimension, and then shares the rows it wrote with the other ranks, so that all copies are equal again
-// before the next band reads them. Rank 0 alone writes the outputs and prints; a failure on any rank ends
+// every array, runs each distributed band on its block of the band's outermost parallel dimension, and
+// then sends the rows it wrote to the ranks that read them (all, or its neighbours' halos), before the
+// next band reads them. Rank 0 alone writes the outputs and prints; a failure on any rank ends
 // the whole job (MPI_Abort with the failure's exit status), never a hang.
 #pragma once
 
@@ -23,13 +23,39 @@ Block blockOf(int rank, int ranks, int64_t first, int64_t extent);
 // This process's block (MPI_COMM_WORLD).
 Block rankBlock(int64_t first, int64_t extent);
 
-// After a distributed band: the array of `elementBytes`-sized elements at `data` is `prefixCount` runs of
-// `dimExtent` rows of `rowElements` elements (the array's dimensions before the one the band's rows
-// index, that one, and those after it, in storage order); each rank wrote within rows [block.first +
-// shift, block.end + shift) of every run, its block of [first, first + extent). Copies every rank's rows
-// to every other rank (one broadcast a rank). Rows no rank wrote in were equal on all ranks before.
-void shareRowBlocks(void *data, size_t elementBytes, int64_t prefixCount, int64_t dimExtent,
-                    int64_t rowElements, int64_t first, int64_t extent, int64_t shift);
+// An array seen as rows along one dimension: `prefixCount` runs (the dimensions before it, in storage
+// order) of `dimExtent` rows of `rowElements` elements (the dimensions after it).
+struct RowLayout {
+  void *data = nullptr;
+  size_t elementBytes = 0;
+  int64_t prefixCount = 0, dimExtent = 0, rowElements = 0;
+};
+
+// The blocks of a distributed band: rank r ran blockOf(r, ranks, first, extent) of its first member and
+// wrote rows [block.first + shift, block.end + shift) of every run.
+struct RowBlocks {
+  int64_t first = 0, extent = 0, shift = 0;
+};
+
+// Rows [begin, end) of the dimension.
+struct Rows {
+  int64_t begin = 0, end = 0;
+  bool empty() const { return end <= begin; }
+};
+
+// The rows of `blocks` that rank `from` wrote and rank `to` reads: to's block reads rows
+// [block.first + lo, block.end + hi); within [0, dimExtent). Empty when from == to.
+Rows haloRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t lo, int64_t hi,
+              int64_t dimExtent);
+
+// After a distributed band, so that every copy of the array is equal again: each rank's rows go to every
+// other rank (one broadcast a rank). Rows no rank wrote were equal on all ranks before.
+void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks);
+// After a distributed band whose readers read only near their own rows: each rank receives from the
+// others the rows its block reads ([block.first + lo, block.end + hi)), point to point, all at once.
+void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi);
+// At the end of a run: rank 0 receives every other rank's rows of an output that only halos shared.
+void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks);
 
 // runMain (Runtime.h) under MPI: initialises MPI, runs the program on every rank with the outputs and the
 // report on rank 0 only, and turns a failure on any rank into MPI_Abort with its exit status.
