@@ -121,7 +121,8 @@ void CudaExprPrinter::printLaneLoops(const ReductionParts &parts, CodeWriter &w)
     std::vector<std::string> extents;
     std::string total;
     for (const ReductionLoop &loop : loops) {
-      extents.push_back("(" + loop.hi + " - " + loop.lo + ")");
+      // Parenthesised (a bound char - 1: fuzz seed 31000024) and never negative (an empty range).
+      extents.push_back("polyc_max(0, (" + loop.hi + ") - (" + loop.lo + "))");
       total += (total.empty() ? "" : " * ") + extents.back();
     }
     w.openBlock("if (2 * " + extents.back() + " <= " + G + ")");

@@ -178,12 +178,13 @@ struct MlpDeviceOf {
   template <unsigned G>
   __device__ void S4Group(polyc_index e, unsigned lane) const {
     float sum0 = 0.0f;
-    if (2 * (K - 0) <= G) {
+    if (2 * polyc_max(0, (K) - (0)) <= G) {
       // Most lanes without a value of k: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < (P - 0) * (K - 0); polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (P) - (0)) * polyc_max(0, (K) - (0));
+           polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
-        const polyc_index k = 0 + polyc_rest % (K - 0);
-        polyc_rest /= (K - 0);
+        const polyc_index k = 0 + polyc_rest % polyc_max(0, (K) - (0));
+        polyc_rest /= polyc_max(0, (K) - (0));
         const polyc_index p_ = 0 + polyc_rest;
         sum0 += (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) * (__ldg(&D[p_ * K + k]) - y[p_ * K + k]) / 2.0f;
       }

@@ -99,12 +99,13 @@ struct Iir2dDeviceOf {
   template <unsigned G>
   __device__ void S0Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
-    if (2 * (M - 0) <= G) {
+    if (2 * polyc_max(0, (M) - (0)) <= G) {
       // Most lanes without a value of k2: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < (M - 0) * (M - 0); polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0)) * polyc_max(0, (M) - (0));
+           polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
-        const polyc_index k2 = 0 + polyc_rest % (M - 0);
-        polyc_rest /= (M - 0);
+        const polyc_index k2 = 0 + polyc_rest % polyc_max(0, (M) - (0));
+        polyc_rest /= polyc_max(0, (M) - (0));
         const polyc_index k1 = 0 + polyc_rest;
         if (k1 != 0 || k2 != 0) {
           sum0 += __ldg(&b[k1 * M + k2]) * (i - k1 >= 0 && j - k2 >= 0 ? y[(i - k1) * W + (j - k2)] : 0.0f);
@@ -267,12 +268,13 @@ struct Iir2dDeviceOf {
   template <unsigned G>
   __device__ void S1Group(polyc_index i, polyc_index j, unsigned lane) const {
     float sum0 = 0.0f;
-    if (2 * (M - 0) <= G) {
+    if (2 * polyc_max(0, (M) - (0)) <= G) {
       // Most lanes without a value of r2: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < (M - 0) * (M - 0); polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0)) * polyc_max(0, (M) - (0));
+           polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
-        const polyc_index r2 = 0 + polyc_rest % (M - 0);
-        polyc_rest /= (M - 0);
+        const polyc_index r2 = 0 + polyc_rest % polyc_max(0, (M) - (0));
+        polyc_rest /= polyc_max(0, (M) - (0));
         const polyc_index r1 = 0 + polyc_rest;
         sum0 += __ldg(&a[r1 * M + r2])
             * (i - r1 >= 0 && j - r2 >= 0 ? __ldg(&x[(i - r1) * W + (j - r2)]) : 0.0f);
