@@ -10,24 +10,11 @@ Prints one line per rank count ("ranks R: N outputs identical") and exits 1 on a
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 
-import numpy as np
-
-DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
-
-
-def arrays_of(exe):
-    """(flag, name, role, dtype, shape text) for each array in the executable's --help."""
-    text = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
-    found = []
-    for line in text.splitlines():
-        m = re.match(r"\s+--(in|out|in/--out) (\w+)=FILE\s+(\w+)\s+(\w+)\s+(\[.*\]|scalar)?", line)
-        if m:
-            found.append(m.groups())
-    return found
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts", "lib"))
+from random_inputs import write_random_inputs  # noqa: E402
 
 
 def main():
@@ -42,22 +29,7 @@ def main():
     args = parser.parse_args()
     params = {k: int(v) for k, v in (p.split("=") for p in args.param)}
     bounds = dict(b.split("=") for b in args.int_bound)
-    os.makedirs(args.work, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-    inputs, outputs = [], []
-    for flag, name, role, dtype, shape in arrays_of(args.cpu):
-        if flag != "in":
-            outputs.append(name)
-        if flag == "out":
-            continue
-        dims = [] if not shape or shape == "scalar" else [eval(d, {}, params) for d in shape[1:-1].split(",")]
-        if dtype == "int32":
-            data = rng.integers(0, max(1, eval(bounds.get(name, "1"), {}, params)), size=dims).astype(np.int32)
-        else:
-            data = rng.standard_normal(dims).astype(DTYPES[dtype]) if dims else DTYPES[dtype](rng.uniform(0.1, 1))
-        np.save(os.path.join(args.work, name + ".npy"), data)
-        inputs += ["--in", f"{name}={os.path.join(args.work, name + '.npy')}"]
-    command = inputs + [a for p in args.param for a in ("--param", p)]
+    command, outputs = write_random_inputs(args.cpu, params, bounds, args.work, args.seed)
     expected = [a for name in outputs for a in ("--out", f"{name}={os.path.join(args.work, name + '.cpu.npy')}")]
     # One OpenMP thread a process: a sum that threads share adds in an order of their number.
     env = dict(os.environ, OMP_NUM_THREADS="1")
