@@ -180,8 +180,8 @@ struct MlpDeviceOf {
     float sum0 = 0.0f;
     if (2 * polyc_max(0, (K) - (0)) <= G) {
       // Most lanes without a value of k: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (P) - (0)) * polyc_max(0, (K) - (0));
-           polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (P) - (0))
+          * polyc_max(0, (K) - (0)); polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
         const polyc_index k = 0 + polyc_rest % polyc_max(0, (K) - (0));
         polyc_rest /= polyc_max(0, (K) - (0));

@@ -101,8 +101,8 @@ struct Iir2dDeviceOf {
     float sum0 = 0.0f;
     if (2 * polyc_max(0, (M) - (0)) <= G) {
       // Most lanes without a value of k2: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0)) * polyc_max(0, (M) - (0));
-           polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0))
+          * polyc_max(0, (M) - (0)); polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
         const polyc_index k2 = 0 + polyc_rest % polyc_max(0, (M) - (0));
         polyc_rest /= polyc_max(0, (M) - (0));
@@ -270,8 +270,8 @@ struct Iir2dDeviceOf {
     float sum0 = 0.0f;
     if (2 * polyc_max(0, (M) - (0)) <= G) {
       // Most lanes without a value of r2: the lanes take the flattened terms in turn.
-      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0)) * polyc_max(0, (M) - (0));
-           polyc_flat += G) {
+      for (polyc_index polyc_flat = lane; polyc_flat < polyc_max(0, (M) - (0))
+          * polyc_max(0, (M) - (0)); polyc_flat += G) {
         polyc_index polyc_rest = polyc_flat;
         const polyc_index r2 = 0 + polyc_rest % polyc_max(0, (M) - (0));
         polyc_rest /= polyc_max(0, (M) - (0));
