@@ -47,6 +47,18 @@ bool sameExtent(const Expr &a, const Expr &b) {
          x->constant == y->constant;
 }
 
+// Whether an array dimension of this extent has an element at every value of the params (which are
+// non-negative): a constant of at least 1 plus params with non-negative coefficients.
+bool neverEmpty(const Expr &extent) {
+  auto e = dsl::toAffine(extent, "shape extent");
+  if (!e || !e->vars.empty() || e->constant < 1)
+    return false;
+  for (auto &[param, coeff] : e->params)
+    if (coeff < 0)
+      return false;
+  return true;
+}
+
 // One coordinate of the new array: the equation's index variable `d`, alone or moved by enclosing sum
 // variables. A moving coordinate is the whole index of every read it appears in.
 struct Coordinate {
@@ -89,10 +101,13 @@ public:
           return false;
         boundary = c.boundary;
       }
-    if (*boundary == Boundary::Zero)
-      for (size_t d = 0; d < coords_.size(); ++d)
-        if (coords_[d].moves && !zeroWhenOut(term, d))
-          return false;
+    // A read outside the new array gives what the term gave there: under `boundary zero` only if the term
+    // is then 0; under clamp and mirror it reads the same edge elements, unless the dimension is empty,
+    // where every read gives 0 (docs/language.md) and so must the term.
+    for (size_t d = 0; d < coords_.size(); ++d)
+      if (coords_[d].moves && (*boundary == Boundary::Zero || !neverEmpty(*coords_[d].extent)) &&
+          !zeroWhenOut(term, d))
+        return false;
     return true;
   }
 

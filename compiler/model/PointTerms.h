@@ -23,8 +23,8 @@ namespace polyc::model {
 // Applies the rewrite to every top-level equation (and to the equations it adds) whose left-hand side
 // is an index variable in every position; takes the largest terms first. A term qualifies when it holds a
 // sum, a call or two array reads, reads an enclosing sum variable, reads neither the equation's own
-// array nor one that an update or a repeat block writes, has no gather, and (under `boundary zero`)
-// is zero wherever a moving coordinate leaves its array. The equation gets a note in
+// array nor one that an update or a repeat block writes, has no gather, and is zero wherever a moving
+// coordinate leaves its array under `boundary zero`, or where that array may be empty under the others. The equation gets a note in
 // `Equation::rewrites`; the new equation has `pointTermOf` set. Returns the number of terms taken out.
 unsigned computeTermsOncePerPoint(ast::Program &program);
 
