@@ -45,6 +45,14 @@ static bool isCpuName(StringRef name) {
   return !name.empty() && llvm::all_of(name, [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+bool polyc::driver::findMpi(std::string &wrapper, std::string &library) {
+  const char *given = std::getenv("POLYC_MPICXX");
+  wrapper = given && *given ? given : POLYC_MPICXX;
+  library = runtimeLibrary("libpolyc_runtime_mpi.a", POLYC_RUNTIME_MPI_LIBRARY);
+  return runtimeLibrariesExist({library}, "; this polyc was built without MPI (install libopenmpi-dev and "
+                                          "rebuild) or set POLYC_RUNTIME_DIR");
+}
+
 int polyc::driver::buildCpu(const BuildJob &job) {
   std::string includeDir = runtimeIncludeDir();
   std::string library = runtimeLibrary("libpolyc_runtime.a", POLYC_RUNTIME_LIBRARY);
@@ -56,13 +64,11 @@ int polyc::driver::buildCpu(const BuildJob &job) {
   std::vector<std::string> args;
   std::string mpiLibrary;
   if (job.mpi) {
-    // The MPI compiler wrapper (it adds MPI's headers and libraries to the host compiler's command).
-    const char *wrapper = std::getenv("POLYC_MPICXX");
-    args.push_back(wrapper && *wrapper ? wrapper : POLYC_MPICXX);
-    mpiLibrary = runtimeLibrary("libpolyc_runtime_mpi.a", POLYC_RUNTIME_MPI_LIBRARY);
-    if (!runtimeLibrariesExist({mpiLibrary}, "; this polyc was built without MPI (install libopenmpi-dev and "
-                                             "rebuild) or set POLYC_RUNTIME_DIR"))
+    // The MPI compiler wrapper adds MPI's headers and libraries to the host compiler's command.
+    std::string wrapper;
+    if (!findMpi(wrapper, mpiLibrary))
       return 1;
+    args.push_back(wrapper);
   } else if (!findHostCompiler("a C++17 compiler with OpenMP", args)) {
     return 1;
   }

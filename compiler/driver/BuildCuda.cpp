@@ -74,10 +74,22 @@ int polyc::driver::buildCuda(const BuildJob &job) {
   std::string n = std::to_string(number);
   std::vector<std::string> args = {*nvcc, "-std=c++17", "-O3", "-gencode",
                                    "arch=compute_" + n + ",code=[sm_" + n + ",compute_" + n + "]"};
+  std::string mpiLibrary;
+  if (job.mpi) {
+    // nvcc compiles the host code and links with the MPI compiler wrapper, which adds MPI's headers and
+    // libraries.
+    std::string wrapper;
+    if (!findMpi(wrapper, mpiLibrary))
+      return 1;
+    args.push_back("-ccbin");
+    args.push_back(wrapper);
+  }
   appendFlagsFromEnvironment(args, "POLYC_NVCCFLAGS");
   args.push_back("-I" + job.sourceDir);
   args.push_back("-I" + includeDir);
   args.push_back(source.str().str());
+  if (!mpiLibrary.empty())
+    args.push_back(mpiLibrary);
   args.push_back(cuda);
   args.push_back(runtime);
   // The runtime's CPU parts may use OpenMP; linking it is harmless otherwise.

@@ -33,6 +33,10 @@ bool runtimeLibrariesExist(llvm::ArrayRef<std::string> libraries, llvm::StringRe
 // (set CXX to <requirement>)" and returns false.
 bool findHostCompiler(llvm::StringRef requirement, std::vector<std::string> &command);
 
+// --mpi: the MPI compiler wrapper ($POLYC_MPICXX, else the one this polyc was configured with) and the
+// runtime's MPI layer (libpolyc_runtime_mpi.a). Prints why and returns false when the layer is missing.
+bool findMpi(std::string &wrapper, std::string &library);
+
 // Appends the space-separated words of the environment variable `variable` (extra flags for
 // experiments, such as POLYC_CXXFLAGS), if set.
 void appendFlagsFromEnvironment(std::vector<std::string> &args, const char *variable);

@@ -19,7 +19,7 @@ const std::vector<TargetInfo> &polyc::driver::targets() {
        /*streams=*/true, /*mpi=*/true},
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
-      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true},
+      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true, /*mpi=*/true},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL, false,
        /*mapsToGpu=*/true},
   };

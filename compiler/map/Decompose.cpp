@@ -283,4 +283,25 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
   return result;
 }
 
+Mapping mappingForRanks(Mapping mapping, const Decomposition &decomposition) {
+  auto distributed = [&](int band) {
+    return band >= 0 && size_t(band) < decomposition.bands.size() && decomposition.bands[size_t(band)].distributed;
+  };
+  for (BandMapping &band : mapping.bands) {
+    if (band.persistent) {
+      band.persistent.reset();
+      band.reason += "; no persistent kernel under MPI (rows move between its launches)";
+    }
+    band.replayable = false;
+    if (distributed(int(band.band)) && band.product) {
+      band.product.reset();
+      band.reason += "; not a matrix product under MPI (each rank runs its block of rows)";
+    }
+  }
+  for (BandMapping &band : mapping.bands)
+    if (band.computedIn >= 0 && !mapping.bands[size_t(band.computedIn)].product)
+      band.computedIn = -1;
+  return mapping;
+}
+
 } // namespace polyc::map

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "compiler/allocate/Allocation.h"
+#include "compiler/map/Mapping.h"
 
 #include <map>
 #include <string>
@@ -68,5 +69,10 @@ struct Decomposition {
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
                         const allocate::Allocation &allocation);
+
+// The GPU mapping as ranks of MPI run it: rows move between the launches, on the host, so there is no
+// persistent kernel and no CUDA graph; a distributed band is not a matrix product (whose tiles would not
+// follow the rank's block), and the statements that followed its product are bands of their own again.
+Mapping mappingForRanks(Mapping mapping, const Decomposition &decomposition);
 
 } // namespace polyc::map

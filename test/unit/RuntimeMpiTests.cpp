@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 using polyc::rt::mpi::Block;
 using polyc::rt::mpi::blockOf;
 
@@ -78,4 +81,27 @@ TEST(MpiHalo, ShiftedBlocksSendTheirShiftedRows) {
   EXPECT_EQ(rows.begin, 2);
   EXPECT_EQ(rows.end, 4);
   EXPECT_TRUE(haloRows(1, 1, 2, {0, 6, 1}, -1, 0, 10).empty());
+}
+
+// The packed messages of host staging: rows [1, 3) of each of the 2 runs of a [2, 4, 3] array are the
+// elements 3..8 and 15..20, run after run; unpacking them into another array puts them back there only.
+TEST(MpiPacked, RowsOfEveryRunArePackedRunAfterRunAndUnpackedInPlace) {
+  using polyc::rt::mpi::RowLayout;
+  std::vector<int32_t> array(24), copy(24, -1);
+  for (size_t k = 0; k < array.size(); ++k)
+    array[k] = int32_t(k);
+  const RowLayout layout{array.data(), sizeof(int32_t), 2, 4, 3};
+  const polyc::rt::mpi::Rows rows{1, 3};
+  ASSERT_EQ(polyc::rt::mpi::packedBytes(layout, rows), 12 * sizeof(int32_t));
+  std::vector<int32_t> packed(12);
+  polyc::rt::mpi::HostRowCopies copies;
+  copies.toHost(layout, rows, packed.data());
+  EXPECT_EQ(packed, (std::vector<int32_t>{3, 4, 5, 6, 7, 8, 15, 16, 17, 18, 19, 20}));
+  copies.fromHost({copy.data(), sizeof(int32_t), 2, 4, 3}, rows, packed.data());
+  for (size_t k = 0; k < copy.size(); ++k) {
+    const size_t row = (k / 3) % 4;
+    EXPECT_EQ(copy[k], row >= 1 && row < 3 ? int32_t(k) : -1) << "element " << k;
+  }
+  EXPECT_EQ(polyc::rt::mpi::packedBytes(layout, {2, 2}), 0u);
+  EXPECT_EQ(polyc::rt::mpi::packedBytes({array.data(), sizeof(int32_t), 0, 4, 3}, rows), 0u);
 }

@@ -8,6 +8,7 @@
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/codegen/IndexExprs.h"
+#include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
@@ -276,11 +277,7 @@ private:
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
-  // The arguments of the MPI layer's calls for the rows of `exchange` (polyc/mpi/Mpi.h): its RowLayout and
-  // RowBlocks.
-  std::string rowLayout(const map::RowExchange &exchange) const;
-  std::string rowBlocks(const map::RowExchange &exchange, const std::string &first,
-                        const std::string &extent) const;
+  MpiArrays mpiArrays() const { return {input_.model, exprs_, "", ""}; }
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
   }
@@ -346,83 +343,28 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
 // every rank's rows of the arrays the band wrote go to the others.
 void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                 const map::BandDecomposition &shared) {
-  const model::Model &model = input_.model;
-  const ast::Program &program = *model.program;
-  const std::string first = spellParams(shared.first, program), extent = spellParams(shared.extent, program);
   w_.line("{");
   w_.indent();
   w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
              ", then send the rows they wrote.");
-  w_.line("const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + first + ", " + extent +
-          ");");
+  w_.line(rankBlockDeclaration(shared, *input_.model.program));
   sharedBand_ = int(band.index);
   printBand(band, body);
   sharedBand_ = -1;
-  for (const map::RowExchange &exchange : shared.exchanges) {
-    std::string rows = rowLayout(exchange) + ", " + rowBlocks(exchange, first, extent);
-    if (exchange.kind == map::ExchangeKind::Broadcast)
-      w_.line("polyc::rt::mpi::shareRowBlocks(" + rows + ");");
-    else if (exchange.sends())
-      w_.line("polyc::rt::mpi::exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +
-              std::to_string(exchange.hi) + ");");
-    else
-      w_.comment("No rank reads another's rows of " + exchange.array + ".");
-  }
+  printExchanges(w_, shared, mpiArrays());
   w_.dedent();
   w_.line("}");
 }
 
-std::string CpuAstPrinter::rowLayout(const map::RowExchange &exchange) const {
-  const model::ArrayInfo &array = *llvm::find_if(
-      input_.model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
-  auto storageExtent = [&](unsigned dim) {
-    const schedule::FoldedStorage *fold = exprs_.folding(array.name, dim);
-    return "(" + (fold ? fold->window : exprs_.extent(array, dim)) + ")";
-  };
-  std::vector<std::string> before, after;
-  for (unsigned d = 0; d < array.decl->rank(); ++d)
-    if (d != exchange.dim)
-      (d < exchange.dim ? before : after).push_back(storageExtent(d));
-  auto product = [](const std::vector<std::string> &factors) {
-    return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
-  };
-  return "{" + exprs_.arrayRef(array) + ", sizeof(" + exprs_.typeName(array.decl->elemType) + "), " +
-         product(before) + ", " + storageExtent(exchange.dim) + ", " + product(after) + "}";
-}
-
-std::string CpuAstPrinter::rowBlocks(const map::RowExchange &exchange, const std::string &first,
-                                     const std::string &extent) const {
-  return "{" + first + ", " + extent + ", " + std::to_string(exchange.shift) + "}";
-}
-
 void CpuAstPrinter::printGathers() {
-  if (!decomposition_ || decomposition_->gathers.empty())
-    return;
-  const ast::Program &program = *input_.model.program;
-  w_.comment("MPI: rank 0 collects the other ranks' rows of the outputs that only halos shared.");
-  for (const map::RowGather &gather : decomposition_->gathers)
-    w_.line("polyc::rt::mpi::gatherRowBlocks(" + rowLayout(gather.rows) + ", " +
-            rowBlocks(gather.rows, spellParams(gather.first, program), spellParams(gather.extent, program)) +
-            ");");
+  if (decomposition_)
+    codegen::printGathers(w_, *decomposition_, mpiArrays());
 }
 
-// The loops of member 0 of the shared band run this rank's block: the point loop from its first value to its
-// end, the tile loop from the tile that holds its first value.
+// The loops of member 0 of the shared band run this rank's block.
 void CpuAstPrinter::narrowLoop(LoopView &loop) const {
-  if (!inSharedBlock(loop))
-    return;
-  const std::string init = "(" + loop.init + ")";
-  loop.init = loop.tileLoop ? "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " +
-                                  loop.inc + " * " + loop.inc + ")"
-                            : "polyc_max(" + init + ", polyc_rank.first)";
-  // OpenMP's canonical form: the iterator compared with one bound (isl prints `i < B` or `i <= B`).
-  const std::string below = loop.iterator + " < ", upTo = loop.iterator + " <= ";
-  if (llvm::StringRef(loop.cond).starts_with(upTo))
-    loop.cond = upTo + "polyc_min(" + loop.cond.substr(upTo.size()) + ", polyc_rank.end - 1)";
-  else if (llvm::StringRef(loop.cond).starts_with(below))
-    loop.cond = below + "polyc_min(" + loop.cond.substr(below.size()) + ", polyc_rank.end)";
-  else
-    loop.cond = "(" + loop.cond + ") && " + loop.iterator + " < polyc_rank.end";
+  if (inSharedBlock(loop))
+    narrowToRankBlock(loop);
 }
 
 void CpuAstPrinter::printVariant(allocate::AllocationKind kind, const BandView &band, const isl::ast_node &body) {
@@ -670,7 +612,7 @@ void CpuAstPrinter::printStatementCall(const StatementCall &call) {
   if (sharedBand_ < 0 || ownedLoops_ > 0)
     return IslAstPrinter::printStatementCall(call);
   const std::string &row = call.args.at(decomposition_->bands[sharedBand_].statementDims.at(call.statement));
-  w_.openBlock("if (polyc_rank.first <= " + row + " && " + row + " < polyc_rank.end)");
+  w_.openBlock("if (" + ownsRowCondition(row) + ")");
   IslAstPrinter::printStatementCall(call);
   w_.closeBlock();
 }

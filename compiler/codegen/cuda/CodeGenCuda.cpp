@@ -8,6 +8,7 @@
 #include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/cuda/CudaExprPrinter.h"
@@ -135,6 +136,8 @@ struct CudaProgram {
   std::vector<std::string> viewLines; // in Compute::view, after the local arrays (product partial sums)
   std::map<std::string, CapturedCall> capturedCalls; // "band what" -> the statements that run its function
   std::vector<FlexibleVariant> flexibleVariants;
+  // --mpi: the bands the ranks share; the device arrays' rows move through host memory (polyc_rows).
+  const map::Decomposition *decomposition = nullptr;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
 
@@ -173,6 +176,9 @@ public:
   void printKernelNode(const isl::ast_node &node) { printNode(node); }
   // The names of each grid axis' first index and stride, declared by the kernel's prologue.
   std::map<std::string, std::pair<std::string, std::string>> axisNames;
+  // --mpi: the statement dimension of the shared band's member 0, when no loop of the rank's block encloses
+  // the kernel (an instance isl puts outside them runs on the rank that owns its row).
+  const std::map<unsigned, unsigned> *rowDims = nullptr;
 
 protected:
   std::string loopIndexType() const override { return IndexType; }
@@ -193,6 +199,17 @@ protected:
     w_.closeBlock();
   }
   void printStatementCall(const StatementCall &call) override {
+    if (rowDims) {
+      w_.openBlock("if (" + ownsRowCondition(call.args.at(rowDims->at(call.statement))) + ")");
+      printOwnedCall(call);
+      w_.closeBlock();
+      return;
+    }
+    printOwnedCall(call);
+  }
+
+private:
+  void printOwnedCall(const StatementCall &call) {
     // A grid member with no loop on the way here took one value only (isl prints no loop for a
     // degenerate one, as for the t = 0 piece of `where t != 1`): the first thread along it runs the
     // instance, as the loop from that value to itself would, not every thread.
@@ -209,7 +226,6 @@ protected:
     printCall(call);
   }
 
-private:
   void printCall(const StatementCall &call) {
     const std::string &name = input_.model.statements[call.statement].name;
     if (rows_)
@@ -443,7 +459,11 @@ public:
   CudaHostPrinter(const CodegenInput &input, CodeWriter &w, CudaProgram &program)
       : IslAstPrinter(input, w), program_(program) {}
   CudaHostPrinter(const CudaHostPrinter &outer, CodeWriter &w)
-      : IslAstPrinter(outer, w), program_(outer.program_), hostLoops_(outer.hostLoops_), gpu_(outer.gpu_) {}
+      : IslAstPrinter(outer, w), program_(outer.program_), hostLoops_(outer.hostLoops_), gpu_(outer.gpu_),
+        sharedBand_(outer.sharedBand_), ownedLoops_(outer.ownedLoops_) {}
+
+  // --mpi: the arrays of the MPI calls, the device arrays of the run's view staged through host memory.
+  MpiArrays mpiArrays() const { return {input_.model, program_.exprs, program_.program + ".", ", &polyc_rows"}; }
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
@@ -451,6 +471,10 @@ protected:
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   bool printsStepHooks() const override { return true; }
   void printStatementCall(const StatementCall &call) override;
+  void narrowLoop(LoopView &loop) const override {
+    if (inSharedBlock(loop))
+      narrowToRankBlock(loop);
+  }
 
 private:
   struct GpuBand {
@@ -508,9 +532,18 @@ private:
                       const std::vector<const ast::IndexVar *> &pointVars, const std::vector<std::string> &windowOrder,
                       const std::set<std::string> &staged) const;
 
+  void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  bool inSharedBlock(const LoopView &loop) const {
+    return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
+  }
+  // Inside a shared band but outside the loops of the rank's block: instances run on their row's owner.
+  bool outsideRankBlock() const { return sharedBand_ >= 0 && ownedLoops_ == 0; }
+
   CudaProgram &program_;
   std::vector<std::string> hostLoops_; // iterators of the host loops around the code being printed
   std::optional<GpuBand> gpu_;         // the band whose parallel loops become kernels
+  int sharedBand_ = -1;                // --mpi: the distributed band being printed
+  unsigned ownedLoops_ = 0;            // its member-0 loops (this rank's block) around the code
   bool printingRowsNames_ = false;
   // The run-time choices around the code being printed (a variant's condition, or its negation): a graph
   // captured in Compute::prepare is captured only where they hold.
@@ -555,6 +588,8 @@ std::string CudaHostPrinter::kernelParams() const {
   std::string params = "const " + program_.indexedDevice() + " " + program_.program;
   for (const std::string &loop : hostLoops_)
     params += ", const " + std::string(IndexType) + " " + loop;
+  if (sharedBand_ >= 0)
+    params += ", const polyc::rt::mpi::Block polyc_rank";
   return params;
 }
 
@@ -562,6 +597,8 @@ std::string CudaHostPrinter::kernelArgs() const {
   std::string args = program_.program;
   for (const std::string &loop : hostLoops_)
     args += ", " + loop;
+  if (sharedBand_ >= 0)
+    args += ", polyc_rank";
   return args;
 }
 
@@ -854,6 +891,8 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   kw.openBlock("__global__ void __launch_bounds__(" + threads + ") " + name + "(" + kernelParams() + ")");
   kernelPrologue(kw, kernelGroup);
   CudaKernelPrinter kp(*this, kw, program_, &band, axes, kernelGroup, rows);
+  if (outsideRankBlock() && !inSharedBlock(loop))
+    kp.rowDims = &program_.decomposition->bands.at(size_t(sharedBand_)).statementDims;
   for (auto &[member, axis] : axes) {
     std::string upper(1, llvm::toUpper(axis[0]));
     std::string first = kp.names().fresh("first" + upper);
@@ -955,7 +994,9 @@ void CudaHostPrinter::printFor(const LoopView &loop, const isl::ast_node_for &no
   if (gpu_ && loop.band && loop.band->index == gpu_->band->index && loop.coincident && gpu_->band->band)
     return launchKernel(loop, node);
   hostLoops_.push_back(loop.iterator);
+  ownedLoops_ += inSharedBlock(loop);
   IslAstPrinter::printFor(loop, node);
+  ownedLoops_ -= inSharedBlock(loop);
   hostLoops_.pop_back();
 }
 
@@ -992,12 +1033,24 @@ void CudaHostPrinter::printStatementCall(const StatementCall &call) {
   std::string launchArgs = kernelArgs();
   for (const std::string &a : call.args)
     launchArgs += ", " + a;
+  const bool guarded = outsideRankBlock();
+  if (guarded)
+    w_.openBlock("if (" +
+                 ownsRowCondition(call.args.at(
+                     program_.decomposition->bands.at(size_t(sharedBand_)).statementDims.at(call.statement))) +
+                 ")");
   w_.line(kernelInstance(name) + "<<<1, " + std::string(grouped ? "256" : "1") + ", 0, " + program_.stream + ">>>(" +
           launchArgs + ");");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+  if (guarded)
+    w_.closeBlock();
 }
 
 void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  const map::Decomposition *decomposition = program_.decomposition;
+  if (decomposition && sharedBand_ < 0 && !gpu_ && band.index < decomposition->bands.size() &&
+      decomposition->bands[band.index].distributed)
+    return printShared(band, body, decomposition->bands[band.index]);
   const allocate::BandAllocation *a = band.allocation;
   const map::BandMapping &mapped = mappingOf(band);
   if (mapped.placement == map::Placement::HostLoop)
@@ -1054,6 +1107,24 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     return;
   }
   printVariant(a->kind, band, body);
+}
+
+// A band the MPI ranks share (map::Decomposition): this rank's kernels cover its block of member 0
+// (narrowLoop; the block is a kernel argument), then the rows they wrote go to the ranks that read them,
+// through host memory.
+void CudaHostPrinter::printShared(const BandView &band, const isl::ast_node &body,
+                                  const map::BandDecomposition &shared) {
+  w_.line("{");
+  w_.indent();
+  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
+             ", then send the rows they wrote.");
+  w_.line(rankBlockDeclaration(shared, *input_.model.program));
+  sharedBand_ = int(band.index);
+  printBand(band, body);
+  sharedBand_ = -1;
+  printExchanges(w_, shared, mpiArrays());
+  w_.dedent();
+  w_.line("}");
 }
 
 void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body) {
@@ -2197,6 +2268,8 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   if (decoupled)
     w.line("#include <polyc/cuda/DecoupledWindow.cuh>");
   w.line("#include <polyc/cuda/Device.h>");
+  if (names({"polyc::rt::cuda::DeviceRowCopies"}))
+    w.line("#include <polyc/cuda/MpiRows.h>");
   if (persistent)
     w.line("#include <polyc/cuda/Persistent.cuh>");
   if (product)
@@ -2213,15 +2286,25 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
     w.line(std::string("#include <") + header + ">");
 }
 
-llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &input) {
-  if (input.mapping && !input.mapping->streamProblem.empty())
-    return llvm::createStringError(input.mapping->streamProblem);
+llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &given) {
+  if (given.mapping && !given.mapping->streamProblem.empty())
+    return llvm::createStringError(given.mapping->streamProblem);
+  // --mpi: the bands the ranks share, and the mapping as ranks run it (map::mappingForRanks).
+  std::optional<map::Decomposition> decomposition;
+  std::optional<map::Mapping> rankMapping;
+  CodegenInput input = given;
+  if (given.mpi) {
+    decomposition = map::decompose(given.model, given.schedule, given.allocation);
+    rankMapping = map::mappingForRanks(*given.mapping, *decomposition);
+    input.mapping = &*rankMapping;
+  }
   const model::Model &model = input.model;
   const ast::Program &program = *model.program;
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
   exprs.setPackages(findPackages(model, input.schedule));
   CudaProgram cp(input, exprs);
+  cp.decomposition = decomposition ? &*decomposition : nullptr;
   cp.type = programTypeName(program, prog, "");
   cp.device = cp.type + "Device";
   cp.deviceOf = cp.type + "DeviceOf";
@@ -2355,7 +2438,13 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.line("[[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = "
          "polyc::rt::cuda::wavefrontOverride();");
   printRowArrayChecksOfContext(input, exprs, w);
+  if (decomposition) {
+    w.comment("MPI: the rows of device arrays that other ranks read go through host memory.");
+    w.line("[[maybe_unused]] polyc::rt::cuda::DeviceRowCopies polyc_rows(" + cp.stream + ");");
+  }
   w.verbatim(host.str());
+  if (decomposition)
+    printGathers(w, *decomposition, {model, exprs, cp.program + ".", ", &polyc_rows"});
   w.closeBlock();
   w.blank();
   w.comment("The device view of this run: params, the device arrays, local arrays (allocated on first use).");
@@ -2440,7 +2529,12 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   if (llvm::Error e = printProgramInfo(input, "info", w))
     return e;
   w.line(computeType + " compute;");
-  w.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  if (input.mpi) {
+    w.line("polyc::rt::cuda::selectRankDevice();");
+    w.line("return polyc::rt::mpi::runMainMpi(argc, argv, info, compute);");
+  } else {
+    w.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  }
   w.closeBlock();
   w.line("#endif");
 

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -64,59 +67,147 @@ std::pair<char *, MPI_Datatype> rowsType(const RowLayout &layout, Rows rows) {
 // Whether the layout holds no element (then nothing is sent).
 bool holdsNothing(const RowLayout &layout) { return layout.prefixCount <= 0 || layout.rowElements <= 0; }
 
+// A packed message's size as MPI's int count of bytes.
+int byteCount(size_t bytes) {
+  if (bytes > size_t(INT_MAX))
+    throw std::length_error("a message of rows exceeds MPI's int counts (" + std::to_string(bytes) + " bytes)");
+  return int(bytes);
+}
+
+// The copies to stage through: the caller's, else the host packing when POLYC_MPI_PACKED=1, else none
+// (MPI datatypes over the array in place).
+RowCopies *stagingFor(RowCopies *copies) {
+  static HostRowCopies host;
+  static const bool packed = [] {
+    const char *value = std::getenv("POLYC_MPI_PACKED");
+    return value && std::string(value) == "1";
+  }();
+  return copies ? copies : packed ? &host : nullptr;
+}
+
 // Sends and receives the messages all at once, then waits for all of them: every rank posts the same
-// pairs in the same order, so the messages between two ranks match in order.
+// pairs in the same order, so the messages between two ranks match in order. With copies, each message
+// is a packed host buffer: sent rows are copied to it before the send, received ones from it after the
+// wait.
 class Messages {
 public:
+  explicit Messages(RowCopies *copies) : copies_(stagingFor(copies)) {}
   void receive(const RowLayout &layout, Rows rows, int from) { post(layout, rows, from, true); }
   void send(const RowLayout &layout, Rows rows, int to) { post(layout, rows, to, false); }
   void wait() {
     MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
     for (MPI_Datatype &type : types_)
       MPI_Type_free(&type);
+    for (Packed &message : packed_)
+      if (message.in)
+        copies_->fromHost(message.layout, message.rows, message.bytes.data());
   }
 
 private:
+  struct Packed {
+    RowLayout layout;
+    Rows rows;
+    bool in = false;
+    std::vector<unsigned char> bytes;
+  };
+
   void post(const RowLayout &layout, Rows rows, int peer, bool in) {
     if (rows.empty())
       return;
-    auto [start, type] = rowsType(layout, rows);
     MPI_Request request;
-    if (in)
-      MPI_Irecv(start, 1, type, peer, 0, MPI_COMM_WORLD, &request);
-    else
-      MPI_Isend(start, 1, type, peer, 0, MPI_COMM_WORLD, &request);
+    if (copies_) {
+      Packed &message = packed_.emplace_back(Packed{layout, rows, in, {}});
+      message.bytes.resize(packedBytes(layout, rows));
+      if (in) {
+        MPI_Irecv(message.bytes.data(), byteCount(message.bytes.size()), MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+                  &request);
+      } else {
+        copies_->toHost(layout, rows, message.bytes.data());
+        MPI_Isend(message.bytes.data(), byteCount(message.bytes.size()), MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+                  &request);
+      }
+    } else {
+      auto [start, type] = rowsType(layout, rows);
+      if (in)
+        MPI_Irecv(start, 1, type, peer, 0, MPI_COMM_WORLD, &request);
+      else
+        MPI_Isend(start, 1, type, peer, 0, MPI_COMM_WORLD, &request);
+      types_.push_back(type);
+    }
     requests_.push_back(request);
-    types_.push_back(type);
   }
 
+  RowCopies *copies_;
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Datatype> types_;
+  std::deque<Packed> packed_; // a deque: the buffers stay where MPI was told they are
 };
+
+// Broadcasts `rows` of `layout` from `root`, in place or through a packed buffer.
+void broadcastRows(const RowLayout &layout, Rows rows, int root, int rank, RowCopies *copies) {
+  if (!copies) {
+    auto [start, type] = rowsType(layout, rows);
+    MPI_Bcast(start, 1, type, root, MPI_COMM_WORLD);
+    MPI_Type_free(&type);
+    return;
+  }
+  std::vector<unsigned char> packed(packedBytes(layout, rows));
+  if (rank == root)
+    copies->toHost(layout, rows, packed.data());
+  MPI_Bcast(packed.data(), byteCount(packed.size()), MPI_BYTE, root, MPI_COMM_WORLD);
+  if (rank != root)
+    copies->fromHost(layout, rows, packed.data());
+}
 
 } // namespace
 
-void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks) {
+// Calls f(run, byte offset of the rows in the array, bytes) for every run of `layout`.
+template <typename F> static void forEachRun(const RowLayout &layout, Rows rows, F &&f) {
+  const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+  const size_t bytes = size_t(rows.end - rows.begin) * rowBytes;
+  for (int64_t run = 0; run < layout.prefixCount; ++run)
+    f(size_t(run), (size_t(run) * size_t(layout.dimExtent) + size_t(rows.begin)) * rowBytes, bytes);
+}
+
+void HostRowCopies::toHost(const RowLayout &layout, Rows rows, void *packed) {
+  forEachRun(layout, rows, [&](size_t run, size_t offset, size_t bytes) {
+    std::memcpy(static_cast<char *>(packed) + run * bytes, static_cast<const char *>(layout.data) + offset, bytes);
+  });
+}
+
+void HostRowCopies::fromHost(const RowLayout &layout, Rows rows, const void *packed) {
+  forEachRun(layout, rows, [&](size_t run, size_t offset, size_t bytes) {
+    std::memcpy(static_cast<char *>(layout.data) + offset, static_cast<const char *>(packed) + run * bytes, bytes);
+  });
+}
+
+size_t packedBytes(const RowLayout &layout, Rows rows) {
+  if (rows.empty() || holdsNothing(layout))
+    return 0;
+  return size_t(layout.prefixCount) * size_t(rows.end - rows.begin) * size_t(layout.rowElements) *
+         layout.elementBytes;
+}
+
+void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout))
     return;
+  copies = stagingFor(copies);
   for (int root = 0; root < ranks; ++root) {
     const Block block = blockOf(root, ranks, blocks.first, blocks.extent);
     if (block.end <= block.first)
       continue;
-    auto [start, type] = rowsType(layout, {block.first + blocks.shift, block.end + blocks.shift});
-    MPI_Bcast(start, 1, type, root, MPI_COMM_WORLD);
-    MPI_Type_free(&type);
+    broadcastRows(layout, {block.first + blocks.shift, block.end + blocks.shift}, root, rank, copies);
   }
 }
 
-void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi) {
+void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi, RowCopies *copies) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout))
     return;
-  Messages messages;
+  Messages messages(copies);
   for (int peer = 0; peer < ranks; ++peer) {
     messages.receive(layout, haloRows(peer, rank, ranks, blocks, lo, hi, layout.dimExtent), peer);
     messages.send(layout, haloRows(rank, peer, ranks, blocks, lo, hi, layout.dimExtent), peer);
@@ -124,7 +215,7 @@ void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, 
   messages.wait();
 }
 
-void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks) {
+void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout))
@@ -134,7 +225,7 @@ void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks) {
     return Rows{std::max<int64_t>(0, block.first + blocks.shift),
                 std::min(layout.dimExtent, block.end + blocks.shift)};
   };
-  Messages messages;
+  Messages messages(copies);
   if (rank == 0)
     for (int peer = 1; peer < ranks; ++peer)
       messages.receive(layout, rowsOf(peer), peer);

@@ -48,14 +48,37 @@ struct Rows {
 Rows haloRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t lo, int64_t hi,
               int64_t dimExtent);
 
+// Copies rows between an array that is not in this process's memory (a GPU rank's device array, at
+// RowLayout::data) and a packed host buffer: rows [rows.begin, rows.end) of every run, run after run. The
+// exchanges below stage through them when given (host staging; polyc/cuda/MpiRows.h); then every message
+// is one packed buffer of bytes.
+class RowCopies {
+public:
+  virtual ~RowCopies() = default;
+  virtual void toHost(const RowLayout &layout, Rows rows, void *packed) = 0;
+  virtual void fromHost(const RowLayout &layout, Rows rows, const void *packed) = 0;
+};
+
+// The bytes of `rows` of every run of `layout`, packed.
+size_t packedBytes(const RowLayout &layout, Rows rows);
+
+// RowCopies of an array in this process's memory: what the exchanges use on CPU ranks when
+// POLYC_MPI_PACKED=1, so that the packed path of GPU ranks is tested where there is no GPU.
+class HostRowCopies final : public RowCopies {
+public:
+  void toHost(const RowLayout &layout, Rows rows, void *packed) override;
+  void fromHost(const RowLayout &layout, Rows rows, const void *packed) override;
+};
+
 // After a distributed band, so that every copy of the array is equal again: each rank's rows go to every
 // other rank (one broadcast a rank). Rows no rank wrote were equal on all ranks before.
-void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks);
+void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies = nullptr);
 // After a distributed band whose readers read only near their own rows: each rank receives from the
 // others the rows its block reads ([block.first + lo, block.end + hi)), point to point, all at once.
-void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi);
+void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi,
+                  RowCopies *copies = nullptr);
 // At the end of a run: rank 0 receives every other rank's rows of an output that only halos shared.
-void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks);
+void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies = nullptr);
 
 // runMain (Runtime.h) under MPI: initialises MPI, runs the program on every rank with the outputs and the
 // report on rank 0 only, and turns a failure on any rank into MPI_Abort with its exit status.

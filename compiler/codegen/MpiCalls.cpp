@@ -1,0 +1,85 @@
+// The MPI calls around shared bands (see MpiCalls.h).
+#include "compiler/codegen/MpiCalls.h"
+
+#include "compiler/codegen/Names.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace polyc;
+using namespace polyc::codegen;
+
+std::string polyc::codegen::rankBlockDeclaration(const map::BandDecomposition &shared, const ast::Program &program) {
+  return "const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + spellParams(shared.first, program) +
+         ", " + spellParams(shared.extent, program) + ");";
+}
+
+void polyc::codegen::narrowToRankBlock(LoopView &loop) {
+  const std::string init = "(" + loop.init + ")";
+  loop.init = loop.tileLoop ? "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " +
+                                  loop.inc + " * " + loop.inc + ")"
+                            : "polyc_max(" + init + ", polyc_rank.first)";
+  // isl prints `i < B` or `i <= B`.
+  const std::string below = loop.iterator + " < ", upTo = loop.iterator + " <= ";
+  if (llvm::StringRef(loop.cond).starts_with(upTo))
+    loop.cond = upTo + "polyc_min(" + loop.cond.substr(upTo.size()) + ", polyc_rank.end - 1)";
+  else if (llvm::StringRef(loop.cond).starts_with(below))
+    loop.cond = below + "polyc_min(" + loop.cond.substr(below.size()) + ", polyc_rank.end)";
+  else
+    loop.cond = "(" + loop.cond + ") && " + loop.iterator + " < polyc_rank.end";
+}
+
+std::string polyc::codegen::ownsRowCondition(const std::string &row) {
+  return "polyc_rank.first <= " + row + " && " + row + " < polyc_rank.end";
+}
+
+// {data, element bytes, runs before the row dimension, rows, elements a row}: the RowLayout of the
+// exchanged array, in its storage (a folded dimension counts its window).
+static std::string rowLayout(const map::RowExchange &exchange, const MpiArrays &arrays) {
+  const model::ArrayInfo &array =
+      *llvm::find_if(arrays.model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
+  auto storageExtent = [&](unsigned dim) {
+    const schedule::FoldedStorage *fold = arrays.exprs.folding(array.name, dim);
+    return "(" + (fold ? fold->window : arrays.exprs.extent(array, dim)) + ")";
+  };
+  std::vector<std::string> before, after;
+  for (unsigned d = 0; d < array.decl->rank(); ++d)
+    if (d != exchange.dim)
+      (d < exchange.dim ? before : after).push_back(storageExtent(d));
+  auto product = [](const std::vector<std::string> &factors) {
+    return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
+  };
+  return "polyc::rt::mpi::RowLayout{" + arrays.dataPrefix + arrays.exprs.arrayRef(array) + ", sizeof(" +
+         arrays.exprs.typeName(array.decl->elemType) + "), " + product(before) + ", " +
+         storageExtent(exchange.dim) + ", " + product(after) + "}";
+}
+
+// The RowLayout and RowBlocks arguments of a call for `exchange`, blocks of [first, first + extent).
+static std::string rowArguments(const map::RowExchange &exchange, const std::string &first, const std::string &extent,
+                                const MpiArrays &arrays) {
+  const ast::Program &program = *arrays.model.program;
+  return rowLayout(exchange, arrays) + ", polyc::rt::mpi::RowBlocks{" + spellParams(first, program) + ", " + spellParams(extent, program) +
+         ", " + std::to_string(exchange.shift) + "}";
+}
+
+void polyc::codegen::printExchanges(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays) {
+  for (const map::RowExchange &exchange : shared.exchanges) {
+    std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
+    if (exchange.kind == map::ExchangeKind::Broadcast)
+      w.line("polyc::rt::mpi::shareRowBlocks(" + rows + arrays.copies + ");");
+    else if (exchange.sends())
+      w.line("polyc::rt::mpi::exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +
+             std::to_string(exchange.hi) + arrays.copies + ");");
+    else
+      w.comment("No rank reads another's rows of " + exchange.array + ".");
+  }
+}
+
+void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays) {
+  if (decomposition.gathers.empty())
+    return;
+  w.comment("MPI: rank 0 collects the other ranks' rows of the outputs that only halos shared.");
+  for (const map::RowGather &gather : decomposition.gathers)
+    w.line("polyc::rt::mpi::gatherRowBlocks(" + rowArguments(gather.rows, gather.first, gather.extent, arrays) +
+           arrays.copies + ");");
+}

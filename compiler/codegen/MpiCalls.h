@@ -1,0 +1,45 @@
+// What the targets' printers emit around a band the MPI ranks share (map::Decomposition, built with
+// --mpi): the rank's block of the band's member 0 (polyc_rank), its loops narrowed to that block, and
+// the calls of the runtime's MPI layer (runtime/include/polyc/mpi/Mpi.h) that move the rows afterwards.
+// The CPU target calls them on its arrays; a GPU target on its device arrays, staging through host
+// memory (`copies`).
+#pragma once
+
+#include "compiler/codegen/CodeWriter.h"
+#include "compiler/codegen/ExprPrinter.h"
+#include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/map/Decompose.h"
+
+#include <string>
+
+namespace polyc::codegen {
+
+// The declaration of `polyc_rank`, this rank's block of the shared band's member 0.
+std::string rankBlockDeclaration(const map::BandDecomposition &shared, const ast::Program &program);
+
+// Narrows a loop of the shared band's member 0 to this rank's block: the point loop from its first value
+// to its end, the tile loop from the tile that holds its first value. The condition keeps OpenMP's
+// canonical form (the iterator compared with one bound).
+void narrowToRankBlock(LoopView &loop);
+
+// The guard of an instance outside the loops of the rank's block: it runs only on the rank whose block
+// holds `row`, its value of member 0.
+std::string ownsRowCondition(const std::string &row);
+
+// How the printed calls reach the arrays: the expression of an array's data (its name, or `program.A` for
+// a device array), and the RowCopies argument ("" for arrays in host memory).
+struct MpiArrays {
+  const model::Model &model;
+  const ExprPrinter &exprs;
+  std::string dataPrefix; // prepended to ExprPrinter::arrayRef
+  std::string copies;     // ", &polyc_rows" or ""
+};
+
+// After a shared band: each array's rows to the ranks that read them (exchangeHalo or shareRowBlocks),
+// or a comment when no rank reads another's rows.
+void printExchanges(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays);
+
+// At the end of a run: rank 0 collects the rows of the outputs that only halos shared.
+void printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays);
+
+} // namespace polyc::codegen

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# GPU ranks of the CUDA target (polyc build --target=cuda --mpi): build here, check on the GPU machine.
+#   scripts/mpi-gpu.sh build DIR    builds each program below twice into DIR, plain (NAME-cuda) and with
+#                                   --mpi (NAME-mpi); needs polyc (POLYC, default build/compiler/driver/polyc),
+#                                   nvcc and mpicxx; stripped, to carry them to the GPU machine
+#   scripts/mpi-gpu.sh check DIR    on the GPU machine: runs every NAME-mpi under mpirun with 1 to 4 ranks
+#                                   (RANKS) on random inputs and compares its outputs byte for byte with
+#                                   the plain build's, or, where the plain build computes in another order
+#                                   (a matrix product's tiles, which --mpi does not use), with NAME-mpi
+#                                   run alone; the ranks share the GPUs there are (local rank modulo GPUs)
+# Prints one line a program and rank count; ends with "mpi-gpu: N passed, N failed"; exit 1 on a failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:?usage: scripts/mpi-gpu.sh build|check DIR}
+dir=${2:?usage: scripts/mpi-gpu.sh build|check DIR}
+polyc=${POLYC:-$root/build/compiler/driver/polyc}
+python=${PYTHON:-python3}
+
+# name|source|params for the check|the reference: plain (the plain build) or alone (NAME-mpi, one process)
+programs=(
+  "gemm|test/polybench/gemm.poly|--param NI=37 --param NJ=41 --param NK=43|alone"
+  "jacobi-2d|test/polybench/jacobi-2d.poly|--param N=97 --param T=9|plain"
+  "halo|test/run/mpi/Inputs/halo.poly|--param N=13 --param T=5|plain"
+  "halo-small|test/run/mpi/Inputs/halo.poly|--param N=2 --param T=3|plain"
+  "mlp|examples/mlp/mlp.poly|--param P=37 --param I=5 --param J=9 --param K=3 --param E=4|alone"
+  "ratenet|examples/rate-network/ratenet.poly|--param N=500 --param C=7 --param T=6 --int-bound pre=N|plain"
+  "lkflow|examples/optical-flow/lkflow.poly|--param T=4 --param H=61 --param W=83|plain"
+  "iir2d|examples/iir2d/iir2d.poly|--param H=37 --param W=29 --param M=3|plain"
+)
+field() { cut -d'|' -f"$2" <<<"$1"; }
+
+case $mode in
+build)
+  mkdir -p "$dir"
+  for p in "${programs[@]}"; do
+    name=$(field "$p" 1) source=$root/$(field "$p" 2)
+    exe=$(basename "$source" .poly)
+    [[ -x $dir/$exe-cuda ]] || "$polyc" build --target=cuda "$source" -o "$dir/$exe-cuda" || exit 1
+    [[ -x $dir/$exe-mpi ]] || "$polyc" build --target=cuda --mpi "$source" -o "$dir/$exe-mpi" || exit 1
+  done
+  strip "$dir"/*-cuda "$dir"/*-mpi
+  ;;
+check)
+  passed=0 failed=0
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  for p in "${programs[@]}"; do
+    name=$(field "$p" 1) source=$(field "$p" 2) params=$(field "$p" 3) reference=$(field "$p" 4)
+    exe=$(basename "$source" .poly)
+    ref=$dir/$exe-cuda
+    [[ $reference == alone ]] && ref=$dir/$exe-mpi
+    # shellcheck disable=SC2086
+    out=$("$python" "$root/test/run/mpi/Inputs/mpi_compare.py" "$ref" "$dir/$exe-mpi" $params \
+      --ranks "${RANKS:-1,2,3,4}" --work "$work/$name" 2>&1)
+    while IFS= read -r line; do
+      echo "$name ($reference): $line"
+      case $line in
+      *identical*) passed=$((passed + 1)) ;;
+      *) failed=$((failed + 1)) ;;
+      esac
+    done <<<"$out"
+  done
+  echo "mpi-gpu: $passed passed, $failed failed"
+  [[ $failed == 0 ]]
+  ;;
+*)
+  echo "usage: scripts/mpi-gpu.sh build|check DIR" >&2
+  exit 2
+  ;;
+esac
