@@ -49,7 +49,7 @@ static std::string rowLayout(const map::RowExchange &exchange, const MpiArrays &
   auto product = [](const std::vector<std::string> &factors) {
     return factors.empty() ? std::string("1") : llvm::join(factors, " * ");
   };
-  return "polyc::rt::mpi::RowLayout{" + arrays.dataPrefix + arrays.exprs.arrayRef(array) + ", sizeof(" +
+  return "polyc::rt::mpi::RowLayout{" + arrays.data(array) + ", sizeof(" +
          arrays.exprs.typeName(array.decl->elemType) + "), " + product(before) + ", " +
          storageExtent(exchange.dim) + ", " + product(after) + "}";
 }
@@ -66,10 +66,10 @@ void polyc::codegen::printExchanges(CodeWriter &w, const map::BandDecomposition 
   for (const map::RowExchange &exchange : shared.exchanges) {
     std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
     if (exchange.kind == map::ExchangeKind::Broadcast)
-      w.line("polyc::rt::mpi::shareRowBlocks(" + rows + arrays.copies + ");");
+      w.line(arrays.exchanges + "shareRowBlocks(" + rows + ");");
     else if (exchange.sends())
-      w.line("polyc::rt::mpi::exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +
-             std::to_string(exchange.hi) + arrays.copies + ");");
+      w.line(arrays.exchanges + "exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +
+             std::to_string(exchange.hi) + ");");
     else
       w.comment("No rank reads another's rows of " + exchange.array + ".");
   }
@@ -81,5 +81,5 @@ void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decom
   w.comment("MPI: rank 0 collects the other ranks' rows of the outputs that only halos shared.");
   for (const map::RowGather &gather : decomposition.gathers)
     w.line("polyc::rt::mpi::gatherRowBlocks(" + rowArguments(gather.rows, gather.first, gather.extent, arrays) +
-           arrays.copies + ");");
+           ");");
 }

@@ -10,6 +10,7 @@
 #include "compiler/codegen/IslAstPrinter.h"
 #include "compiler/map/Decompose.h"
 
+#include <functional>
 #include <string>
 
 namespace polyc::codegen {
@@ -26,13 +27,14 @@ void narrowToRankBlock(LoopView &loop);
 // holds `row`, its value of member 0.
 std::string ownsRowCondition(const std::string &row);
 
-// How the printed calls reach the arrays: the expression of an array's data (its name, or `program.A` for
-// a device array), and the RowCopies argument ("" for arrays in host memory).
+// How the printed calls reach the arrays: the expression of an array's data (its name, `program.A` for a
+// device array, a RunContext's bytes), and what the exchanges are called on: the MPI layer
+// ("polyc::rt::mpi::") or a GPU rank's RankRows ("polyc_rows.", polyc/cuda/MpiRows.h).
 struct MpiArrays {
   const model::Model &model;
   const ExprPrinter &exprs;
-  std::string dataPrefix; // prepended to ExprPrinter::arrayRef
-  std::string copies;     // ", &polyc_rows" or ""
+  std::function<std::string(const model::ArrayInfo &)> data;
+  std::string exchanges = "polyc::rt::mpi::";
 };
 
 // After a shared band: each array's rows to the ranks that read them (exchangeHalo or shareRowBlocks),

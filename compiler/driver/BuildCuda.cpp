@@ -75,6 +75,7 @@ int polyc::driver::buildCuda(const BuildJob &job) {
   std::vector<std::string> args = {*nvcc, "-std=c++17", "-O3", "-gencode",
                                    "arch=compute_" + n + ",code=[sm_" + n + ",compute_" + n + "]"};
   std::string mpiLibrary;
+  std::vector<std::string> ncclFlags;
   if (job.mpi) {
     // nvcc compiles the host code and links with the MPI compiler wrapper, which adds MPI's headers and
     // libraries.
@@ -83,6 +84,15 @@ int polyc::driver::buildCuda(const BuildJob &job) {
       return 1;
     args.push_back("-ccbin");
     args.push_back(wrapper);
+    // NCCL, when the CUDA toolkit has it: the ranks' rows then go GPU to GPU (polyc/cuda/MpiRows.h).
+    SmallString<256> toolkit(sys::path::parent_path(sys::path::parent_path(*nvcc)));
+    SmallString<256> ncclHeader(toolkit), ncclLibrary(toolkit);
+    sys::path::append(ncclHeader, "include", "nccl.h");
+    sys::path::append(ncclLibrary, "lib64");
+    if (sys::fs::exists(ncclHeader)) {
+      args.push_back("-DPOLYC_WITH_NCCL");
+      ncclFlags = {"-lnccl", "-Xlinker", "-rpath=" + ncclLibrary.str().str()};
+    }
   }
   appendFlagsFromEnvironment(args, "POLYC_NVCCFLAGS");
   args.push_back("-I" + job.sourceDir);
@@ -92,6 +102,7 @@ int polyc::driver::buildCuda(const BuildJob &job) {
     args.push_back(mpiLibrary);
   args.push_back(cuda);
   args.push_back(runtime);
+  args.insert(args.end(), ncclFlags.begin(), ncclFlags.end());
   // The runtime's CPU parts may use OpenMP; linking it is harmless otherwise.
   for (const char *flag : {"-Xcompiler", "-fopenmp", "-lpthread", "-o"})
     args.push_back(flag);

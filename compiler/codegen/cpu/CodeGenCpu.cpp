@@ -277,7 +277,9 @@ private:
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
-  MpiArrays mpiArrays() const { return {input_.model, exprs_, "", ""}; }
+  MpiArrays mpiArrays() const {
+    return {input_.model, exprs_, [this](const model::ArrayInfo &a) { return exprs_.arrayRef(a); }};
+  }
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
   }

@@ -463,7 +463,11 @@ public:
         sharedBand_(outer.sharedBand_), ownedLoops_(outer.ownedLoops_) {}
 
   // --mpi: the arrays of the MPI calls, the device arrays of the run's view staged through host memory.
-  MpiArrays mpiArrays() const { return {input_.model, program_.exprs, program_.program + ".", ", &polyc_rows"}; }
+  MpiArrays mpiArrays() const {
+    return {input_.model, program_.exprs,
+            [this](const model::ArrayInfo &a) { return program_.program + "." + program_.exprs.arrayRef(a); },
+            "polyc_rows."};
+  }
 
 protected:
   void printBand(const BandView &band, const isl::ast_node &body) override;
@@ -2268,7 +2272,7 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   if (decoupled)
     w.line("#include <polyc/cuda/DecoupledWindow.cuh>");
   w.line("#include <polyc/cuda/Device.h>");
-  if (names({"polyc::rt::cuda::DeviceRowCopies"}))
+  if (names({"polyc::rt::cuda::RankRows"}))
     w.line("#include <polyc/cuda/MpiRows.h>");
   if (persistent)
     w.line("#include <polyc/cuda/Persistent.cuh>");
@@ -2284,6 +2288,30 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   for (const char *header : {"algorithm", "cfloat", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "exception",
                              "type_traits", "vector"})
     w.line(std::string("#include <") + header + ">");
+}
+
+// --mpi: the download, after which rank 0 collects the other ranks' rows of the outputs that only halos
+// shared, from host memory to host memory: like the plain build's download, outside the timed region.
+static void printGatheringDownload(const model::Model &model, const CudaExprPrinter &exprs,
+                                   const map::Decomposition &decomposition, CodeWriter &w) {
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
+  auto hostBytes = [&](const model::ArrayInfo &array) {
+    size_t k = size_t(llvm::find(interface, &array) - interface.begin());
+    return "context.arrays[" + std::to_string(k) + "].bytes.data()";
+  };
+  w.line("public:");
+  w.indent();
+  w.comment("MPI: every rank copies its outputs back, then rank 0 collects the rows the others computed.");
+  w.openBlock("void download(polyc::rt::RunContext &context) override");
+  w.line("polyc::rt::cuda::CudaCompute::download(context);");
+  const ast::Program &program = *model.program;
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = context.params[" +
+           std::to_string(k) + "];");
+  printGathers(w, decomposition, {model, exprs, hostBytes});
+  w.closeBlock();
+  w.blank();
+  w.dedent();
 }
 
 llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const CodegenInput &given) {
@@ -2384,6 +2412,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   w.indent();
   for (const char *function : {"prepare", "run"}) {
     w.openBlock("void " + std::string(function) + "(" + ctxParam + ", cudaStream_t " + cp.stream + ") override");
+    if (decomposition && std::string(function) == "prepare") {
+      w.comment("MPI: the ranks' NCCL communicator is made on the first run, outside the timed region.");
+      w.line("polyc::rt::cuda::rankCommunicator();");
+    }
     w.openBlock("if (indexFitsInt(context))");
     w.line(std::string(function) + "As<int>(context, " + cp.stream + ");");
     w.elseBlock();
@@ -2393,6 +2425,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     w.blank();
   }
   w.dedent();
+  if (decomposition && !decomposition->gathers.empty())
+    printGatheringDownload(model, exprs, *decomposition, w);
   w.line("private:");
   w.indent();
   w.comment("Whether the kernels of this run index in int (polyc::rt::cuda::indexFitsInt): the params, the "
@@ -2439,12 +2473,11 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
          "polyc::rt::cuda::wavefrontOverride();");
   printRowArrayChecksOfContext(input, exprs, w);
   if (decomposition) {
-    w.comment("MPI: the rows of device arrays that other ranks read go through host memory.");
-    w.line("[[maybe_unused]] polyc::rt::cuda::DeviceRowCopies polyc_rows(" + cp.stream + ");");
+    w.comment("MPI: the exchanges of the rows other ranks read (GPU to GPU with NCCL, else through host "
+              "memory).");
+    w.line("[[maybe_unused]] polyc::rt::cuda::RankRows polyc_rows(" + cp.stream + ");");
   }
   w.verbatim(host.str());
-  if (decomposition)
-    printGathers(w, *decomposition, {model, exprs, cp.program + ".", ", &polyc_rows"});
   w.closeBlock();
   w.blank();
   w.comment("The device view of this run: params, the device arrays, local arrays (allocated on first use).");

@@ -234,13 +234,37 @@ void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies
   messages.wait();
 }
 
+namespace {
+
+// The program's Compute with the ranks meeting after each upload: a timed run starts on all of them at
+// once, so rank 0's time does not count another rank still copying its inputs to its GPU.
+class RanksTogether final : public Compute {
+public:
+  explicit RanksTogether(Compute &inner) : inner_(inner) {}
+  void upload(RunContext &context) override {
+    inner_.upload(context);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  double compute(RunContext &context) override { return inner_.compute(context); }
+  void download(RunContext &context) override { inner_.download(context); }
+  double computeStreamed(RunContext &context, StreamSlices &slices) override {
+    return inner_.computeStreamed(context, slices);
+  }
+
+private:
+  Compute &inner_;
+};
+
+} // namespace
+
 int runMainMpi(int argc, char **argv, const ProgramInfo &info, Compute &compute) {
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   RunOptions options;
   options.reports = rank == 0;
-  int status = runMain(argc, argv, info, compute, options);
+  RanksTogether together(compute);
+  int status = runMain(argc, argv, info, together, options);
   if (status != 0) {
     // Another rank may wait in a collective for this one: end them all.
     if (ranks > 1)

@@ -1,6 +1,9 @@
 // GPU ranks of a CUDA program built with `polyc build --target=cuda --mpi` (docs/running.md, "MPI"): one
-// rank a GPU, every array whole in each rank's device memory. The MPI layer (polyc/mpi/Mpi.h) moves the
-// rows between ranks through host memory (host staging): Open MPI on the GPU machines is not CUDA-aware.
+// rank a GPU, every array whole in each rank's device memory. After a band the ranks share, the rows other
+// ranks read go from GPU to GPU through NCCL (point to point, or a broadcast from each rank), enqueued on
+// the program's stream like a kernel; without NCCL (a build without it, POLYC_MPI_NCCL=0, or a
+// communicator that could not be made) through host memory, with the MPI layer (polyc/mpi/Mpi.h): Open
+// MPI on the GPU machines is not CUDA-aware. POLYC_VERBOSE=1 says which on each rank.
 #pragma once
 
 #include "polyc/cuda/Check.h"
@@ -8,47 +11,84 @@
 #include "polyc/mpi/Mpi.h"
 
 #include <cuda_runtime.h>
+#ifdef POLYC_WITH_NCCL
+#include <mpi.h>
+#include <nccl.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace polyc::rt::cuda {
 
 // Rows of a device array (RowLayout::data is the device pointer) copied to and from a packed host
-// buffer on the program's stream: each copy waits for the kernels enqueued before it, and is done when
-// the call returns, before its message is posted or after it arrived.
+// buffer on the program's stream, through a pinned buffer of its own (a copy from pageable memory is
+// staged by the driver at a fraction of the bandwidth): each copy waits for the kernels enqueued before
+// it, and is done when the call returns, before its message is posted or after it arrived.
 class DeviceRowCopies final : public mpi::RowCopies {
 public:
   explicit DeviceRowCopies(cudaStream_t stream) : stream_(stream) {}
+  ~DeviceRowCopies() override {
+    if (pinned_)
+      cudaFreeHost(pinned_);
+  }
+  DeviceRowCopies(const DeviceRowCopies &) = delete;
+  DeviceRowCopies &operator=(const DeviceRowCopies &) = delete;
 
   void toHost(const mpi::RowLayout &layout, mpi::Rows rows, void *packed) override {
-    copy(layout, rows, packed, cudaMemcpyDeviceToHost);
+    const size_t bytes = mpi::packedBytes(layout, rows);
+    if (bytes == 0)
+      return;
+    copy(layout, rows, cudaMemcpyDeviceToHost);
+    std::memcpy(packed, pinned_, bytes);
   }
   void fromHost(const mpi::RowLayout &layout, mpi::Rows rows, const void *packed) override {
-    copy(layout, rows, const_cast<void *>(packed), cudaMemcpyHostToDevice);
+    const size_t bytes = mpi::packedBytes(layout, rows);
+    if (bytes == 0)
+      return;
+    std::memcpy(staging(bytes), packed, bytes);
+    copy(layout, rows, cudaMemcpyHostToDevice);
   }
 
 private:
-  // The block of rows is one 2-D copy: a row of the copy is one run's block, the pitch a run.
-  void copy(const mpi::RowLayout &layout, mpi::Rows rows, void *packed, cudaMemcpyKind kind) {
+  // The pinned buffer, grown to at least `bytes`.
+  void *staging(size_t bytes) {
+    if (bytes > capacity_) {
+      if (pinned_)
+        POLYC_CUDA_CHECK(cudaFreeHost(pinned_));
+      pinned_ = nullptr;
+      POLYC_CUDA_CHECK(cudaMallocHost(&pinned_, bytes));
+      capacity_ = bytes;
+    }
+    return pinned_;
+  }
+
+  // The block of rows is one 2-D copy between the array and the pinned buffer: a row of the copy is one
+  // run's block, the pitch a run.
+  void copy(const mpi::RowLayout &layout, mpi::Rows rows, cudaMemcpyKind kind) {
     const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
     const size_t width = size_t(rows.end - rows.begin) * rowBytes, pitch = size_t(layout.dimExtent) * rowBytes;
-    if (width == 0 || layout.prefixCount <= 0)
-      return;
+    void *host = staging(width * size_t(layout.prefixCount));
     char *device = static_cast<char *>(layout.data) + size_t(rows.begin) * rowBytes;
     if (kind == cudaMemcpyDeviceToHost)
-      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(packed, width, device, pitch, width, size_t(layout.prefixCount), kind, stream_));
+      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(host, width, device, pitch, width, size_t(layout.prefixCount), kind, stream_));
     else
-      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(device, pitch, packed, width, width, size_t(layout.prefixCount), kind, stream_));
+      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(device, pitch, host, width, width, size_t(layout.prefixCount), kind, stream_));
     POLYC_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   cudaStream_t stream_;
+  void *pinned_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 // Gives this rank its GPU, before any other CUDA call: the rank's number on its host (as mpirun sets it
 // in OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or SLURM_LOCALID) modulo the GPUs there. With
-// POLYC_VERBOSE=1 each rank says which GPU and which exchange path it uses.
+// POLYC_VERBOSE=1 each rank says which GPU it takes.
 inline void selectRankDevice() {
   int localRank = 0;
   for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
@@ -62,8 +102,174 @@ inline void selectRankDevice() {
   const int device = localRank % devices;
   POLYC_CUDA_CHECK(cudaSetDevice(device));
   if (verbose())
-    std::fprintf(stderr, "polyc: local rank %d on GPU %d of %d; rows exchanged through host memory (MPI)\n",
-                 localRank, device, devices);
+    std::fprintf(stderr, "polyc: local rank %d on GPU %d of %d\n", localRank, device, devices);
 }
+
+#ifdef POLYC_WITH_NCCL
+// The ranks' NCCL communicator, made once (on the first call, from an id rank 0 broadcasts over MPI), or
+// null when the rows go through host memory. Compute::prepare calls it, outside the timed region. It is
+// never destroyed: the process ends with it.
+inline ncclComm_t rankCommunicator() {
+  static const ncclComm_t comm = [] {
+    const char *wanted = std::getenv("POLYC_MPI_NCCL");
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    ncclComm_t made = nullptr;
+    ncclUniqueId id{};
+    bool use = !(wanted && std::string(wanted) == "0");
+    int ok = use && (rank != 0 || ncclGetUniqueId(&id) == ncclSuccess);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok) {
+      MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD);
+      ok = ncclCommInitRank(&made, ranks, id, rank) == ncclSuccess;
+      MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (!ok && made)
+        ncclCommDestroy(made);
+    }
+    if (verbose())
+      std::fprintf(stderr, "polyc: rank %d of %d: rows exchanged %s\n", rank, ranks,
+                   ok ? "GPU to GPU (NCCL)" : use ? "through host memory (MPI; NCCL could not start)"
+                                                  : "through host memory (MPI; POLYC_MPI_NCCL=0)");
+    return ok ? made : nullptr;
+  }();
+  return comm;
+}
+#else
+inline void *rankCommunicator() { return nullptr; }
+#endif
+
+// The exchanges of a GPU rank's run (generated code calls these after the bands the ranks share): NCCL
+// when there is a communicator, else host staging (DeviceRowCopies and the MPI layer). With NCCL, rows
+// of a layout with runs before the row dimension are packed into a device buffer first, and unpacked
+// after, by 2-D copies on the stream.
+class RankRows {
+public:
+  explicit RankRows(cudaStream_t stream) : stream_(stream), hostCopies_(stream) {}
+  ~RankRows() {
+    if (scratch_)
+      cudaFree(scratch_);
+  }
+  RankRows(const RankRows &) = delete;
+  RankRows &operator=(const RankRows &) = delete;
+
+  void exchangeHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
+#ifdef POLYC_WITH_NCCL
+    if (ncclComm_t comm = rankCommunicator()) {
+      int rank = 0, ranks = 1;
+      shape(comm, rank, ranks);
+      std::vector<Message> messages;
+      for (int peer = 0; peer < ranks; ++peer) {
+        messages.push_back({mpi::haloRows(peer, rank, ranks, blocks, lo, hi, layout.dimExtent), peer, true});
+        messages.push_back({mpi::haloRows(rank, peer, ranks, blocks, lo, hi, layout.dimExtent), peer, false});
+      }
+      return transfer(comm, layout, messages, false);
+    }
+#endif
+    mpi::exchangeHalo(layout, blocks, lo, hi, &hostCopies_);
+  }
+
+  void shareRowBlocks(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks) {
+#ifdef POLYC_WITH_NCCL
+    if (ncclComm_t comm = rankCommunicator()) {
+      int rank = 0, ranks = 1;
+      shape(comm, rank, ranks);
+      std::vector<Message> messages;
+      for (int root = 0; root < ranks; ++root) {
+        const mpi::Block block = mpi::blockOf(root, ranks, blocks.first, blocks.extent);
+        messages.push_back({{block.first + blocks.shift, block.end + blocks.shift}, root, root != rank});
+      }
+      return transfer(comm, layout, messages, true);
+    }
+#endif
+    mpi::shareRowBlocks(layout, blocks, &hostCopies_);
+  }
+
+private:
+#ifdef POLYC_WITH_NCCL
+  struct Message {
+    mpi::Rows rows;
+    int peer;     // the other rank, or the root of a broadcast
+    bool in;      // received (or, in a broadcast, not this rank's rows)
+    size_t at = 0; // its bytes in the scratch buffer when packed
+  };
+
+  static void shape(ncclComm_t comm, int &rank, int &ranks) {
+    ncclCommUserRank(comm, &rank);
+    ncclCommCount(comm, &ranks);
+  }
+
+  static void check(ncclResult_t result, const char *call) {
+    if (result != ncclSuccess)
+      throw std::runtime_error(std::string(call) + ": " + ncclGetErrorString(result));
+  }
+
+  // Every message in one NCCL group on the stream: sends and receives, or a broadcast a root. A layout
+  // of one run is sent in place; otherwise every message is packed into the scratch buffer first.
+  void transfer(ncclComm_t comm, const mpi::RowLayout &layout, std::vector<Message> &messages, bool broadcast) {
+    const bool packed = layout.prefixCount != 1;
+    const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+    size_t total = 0;
+    for (Message &m : messages) {
+      m.at = total;
+      total += packed ? mpi::packedBytes(layout, m.rows) : 0;
+    }
+    char *scratch = packed ? static_cast<char *>(grown(total)) : nullptr;
+    auto address = [&](const Message &m) {
+      return packed ? scratch + m.at : static_cast<char *>(layout.data) + size_t(m.rows.begin) * rowBytes;
+    };
+    if (packed)
+      for (const Message &m : messages)
+        if (!m.in && !m.rows.empty())
+          copyRows(layout, m.rows, scratch + m.at, cudaMemcpyDeviceToDevice, true);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (const Message &m : messages) {
+      const size_t bytes = mpi::packedBytes(layout, m.rows);
+      if (bytes == 0)
+        continue;
+      if (broadcast)
+        check(ncclBroadcast(address(m), address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclBroadcast");
+      else if (m.in)
+        check(ncclRecv(address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclRecv");
+      else
+        check(ncclSend(address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclSend");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    if (packed)
+      for (const Message &m : messages)
+        if (m.in && !m.rows.empty())
+          copyRows(layout, m.rows, scratch + m.at, cudaMemcpyDeviceToDevice, false);
+  }
+
+  // Rows of every run between the array and a packed buffer on the device (`out`: array to buffer).
+  void copyRows(const mpi::RowLayout &layout, mpi::Rows rows, char *packed, cudaMemcpyKind kind, bool out) {
+    const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+    const size_t width = size_t(rows.end - rows.begin) * rowBytes, pitch = size_t(layout.dimExtent) * rowBytes;
+    char *array = static_cast<char *>(layout.data) + size_t(rows.begin) * rowBytes;
+    if (out)
+      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(packed, width, array, pitch, width, size_t(layout.prefixCount), kind, stream_));
+    else
+      POLYC_CUDA_CHECK(cudaMemcpy2DAsync(array, pitch, packed, width, width, size_t(layout.prefixCount), kind, stream_));
+  }
+
+  // The device scratch buffer, grown to at least `bytes` (after the work queued on it is done).
+  void *grown(size_t bytes) {
+    if (bytes > capacity_) {
+      POLYC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (scratch_)
+        POLYC_CUDA_CHECK(cudaFree(scratch_));
+      scratch_ = nullptr;
+      POLYC_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
+      capacity_ = bytes;
+    }
+    return scratch_;
+  }
+#endif
+
+  cudaStream_t stream_;
+  DeviceRowCopies hostCopies_;
+  void *scratch_ = nullptr;
+  size_t capacity_ = 0;
+};
 
 } // namespace polyc::rt::cuda
