@@ -7,7 +7,9 @@
 #                                   (RANKS) on random inputs and compares its outputs byte for byte with
 #                                   the plain build's, or, where the plain build computes in another order
 #                                   (a matrix product's tiles, which --mpi does not use), with NAME-mpi
-#                                   run alone; the ranks share the GPUs there are (local rank modulo GPUs)
+#                                   run alone; the ranks share the GPUs there are (local rank modulo GPUs:
+#                                   rows GPU to GPU through NCCL when each rank has its own, else through
+#                                   host memory; POLYC_MPI_NCCL=0 forces the latter)
 # Prints one line a program and rank count; ends with "mpi-gpu: N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -86,6 +86,13 @@ private:
   size_t capacity_ = 0;
 };
 
+// Whether another rank on this host has this rank's GPU too (more ranks than GPUs): NCCL takes one rank
+// a GPU, so the rows then go through host memory. Set by selectRankDevice.
+inline bool &rankSharesGpu() {
+  static bool shares = false;
+  return shares;
+}
+
 // Gives this rank its GPU, before any other CUDA call: the rank's number on its host (as mpirun sets it
 // in OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or SLURM_LOCALID) modulo the GPUs there. With
 // POLYC_VERBOSE=1 each rank says which GPU it takes.
@@ -100,6 +107,7 @@ inline void selectRankDevice() {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
     return; // the first CUDA call of the run reports it
   const int device = localRank % devices;
+  rankSharesGpu() = localRank >= devices;
   POLYC_CUDA_CHECK(cudaSetDevice(device));
   if (verbose())
     std::fprintf(stderr, "polyc: local rank %d on GPU %d of %d\n", localRank, device, devices);
@@ -117,7 +125,11 @@ inline ncclComm_t rankCommunicator() {
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     ncclComm_t made = nullptr;
     ncclUniqueId id{};
-    bool use = !(wanted && std::string(wanted) == "0");
+    const bool wantsNccl = !(wanted && std::string(wanted) == "0");
+    // Every rank must have a GPU of its own (NCCL's initialisation waits forever otherwise).
+    int alone = !rankSharesGpu();
+    MPI_Allreduce(MPI_IN_PLACE, &alone, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const bool use = wantsNccl && alone;
     int ok = use && (rank != 0 || ncclGetUniqueId(&id) == ncclSuccess);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (ok) {
@@ -129,8 +141,10 @@ inline ncclComm_t rankCommunicator() {
     }
     if (verbose())
       std::fprintf(stderr, "polyc: rank %d of %d: rows exchanged %s\n", rank, ranks,
-                   ok ? "GPU to GPU (NCCL)" : use ? "through host memory (MPI; NCCL could not start)"
-                                                  : "through host memory (MPI; POLYC_MPI_NCCL=0)");
+                   ok          ? "GPU to GPU (NCCL)"
+                   : use       ? "through host memory (MPI; NCCL could not start)"
+                   : wantsNccl ? "through host memory (MPI; more ranks than GPUs, which NCCL does not take)"
+                               : "through host memory (MPI; POLYC_MPI_NCCL=0)");
     return ok ? made : nullptr;
   }();
   return comm;
