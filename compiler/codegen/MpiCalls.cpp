@@ -2,6 +2,7 @@
 #include "compiler/codegen/MpiCalls.h"
 
 #include "compiler/codegen/Names.h"
+#include "compiler/codegen/ProgramInterface.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -82,4 +83,20 @@ void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decom
   for (const map::RowGather &gather : decomposition.gathers)
     w.line("polyc::rt::mpi::gatherRowBlocks(" + rowArguments(gather.rows, gather.first, gather.extent, arrays) +
            ");");
+}
+
+void polyc::codegen::printGathersOfContext(CodeWriter &w, const map::Decomposition &decomposition,
+                                           const model::Model &model, const ExprPrinter &exprs) {
+  if (decomposition.gathers.empty())
+    return;
+  std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
+  auto hostBytes = [&](const model::ArrayInfo &array) {
+    size_t k = size_t(llvm::find(interface, &array) - interface.begin());
+    return "context.arrays[" + std::to_string(k) + "].bytes.data()";
+  };
+  const ast::Program &program = *model.program;
+  for (unsigned k = 0; k < program.params.size(); ++k)
+    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = context.params[" +
+           std::to_string(k) + "];");
+  printGathers(w, decomposition, {model, exprs, hostBytes});
 }

@@ -44,4 +44,9 @@ void printExchanges(CodeWriter &w, const map::BandDecomposition &shared, const M
 // At the end of a run: rank 0 collects the rows of the outputs that only halos shared.
 void printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays);
 
+// The same in a GPU target's download (a function of `context`), once every rank has copied its outputs
+// back to the RunContext: host to host, outside the timed region as the download is. Declares the params.
+void printGathersOfContext(CodeWriter &w, const map::Decomposition &decomposition, const model::Model &model,
+                           const ExprPrinter &exprs);
+
 } // namespace polyc::codegen

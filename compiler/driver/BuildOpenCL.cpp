@@ -38,8 +38,16 @@ int polyc::driver::buildOpenCL(const BuildJob &job) {
   if (!locateOpenCLRuntime(includeDir, runtime, opencl))
     return 1;
   std::vector<std::string> args;
-  if (!findHostCompiler("a C++17 compiler", args))
+  std::string mpiLibrary;
+  if (job.mpi) {
+    // The MPI compiler wrapper adds MPI's headers and libraries to the host compiler's command.
+    std::string wrapper;
+    if (!findMpi(wrapper, mpiLibrary))
+      return 1;
+    args.push_back(wrapper);
+  } else if (!findHostCompiler("a C++17 compiler", args)) {
     return 1;
+  }
   SmallString<256> source(job.sourceDir);
   sys::path::append(source, job.programName + ".cpp");
   for (const char *flag : {"-std=c++17", "-O2"})
@@ -48,6 +56,8 @@ int polyc::driver::buildOpenCL(const BuildJob &job) {
   args.push_back("-I" + job.sourceDir);
   args.push_back("-I" + includeDir);
   args.push_back(source.str().str());
+  if (!mpiLibrary.empty())
+    args.push_back(mpiLibrary);
   args.push_back(opencl);
   args.push_back(runtime);
   // The runtime's CPU parts use OpenMP when it was built with it; linking it is harmless otherwise.

@@ -113,7 +113,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     return false;
   }
   if (sharedMpi && !settings.target->mpi) {
-    errs() << "polyc: error: --mpi is not supported by the " << sharedTarget << " target yet (cpu and cuda are)\n";
+    errs() << "polyc: error: --mpi is not supported by the " << sharedTarget << " target\n";
     return false;
   }
   if (sharedMpi && sharedStream) {

@@ -21,7 +21,7 @@ const std::vector<TargetInfo> &polyc::driver::targets() {
       // their rows when they are part of the build.
       {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true, /*mpi=*/true},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL, false,
-       /*mapsToGpu=*/true},
+       /*mapsToGpu=*/true, /*streams=*/false, /*mpi=*/true},
   };
   return table;
 }

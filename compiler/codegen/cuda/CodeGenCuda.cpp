@@ -2294,21 +2294,12 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
 // shared, from host memory to host memory: like the plain build's download, outside the timed region.
 static void printGatheringDownload(const model::Model &model, const CudaExprPrinter &exprs,
                                    const map::Decomposition &decomposition, CodeWriter &w) {
-  std::vector<const model::ArrayInfo *> interface = interfaceArrays(model);
-  auto hostBytes = [&](const model::ArrayInfo &array) {
-    size_t k = size_t(llvm::find(interface, &array) - interface.begin());
-    return "context.arrays[" + std::to_string(k) + "].bytes.data()";
-  };
   w.line("public:");
   w.indent();
   w.comment("MPI: every rank copies its outputs back, then rank 0 collects the rows the others computed.");
   w.openBlock("void download(polyc::rt::RunContext &context) override");
   w.line("polyc::rt::cuda::CudaCompute::download(context);");
-  const ast::Program &program = *model.program;
-  for (unsigned k = 0; k < program.params.size(); ++k)
-    w.line("[[maybe_unused]] const int64_t " + cIdentifier(program.params[k]->name) + " = context.params[" +
-           std::to_string(k) + "];");
-  printGathers(w, decomposition, {model, exprs, hostBytes});
+  printGathersOfContext(w, decomposition, model, exprs);
   w.closeBlock();
   w.blank();
   w.dedent();

@@ -6,6 +6,7 @@
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/ProgramInterface.h"
 #include "compiler/codegen/TermTables.h"
@@ -518,8 +519,9 @@ struct KernelInfo {
 
 class OpenCLPrinter : public IslAstPrinter {
 public:
-  OpenCLPrinter(const CodegenInput &input, CodeWriter &host, CodeWriter &kernels, OpenCLExprPrinter &exprs)
-      : IslAstPrinter(input, host), kernels_(kernels), exprs_(exprs) {
+  OpenCLPrinter(const CodegenInput &input, CodeWriter &host, CodeWriter &kernels, OpenCLExprPrinter &exprs,
+                const map::Decomposition *decomposition)
+      : IslAstPrinter(input, host), kernels_(kernels), exprs_(exprs), decomposition_(decomposition) {
     for (const model::Statement &s : input.model.statements)
       for (const std::string &d : exprs.dimNames(s))
         statementDims_.insert(d);
@@ -558,6 +560,7 @@ private:
   struct MappedKernel {
     std::string name, member;
     bool group = false;
+    bool rankBlock = false; // its first mapped member is a shared band's member 0: the rank's block only
     std::vector<KernelArg> args;
     std::vector<std::string> lows, counts;                 // host variables of the mapped members
     std::vector<std::pair<std::string, std::string>> bounds; // host expressions: lowest, highest
@@ -599,8 +602,13 @@ private:
   std::string reductionLength(const std::vector<unsigned> &statements) const;
   bool hasReductions(const std::vector<unsigned> &statements) const;
 
+  // --mpi: a band the ranks share; its kernels cover the rank's block of member 0.
+  void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+
   CodeWriter &kernels_;
   OpenCLExprPrinter &exprs_;
+  const map::Decomposition *decomposition_; // --mpi: the bands the ranks share; null otherwise
+  int sharedBand_ = -1;                     // the shared band being printed
   CodeWriter *out_ = &w_;       // where a fixed wavefront's host code goes (a recorded function's body)
   std::string sink_ = "timer";  // the LaunchSink its launches go to
   std::vector<std::string> variantGuards_; // the run-time conditions that select the band printed now
@@ -769,6 +777,9 @@ std::vector<std::pair<std::string, std::string>> OpenCLPrinter::mappedBounds(con
 }
 
 void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
+  if (decomposition_ && sharedBand_ < 0 && band.index < decomposition_->bands.size() &&
+      decomposition_->bands[band.index].distributed)
+    return printShared(band, body, decomposition_->bands[band.index]);
   const allocate::BandAllocation *allocation = band.allocation;
   const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
   if (mapped.placement == map::Placement::HostLoop) {
@@ -807,6 +818,28 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     return;
   }
   printVariant(band, body, allocation->kind);
+}
+
+// A band the MPI ranks share (map::Decomposition): its kernels' work-items cover this rank's block of
+// member 0 (printKernelLaunch), or its host loop over member 0 does (printHostLoopsAroundKernel); an
+// instance isl puts outside the member's loop belongs to the work-item of its value, so to the block's
+// owner. Then the rows the band wrote go to the ranks that read them, through host memory.
+void OpenCLPrinter::printShared(const BandView &band, const isl::ast_node &body,
+                                const map::BandDecomposition &shared) {
+  w_.line("{");
+  w_.indent();
+  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
+             ", then send the rows they wrote.");
+  w_.line(rankBlockDeclaration(shared, *input_.model.program));
+  sharedBand_ = int(band.index);
+  printBand(band, body);
+  sharedBand_ = -1;
+  printExchanges(w_, shared,
+                 {input_.model, exprs_,
+                  [](const model::ArrayInfo &a) { return "static_cast<void *>(" + cIdentifier(a.name) + "_.get())"; },
+                  "polyc_rows."});
+  w_.dedent();
+  w_.line("}");
 }
 
 void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind) {
@@ -856,6 +889,7 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   kernel.name = kernelName(band, kindName);
   kernel.member = hostMember(kernel.name);
   kernel.group = mode == PointMode::Group;
+  kernel.rankBlock = sharedBand_ == int(band.index) && firstMapped == 0;
   unsigned members = std::min(endMapped, static_cast<unsigned>(band.partialSchedule.size()));
   kernel.bounds = mappedBounds(band, firstMapped);
   kernel.args = baseArgs(band.statements, true);
@@ -952,10 +986,15 @@ void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vect
 void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
   std::string points = "1";
   for (size_t k = 0; k < kernel.lows.size(); ++k) {
-    out_->line("const int64_t " + kernel.lows[k] + " = " + kernel.bounds[k].first + ";");
-    // The bound in parentheses: a piecewise one prints as a conditional expression.
-    out_->line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>((" + kernel.bounds[k].second + ") - " +
-            kernel.lows[k] + " + 1, 0);");
+    // The bounds in parentheses: a piecewise one prints as a conditional expression.
+    std::string low = kernel.bounds[k].first, high = "(" + kernel.bounds[k].second + ")";
+    if (k == 0 && kernel.rankBlock) {
+      low = "std::max<int64_t>(" + low + ", polyc_rank.first)";
+      high = "std::min<int64_t>(" + high + ", polyc_rank.end - 1)";
+    }
+    out_->line("const int64_t " + kernel.lows[k] + " = " + low + ";");
+    out_->line("const int64_t " + kernel.counts[k] + " = std::max<int64_t>(" + high + " - " + kernel.lows[k] +
+               " + 1, 0);");
     points += " * " + kernel.counts[k];
   }
   out_->line("const int64_t polyc_points = " + points + ";");
@@ -1015,6 +1054,8 @@ void OpenCLPrinter::printHostLoopsAroundKernel(const BandView &band, const isl::
   auto loop = node.as<isl::ast_node_for>();
   const std::string &dimName = band.band ? band.band->dimNames.at(member) : "";
   LoopView view = hostLoop(loop, isIdentifier(dimName) ? dimName : "c" + std::to_string(member));
+  if (member == 0 && sharedBand_ == int(band.index))
+    narrowToRankBlock(view);
   out_->comment(describeDimension(band, member) + ": in order on the host, a launch each");
   out_->openBlock(forHeader(view));
   hostIterators_.push_back(view.iterator);
@@ -1928,7 +1969,11 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
 
   // ---- the schedule: host code and kernels together
   CodeWriter schedule;
-  OpenCLPrinter printer(input, schedule, cl, exprs);
+  // --mpi: the bands the ranks share (map/Decompose.h).
+  std::optional<map::Decomposition> decomposition;
+  if (input.mpi)
+    decomposition = map::decompose(model, input.schedule, input.allocation);
+  OpenCLPrinter printer(input, schedule, cl, exprs, decomposition ? &*decomposition : nullptr);
   if (llvm::Error error = printer.printSchedule())
     return error;
   if (!printer.error.empty())
@@ -1944,6 +1989,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   h.blank();
   h.line("#include <polyc/Runtime.h>");
   h.line("#include <polyc/opencl/OpenCLRuntime.h>");
+  if (input.mpi)
+    h.line("#include <polyc/opencl/MpiRows.h>");
   h.blank();
   h.line("#include <algorithm>");
   h.line("#include <cstdint>");
@@ -2011,6 +2058,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   paramLines(h2);
   printRowArrayChecksOfContext(input, exprs, h2);
   h2.line("polyc::rt::ocl::RegionTimer timer;");
+  if (decomposition)
+    h2.line("[[maybe_unused]] polyc::rt::ocl::RankRows polyc_rows(device());");
   h2.verbatim(schedule.str());
   h2.line("return timer.finish(device());");
   h2.closeBlock();
@@ -2024,6 +2073,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   if (std::none_of(interface.begin(), interface.end(),
                    [](const model::ArrayInfo *a) { return a->decl->kind != ast::ArrayKind::Input; }))
     h2.line("(void)context;");
+  if (decomposition)
+    printGathersOfContext(h2, *decomposition, model, exprs);
   h2.closeBlock();
   h2.blank();
   h2.dedent();
@@ -2087,7 +2138,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   h2.openBlock("int main(int argc, char **argv)");
   h2.line("const polyc::rt::ProgramInfo info = programInfo();");
   h2.line(cls + " compute;");
-  h2.line("return polyc::rt::runMain(argc, argv, info, compute);");
+  h2.line(std::string("return polyc::rt::") + (input.mpi ? "mpi::runMainMpi" : "runMain") +
+          "(argc, argv, info, compute);");
   h2.closeBlock();
   hostText += h2.str();
 

@@ -1,0 +1,62 @@
+// OpenCL ranks of a program built with `polyc build --target=opencl --mpi` (docs/running.md, "MPI"): each
+// rank holds every array in its device's buffers; the rows other ranks read go through host memory with
+// the MPI layer (polyc/mpi/Mpi.h), read from and written to the buffers as rectangles (one per block of
+// rows, a row of the rectangle a run of the dimensions before the row dimension).
+#pragma once
+
+#include "polyc/mpi/Mpi.h"
+#include "polyc/opencl/OpenCLRuntime.h"
+
+#include <cstddef>
+
+namespace polyc::rt::ocl {
+
+// Rows of a buffer (RowLayout::data is its cl_mem) copied to and from a packed host buffer: blocking
+// commands on the device's in-order queue, so after the kernels enqueued before them.
+class BufferRowCopies final : public mpi::RowCopies {
+public:
+  explicit BufferRowCopies(const Device &device) : device_(device) {}
+
+  void toHost(const mpi::RowLayout &layout, mpi::Rows rows, void *packed) override { copy(layout, rows, packed, true); }
+  void fromHost(const mpi::RowLayout &layout, mpi::Rows rows, const void *packed) override {
+    copy(layout, rows, const_cast<void *>(packed), false);
+  }
+
+private:
+  void copy(const mpi::RowLayout &layout, mpi::Rows rows, void *packed, bool read) {
+    const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+    const size_t width = size_t(rows.end - rows.begin) * rowBytes, pitch = size_t(layout.dimExtent) * rowBytes;
+    if (width == 0 || layout.prefixCount <= 0)
+      return;
+    const size_t bufferOrigin[3] = {size_t(rows.begin) * rowBytes, 0, 0}, hostOrigin[3] = {0, 0, 0};
+    const size_t region[3] = {width, size_t(layout.prefixCount), 1};
+    cl_mem buffer = static_cast<cl_mem>(layout.data);
+    if (read)
+      check(clEnqueueReadBufferRect(device_.queue(), buffer, CL_TRUE, bufferOrigin, hostOrigin, region, pitch, 0,
+                                    width, 0, packed, 0, nullptr, nullptr),
+            "clEnqueueReadBufferRect");
+    else
+      check(clEnqueueWriteBufferRect(device_.queue(), buffer, CL_TRUE, bufferOrigin, hostOrigin, region, pitch, 0,
+                                     width, 0, packed, 0, nullptr, nullptr),
+            "clEnqueueWriteBufferRect");
+  }
+
+  const Device &device_;
+};
+
+// The exchanges of an OpenCL rank's run, which generated code calls after the bands the ranks share.
+class RankRows {
+public:
+  explicit RankRows(const Device &device) : copies_(device) {}
+  void exchangeHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
+    mpi::exchangeHalo(layout, blocks, lo, hi, &copies_);
+  }
+  void shareRowBlocks(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks) {
+    mpi::shareRowBlocks(layout, blocks, &copies_);
+  }
+
+private:
+  BufferRowCopies copies_;
+};
+
+} // namespace polyc::rt::ocl
