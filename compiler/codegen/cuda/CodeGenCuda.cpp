@@ -136,7 +136,7 @@ struct CudaProgram {
   std::vector<std::string> viewLines; // in Compute::view, after the local arrays (product partial sums)
   std::map<std::string, CapturedCall> capturedCalls; // "band what" -> the statements that run its function
   std::vector<FlexibleVariant> flexibleVariants;
-  // --mpi: the bands the ranks share; the device arrays' rows move through host memory (polyc_rows).
+  // --mpi: the bands the ranks share; the device arrays' rows move between them through RankRows (polyc_rows).
   const map::Decomposition *decomposition = nullptr;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
@@ -462,7 +462,7 @@ public:
       : IslAstPrinter(outer, w), program_(outer.program_), hostLoops_(outer.hostLoops_), gpu_(outer.gpu_),
         sharedBand_(outer.sharedBand_), ownedLoops_(outer.ownedLoops_) {}
 
-  // --mpi: the arrays of the MPI calls, the device arrays of the run's view staged through host memory.
+  // --mpi: the arrays of the MPI calls: the device arrays of the run's view, exchanged by RankRows.
   MpiArrays mpiArrays() const {
     return {input_.model, program_.exprs,
             [this](const model::ArrayInfo &a) { return program_.program + "." + program_.exprs.arrayRef(a); },
