@@ -2026,7 +2026,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   };
   // upload
   h2.openBlock("void upload(polyc::rt::RunContext &context) override");
-  h2.line("prepare();");
+  h2.line(input.mpi ? "polyc::rt::ocl::prepareInRankOrder([this] { prepare(); });" : "prepare();");
   paramLines(h2);
   for (size_t a = 0; a < model.arrays.size(); ++a) {
     const model::ArrayInfo &array = model.arrays[a];

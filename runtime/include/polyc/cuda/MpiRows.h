@@ -3,7 +3,7 @@
 // ranks read go from GPU to GPU through NCCL (point to point, or a broadcast from each rank), enqueued on
 // the program's stream like a kernel; without NCCL (a build without it, POLYC_MPI_NCCL=0, or a
 // communicator that could not be made) through host memory, with the MPI layer (polyc/mpi/Mpi.h): Open
-// MPI on the GPU machines is not CUDA-aware. POLYC_VERBOSE=1 says which on each rank.
+// MPI on the GPU machines is not CUDA-aware. POLYC_CUDA_VERBOSE=1 says which on each rank.
 #pragma once
 
 #include "polyc/cuda/Check.h"
@@ -95,7 +95,7 @@ inline bool &rankSharesGpu() {
 
 // Gives this rank its GPU, before any other CUDA call: the rank's number on its host (as mpirun sets it
 // in OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or SLURM_LOCALID) modulo the GPUs there. With
-// POLYC_VERBOSE=1 each rank says which GPU it takes.
+// POLYC_CUDA_VERBOSE=1 each rank says which GPU it takes.
 inline void selectRankDevice() {
   int localRank = 0;
   for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})

@@ -7,6 +7,8 @@
 #include "polyc/mpi/Mpi.h"
 #include "polyc/opencl/OpenCLRuntime.h"
 
+#include <mpi.h>
+
 #include <cstddef>
 
 namespace polyc::rt::ocl {
@@ -58,5 +60,18 @@ public:
 private:
   BufferRowCopies copies_;
 };
+
+// Runs `prepare` (which builds the OpenCL program) on rank 0, then on the other ranks together: ranks
+// that share a compiler cache (PoCL's, POCL_CACHE_DIR) then read the binary rank 0 wrote, instead of all
+// writing it at once (4 PoCL ranks building one program together failed now and then, in the fuzzer).
+template <typename F> void prepareInRankOrder(F &&prepare) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    prepare();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank != 0)
+    prepare();
+}
 
 } // namespace polyc::rt::ocl
