@@ -10,11 +10,6 @@
 using namespace polyc;
 using namespace polyc::codegen;
 
-std::string polyc::codegen::rankBlockDeclaration(const map::BandDecomposition &shared, const ast::Program &program) {
-  return "const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + spellParams(shared.first, program) +
-         ", " + spellParams(shared.extent, program) + ");";
-}
-
 void polyc::codegen::narrowToRankBlock(LoopView &loop) {
   const std::string init = "(" + loop.init + ")";
   loop.init = loop.tileLoop ? "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " +
@@ -63,7 +58,16 @@ static std::string rowArguments(const map::RowExchange &exchange, const std::str
          ", " + std::to_string(exchange.shift) + "}";
 }
 
-void polyc::codegen::printExchanges(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays) {
+void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared,
+                                     const MpiArrays &arrays, const std::function<void()> &printBand) {
+  const ast::Program &program = *arrays.model.program;
+  w.line("{");
+  w.indent();
+  w.comment("Band " + std::to_string(band) + " shared by the MPI ranks: " + shared.reason +
+            ", then send the rows they wrote.");
+  w.line("const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + spellParams(shared.first, program) +
+         ", " + spellParams(shared.extent, program) + ");");
+  printBand();
   for (const map::RowExchange &exchange : shared.exchanges) {
     std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
     if (exchange.kind == map::ExchangeKind::Broadcast)
@@ -74,6 +78,8 @@ void polyc::codegen::printExchanges(CodeWriter &w, const map::BandDecomposition 
     else
       w.comment("No rank reads another's rows of " + exchange.array + ".");
   }
+  w.dedent();
+  w.line("}");
 }
 
 void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays) {

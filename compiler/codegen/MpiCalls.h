@@ -15,8 +15,6 @@
 
 namespace polyc::codegen {
 
-// The declaration of `polyc_rank`, this rank's block of the shared band's member 0.
-std::string rankBlockDeclaration(const map::BandDecomposition &shared, const ast::Program &program);
 
 // Narrows a loop of the shared band's member 0 to this rank's block: the point loop from its first value
 // to its end, the tile loop from the tile that holds its first value. The condition keeps OpenMP's
@@ -37,9 +35,11 @@ struct MpiArrays {
   std::string exchanges = "polyc::rt::mpi::";
 };
 
-// After a shared band: each array's rows to the ranks that read them (exchangeHalo or shareRowBlocks),
-// or a comment when no rank reads another's rows.
-void printExchanges(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays);
+// A band the ranks share, in a block of its own: `polyc_rank` (this rank's block of the band's member 0)
+// declared, the band printed by `printBand`, then each array's rows sent to the ranks that read them
+// (exchangeHalo or shareRowBlocks), or a comment when no rank reads another's rows.
+void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared, const MpiArrays &arrays,
+                     const std::function<void()> &printBand);
 
 // At the end of a run: rank 0 collects the rows of the outputs that only halos shared.
 void printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays);

@@ -45,6 +45,18 @@ static bool isCpuName(StringRef name) {
   return !name.empty() && llvm::all_of(name, [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+bool polyc::driver::hostCompilerFor(const BuildJob &job, llvm::StringRef requirement,
+                                    std::vector<std::string> &command, std::string &mpiLibrary) {
+  if (!job.mpi)
+    return findHostCompiler(requirement, command);
+  // The MPI compiler wrapper adds MPI's headers and libraries to the host compiler's command.
+  std::string wrapper;
+  if (!findMpi(wrapper, mpiLibrary))
+    return false;
+  command.push_back(wrapper);
+  return true;
+}
+
 bool polyc::driver::findMpi(std::string &wrapper, std::string &library) {
   const char *given = std::getenv("POLYC_MPICXX");
   wrapper = given && *given ? given : POLYC_MPICXX;
@@ -63,15 +75,8 @@ int polyc::driver::buildCpu(const BuildJob &job) {
     return 1;
   std::vector<std::string> args;
   std::string mpiLibrary;
-  if (job.mpi) {
-    // The MPI compiler wrapper adds MPI's headers and libraries to the host compiler's command.
-    std::string wrapper;
-    if (!findMpi(wrapper, mpiLibrary))
-      return 1;
-    args.push_back(wrapper);
-  } else if (!findHostCompiler("a C++17 compiler with OpenMP", args)) {
+  if (!hostCompilerFor(job, "a C++17 compiler with OpenMP", args, mpiLibrary))
     return 1;
-  }
   SmallString<256> source(job.sourceDir);
   sys::path::append(source, job.programName + ".cpp");
   for (const char *flag : {"-std=c++17", "-O3", "-fopenmp"})

@@ -39,15 +39,8 @@ int polyc::driver::buildOpenCL(const BuildJob &job) {
     return 1;
   std::vector<std::string> args;
   std::string mpiLibrary;
-  if (job.mpi) {
-    // The MPI compiler wrapper adds MPI's headers and libraries to the host compiler's command.
-    std::string wrapper;
-    if (!findMpi(wrapper, mpiLibrary))
-      return 1;
-    args.push_back(wrapper);
-  } else if (!findHostCompiler("a C++17 compiler", args)) {
+  if (!hostCompilerFor(job, "a C++17 compiler", args, mpiLibrary))
     return 1;
-  }
   SmallString<256> source(job.sourceDir);
   sys::path::append(source, job.programName + ".cpp");
   for (const char *flag : {"-std=c++17", "-O2"})

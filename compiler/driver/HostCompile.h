@@ -37,6 +37,11 @@ bool findHostCompiler(llvm::StringRef requirement, std::vector<std::string> &com
 // runtime's MPI layer (libpolyc_runtime_mpi.a). Prints why and returns false when the layer is missing.
 bool findMpi(std::string &wrapper, std::string &library);
 
+// The host compiler's command for `job`: the MPI compiler wrapper with --mpi (and the MPI layer in
+// `mpiLibrary`), else findHostCompiler's. False, with a message printed, when it cannot be found.
+bool hostCompilerFor(const BuildJob &job, llvm::StringRef requirement, std::vector<std::string> &command,
+                     std::string &mpiLibrary);
+
 // Appends the space-separated words of the environment variable `variable` (extra flags for
 // experiments, such as POLYC_CXXFLAGS), if set.
 void appendFlagsFromEnvironment(std::vector<std::string> &args, const char *variable);

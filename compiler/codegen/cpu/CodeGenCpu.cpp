@@ -345,17 +345,9 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
 // every rank's rows of the arrays the band wrote go to the others.
 void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                 const map::BandDecomposition &shared) {
-  w_.line("{");
-  w_.indent();
-  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
-             ", then send the rows they wrote.");
-  w_.line(rankBlockDeclaration(shared, *input_.model.program));
   sharedBand_ = int(band.index);
-  printBand(band, body);
+  printSharedBand(w_, band.index, shared, mpiArrays(), [&] { printBand(band, body); });
   sharedBand_ = -1;
-  printExchanges(w_, shared, mpiArrays());
-  w_.dedent();
-  w_.line("}");
 }
 
 void CpuAstPrinter::printGathers() {

@@ -1118,17 +1118,9 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
 // through host memory.
 void CudaHostPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                   const map::BandDecomposition &shared) {
-  w_.line("{");
-  w_.indent();
-  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
-             ", then send the rows they wrote.");
-  w_.line(rankBlockDeclaration(shared, *input_.model.program));
   sharedBand_ = int(band.index);
-  printBand(band, body);
+  printSharedBand(w_, band.index, shared, mpiArrays(), [&] { printBand(band, body); });
   sharedBand_ = -1;
-  printExchanges(w_, shared, mpiArrays());
-  w_.dedent();
-  w_.line("}");
 }
 
 void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body) {

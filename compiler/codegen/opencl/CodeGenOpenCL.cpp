@@ -826,20 +826,12 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
 // owner. Then the rows the band wrote go to the ranks that read them, through host memory.
 void OpenCLPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                 const map::BandDecomposition &shared) {
-  w_.line("{");
-  w_.indent();
-  w_.comment("Band " + std::to_string(band.index) + " shared by the MPI ranks: " + shared.reason +
-             ", then send the rows they wrote.");
-  w_.line(rankBlockDeclaration(shared, *input_.model.program));
+  MpiArrays arrays{input_.model, exprs_,
+                   [](const model::ArrayInfo &a) { return "static_cast<void *>(" + cIdentifier(a.name) + "_.get())"; },
+                   "polyc_rows."};
   sharedBand_ = int(band.index);
-  printBand(band, body);
+  printSharedBand(w_, band.index, shared, arrays, [&] { printBand(band, body); });
   sharedBand_ = -1;
-  printExchanges(w_, shared,
-                 {input_.model, exprs_,
-                  [](const model::ArrayInfo &a) { return "static_cast<void *>(" + cIdentifier(a.name) + "_.get())"; },
-                  "polyc_rows."});
-  w_.dedent();
-  w_.line("}");
 }
 
 void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind) {
