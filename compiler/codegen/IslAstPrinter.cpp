@@ -333,9 +333,7 @@ void IslAstPrinter::printFor(const isl::ast_node_for &node) {
   NameScope savedNames = names_;
   loop.iterator = names_.fresh(cIdentifier(base));
   iteratorNames_[islName] = loop.iterator;
-  loop.init = expr(node.init());
-  loop.cond = expr(node.cond());
-  loop.inc = expr(node.inc());
+  setBounds(loop, node);
   narrowLoop(loop);
   ++depth_;
   printFor(loop, node);
@@ -478,6 +476,17 @@ void IslAstPrinter::printStatementCall(const StatementCall &call) {
 std::string IslAstPrinter::expr(const isl::ast_expr &e) const {
   int prec;
   return expr(e, prec);
+}
+
+void IslAstPrinter::setBounds(LoopView &loop, const isl::ast_node_for &node) const {
+  auto operand = [&](const isl::ast_expr &e, int needed) {
+    int prec;
+    std::string text = expr(e, prec);
+    return prec < needed ? "(" + text + ")" : text;
+  };
+  loop.init = operand(node.init(), Additive);
+  loop.cond = operand(node.cond(), And + 1);
+  loop.inc = operand(node.inc(), Multiplicative + 1);
 }
 
 std::string IslAstPrinter::expr(const isl::ast_expr &e, int &prec) const {

@@ -76,6 +76,9 @@ public:
   void printNode(const isl::ast_node &node);
   // An isl AST expression as C text, loop iterators by their readable names.
   std::string expr(const isl::ast_expr &e) const;
+  // Fills loop.init, cond and inc from `node`, each parenthesised where needed so that printers can
+  // write `init + first`, `i >= init && cond` and `k * inc` (an isl bound may be a conditional).
+  void setBounds(LoopView &loop, const isl::ast_node_for &node) const;
   // The statement name for a statement index ("S0"); targets may override to rename.
   virtual std::string statementFunction(unsigned statement) const;
   // A one-line description of a band dimension for comments: "t = i + j, Lamport hyperplane (1, 1)".

@@ -1068,9 +1068,7 @@ LoopView OpenCLPrinter::hostLoop(const isl::ast_node_for &loop, const std::strin
   LoopView view;
   view.iterator = scope.fresh(cIdentifier(base));
   localNames_[loop.iterator().as<isl::ast_expr_id>().id().name()] = view.iterator;
-  view.init = expr(loop.init());
-  view.cond = expr(loop.cond());
-  view.inc = expr(loop.inc());
+  setBounds(view, loop);
   return view;
 }
 
@@ -1205,9 +1203,10 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
       localNames_[islName] = var;
       // A loop with a step (the points of a skewed band at one time, ii = -t - 3c) has a work-item for
       // every value in its range; those between the steps do nothing.
-      std::string init = expr(loop.init()), inc = expr(loop.inc());
-      std::string onStep = inc == "1" ? "" : " && (" + var + " - (" + init + ")) % " + inc + " == 0";
-      w.openBlock("if (" + var + " >= " + init + " && " + expr(loop.cond()) + onStep + ")");
+      LoopView bounds;
+      setBounds(bounds, loop);
+      std::string onStep = bounds.inc == "1" ? "" : " && (" + var + " - (" + bounds.init + ")) % " + bounds.inc + " == 0";
+      w.openBlock("if (" + var + " >= " + bounds.init + " && " + bounds.cond + onStep + ")");
       boundMembers_.insert(*member);
       printKernelNode(loop.body(), w);
       boundMembers_.erase(*member);
@@ -1228,9 +1227,7 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
     localNames_[islName] = var;
     LoopView view;
     view.iterator = var;
-    view.init = expr(loop.init());
-    view.cond = expr(loop.cond());
-    view.inc = expr(loop.inc());
+    setBounds(view, loop);
     w.openBlock(forHeader(view, "int"));
     printKernelNode(loop.body(), w);
     w.closeBlock();
