@@ -2,7 +2,8 @@
 # GPU ranks of the CUDA target (polyc build --target=cuda --mpi): build here, check on the GPU machine.
 #   scripts/mpi-gpu.sh build DIR    builds each program below twice into DIR, plain (NAME-cuda) and with
 #                                   --mpi (NAME-mpi); needs polyc (POLYC, default build/compiler/driver/polyc),
-#                                   nvcc and mpicxx; stripped, to carry them to the GPU machine
+#                                   nvcc and mpicxx; stripped, to carry them to the GPU machine, or built
+#                                   there from a bundle (scripts/gpu-bundle.sh), JOBS builds at once
 #   scripts/mpi-gpu.sh check DIR    on the GPU machine: runs every NAME-mpi under mpirun with 1 to 4 ranks
 #                                   (RANKS) on random inputs and compares its outputs byte for byte with
 #                                   the plain build's, or, where the plain build computes in another order
@@ -34,12 +35,15 @@ field() { cut -d'|' -f"$2" <<<"$1"; }
 case $mode in
 build)
   mkdir -p "$dir"
+  # One polyc build a job (JOBS at once, default the cores there are): on the GPU machine's cores with
+  # a carried bundle (scripts/gpu-bundle.sh; POLYC and POLYC_RUNTIME_DIR point into it).
   for p in "${programs[@]}"; do
-    name=$(field "$p" 1) source=$root/$(field "$p" 2)
+    source=$root/$(field "$p" 2)
     exe=$(basename "$source" .poly)
-    [[ -x $dir/$exe-cuda ]] || "$polyc" build --target=cuda "$source" -o "$dir/$exe-cuda" || exit 1
-    [[ -x $dir/$exe-mpi ]] || "$polyc" build --target=cuda --mpi "$source" -o "$dir/$exe-mpi" || exit 1
-  done
+    [[ -x $dir/$exe-cuda ]] || echo "$source $dir/$exe-cuda"
+    [[ -x $dir/$exe-mpi ]] || echo "$source $dir/$exe-mpi --mpi"
+  done | sort -u | xargs -P "${JOBS:-$(nproc)}" -L 1 sh -c '"$0" build --target=cuda "$1" -o "$2" $3' "$polyc" ||
+    exit 1
   strip "$dir"/*-cuda "$dir"/*-mpi
   ;;
 check)

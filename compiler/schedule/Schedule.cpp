@@ -293,21 +293,45 @@ llvm::Expected<isl::schedule> Scheduler::scheduleStatement(unsigned s, unsigned 
   return scheduleWithIsl({s}, deps);
 }
 
-// The pieces of a statement's dependences on itself on which every distance component keeps one sign
-// (negative, zero or positive); dependences between different statements are kept as they are.
-static isl::union_map splitByDistanceSigns(const isl::union_map &deps) {
+// How finely splitDistances cuts a statement's dependences on itself.
+enum class DistanceSplit {
+  Signs,  // pieces on which every distance component keeps one sign (negative, zero or positive)
+  Values, // and where a component takes at most kMaxSplitValues values (whatever the params), one value
+};
+constexpr int64_t kMaxSplitValues = 8;
+
+// The regions of `rel`'s wrapped space (a statement's dependence on itself) over which the distance
+// along dimension k keeps one sign, or one value (DistanceSplit::Values, when it takes few values).
+static std::vector<isl::set> distanceRegions(const isl::map &rel, unsigned k, DistanceSplit how) {
+  isl::space space = rel.space();
+  isl::aff from = space.domain_map_multi_aff().at(static_cast<int>(k));
+  isl::aff to = space.range_map_multi_aff().at(static_cast<int>(k));
+  if (how == DistanceSplit::Values) {
+    isl::set distances = rel.deltas();
+    isl::val least = distances.dim_min_val(static_cast<int>(k)), greatest = distances.dim_max_val(static_cast<int>(k));
+    if (least.is_int() && greatest.is_int() && greatest.sub(least).le(isl::val(rel.ctx(), kMaxSplitValues))) {
+      std::vector<isl::set> regions;
+      for (int64_t v = least.get_num_si(); v <= greatest.get_num_si(); ++v)
+        regions.push_back(to.eq_set(from.add_constant(isl::val(rel.ctx(), v))));
+      return regions;
+    }
+  }
+  return {to.lt_set(from), to.eq_set(from), to.gt_set(from)};
+}
+
+// A statement's dependences on itself cut as `how` says, into basic relations; dependences between
+// different statements are kept as they are.
+static isl::union_map splitDistances(const isl::union_map &deps, DistanceSplit how) {
   isl::union_map result = isl::union_map::empty(deps.ctx());
   deps.foreach_map([&](isl::map rel) {
     isl::space space = rel.space();
     std::vector<isl::map> pieces{rel};
     if (space.domain().is_equal(space.range()))
       for (unsigned k = 0; k < iu::tupleDims(space.domain()); ++k) {
-        isl::aff from = space.domain_map_multi_aff().at(static_cast<int>(k));
-        isl::aff to = space.range_map_multi_aff().at(static_cast<int>(k));
         std::vector<isl::map> split;
-        for (const isl::set &sign : {to.lt_set(from), to.eq_set(from), to.gt_set(from)})
+        for (const isl::set &region : distanceRegions(rel, k, how))
           for (const isl::map &piece : pieces)
-            if (isl::map part = piece.intersect(sign.unwrap()); !part.is_empty())
+            if (isl::map part = piece.intersect(region.unwrap()); !part.is_empty())
               split.push_back(part);
         pieces = std::move(split);
       }
@@ -335,15 +359,24 @@ llvm::Expected<isl::schedule> Scheduler::scheduleWithIsl(const std::vector<unsig
         .set_coincidence(valid)
         .compute_schedule();
   };
+  // isl's scheduler carries dependences one basic relation at a time, so a relation whose distances
+  // point in several directions may never be carried whole by one row ("unable to carry dependences")
+  // though a schedule exists (fuzz seed 111608). The same dependences, split so that every piece keeps
+  // the sign of each distance, let each piece be carried on its own. isl can fail on one-signed pieces
+  // too: distances (-2, 2), (-1, 3), (0, 4) in one basic relation beside a dependence (2, 1), though the
+  // second dimension carries all four (fuzz seed 36500327); cut into uniform pieces, they schedule.
+  auto computeSplit = [&](DistanceSplit how) {
+    return compute(splitDistances(validity, how), splitDistances(proximity, how));
+  };
   isl::schedule result;
   try {
     result = compute(validity, proximity);
   } catch (const isl::exception &) {
-    // isl's scheduler carries dependences one basic relation at a time, so a relation whose
-    // distances point in several directions may never be carried whole by one row ("unable to carry
-    // dependences") though a schedule exists (fuzz seed 111608). The same dependences, split so that
-    // every piece keeps the sign of each distance, let each piece be carried on its own.
-    result = compute(splitByDistanceSigns(validity), splitByDistanceSigns(proximity));
+    try {
+      result = computeSplit(DistanceSplit::Signs);
+    } catch (const isl::exception &) {
+      result = computeSplit(DistanceSplit::Values);
+    }
   }
   if (result.is_null()) {
     std::string names;

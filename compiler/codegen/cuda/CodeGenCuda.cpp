@@ -1381,8 +1381,8 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
   std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength, *input_.model.program) : "1024";
   w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
   w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
-               "), [&](auto groupSize)");
-  w_.line("constexpr unsigned G = decltype(groupSize)::value;");
+               "), [&](auto polyc_groupSize)");
+  w_.line("constexpr unsigned G = decltype(polyc_groupSize)::value;");
   printMapped(band, body, "G", AllocationKind::Reduction);
   w_.closeBlock(");");
 }
