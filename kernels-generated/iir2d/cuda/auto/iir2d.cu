@@ -521,8 +521,8 @@ private:
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 0 (S1): reduction (pattern-parallel)\n");
       // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024].
-      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M), [&](auto groupSize) {
-        constexpr unsigned G = decltype(groupSize)::value;
+      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M), [&](auto polyc_groupSize) {
+        constexpr unsigned G = decltype(polyc_groupSize)::value;
         // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel (a group of G threads per point)
         {
           const dim3 grid
