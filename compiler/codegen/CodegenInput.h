@@ -31,6 +31,8 @@ struct CodegenInput {
   // --mpi (the CPU target): every rank holds every array and computes its block of the outermost parallel
   // dimension of each band that can be distributed, then shares the rows it wrote (runtime/polyc/mpi).
   bool mpi = false;
+  // --mpi: halos that later bands alone read are computed by widened blocks instead of sent (map::decompose).
+  bool mpiRecompute = true;
 };
 
 // The program's C identifier: the source file's stem with characters outside [A-Za-z0-9_] replaced by

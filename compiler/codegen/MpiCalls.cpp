@@ -65,12 +65,21 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   w.indent();
   w.comment("Band " + std::to_string(band) + " shared by the MPI ranks: " + shared.reason +
             ", then send the rows they wrote.");
-  w.line("const polyc::rt::mpi::Block polyc_rank = polyc::rt::mpi::rankBlock(" + spellParams(shared.first, program) +
-         ", " + spellParams(shared.extent, program) + ");");
+  const std::string first = spellParams(shared.first, program), extent = spellParams(shared.extent, program);
+  std::string block = "polyc::rt::mpi::rankBlock(" + first + ", " + extent + ")";
+  if (shared.widenBefore || shared.widenAfter) {
+    w.comment("The block widened by " + std::to_string(shared.widenBefore) + " before and " +
+              std::to_string(shared.widenAfter) + " after: it " + shared.widenWhy + ".");
+    block = "polyc::rt::mpi::widenBlock(" + block + ", " + first + ", " + extent + ", " +
+            std::to_string(shared.widenBefore) + ", " + std::to_string(shared.widenAfter) + ")";
+  }
+  w.line("const polyc::rt::mpi::Block polyc_rank = " + block + ";");
   printBand();
   for (const map::RowExchange &exchange : shared.exchanges) {
     std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
-    if (exchange.kind == map::ExchangeKind::Broadcast)
+    if (exchange.recomputed)
+      w.comment("No message for " + exchange.array + ": the widened block computed the rows other blocks read.");
+    else if (exchange.kind == map::ExchangeKind::Broadcast)
       w.line(arrays.exchanges + "shareRowBlocks(" + rows + ");");
     else if (exchange.sends())
       w.line(arrays.exchanges + "exchangeHalo(" + rows + ", " + std::to_string(exchange.lo) + ", " +

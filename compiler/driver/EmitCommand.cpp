@@ -42,6 +42,11 @@ static cl::opt<bool>
               cl::desc("Run as ranks of MPI (mpirun -np R EXE ...): each rank computes a block "
                        "of every band it can distribute (cpu target)"),
               cl::sub(EmitCommand), cl::sub(BuildCommand));
+static cl::opt<bool> sharedNoRecompute(
+    "no-recompute",
+    cl::desc("With --mpi: send every halo, rather than widen a band's blocks to compute the rows that "
+             "later bands read beyond their own"),
+    cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<int64_t> sharedBlock("block", cl::desc("Threads per block or work-group (default: the cost model's)"),
                                     cl::value_desc("N"), cl::init(0), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::opt<std::string> sharedTile(
@@ -116,6 +121,10 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     errs() << "polyc: error: --mpi is not supported by the " << sharedTarget << " target\n";
     return false;
   }
+  if (sharedNoRecompute && !sharedMpi) {
+    errs() << "polyc: error: --no-recompute applies to --mpi builds only\n";
+    return false;
+  }
   if (sharedMpi && sharedStream) {
     errs() << "polyc: error: --mpi and --stream cannot be combined yet\n";
     return false;
@@ -146,6 +155,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.pipeline.blockSize = sharedBlock;
   settings.pipeline.stream = sharedStream;
   settings.pipeline.mpi = sharedMpi;
+  settings.pipeline.mpiRecompute = !sharedNoRecompute;
 
   // The command line as it matters for the output: options in a fixed order, no output path, so
   // that emitting the same program twice gives the same files wherever they go.
@@ -162,6 +172,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
     line += " --stream";
   if (sharedMpi)
     line += " --mpi";
+  if (sharedNoRecompute)
+    line += " --no-recompute";
   if (sharedBlock > 0)
     line += " --block=" + std::to_string(sharedBlock);
   if (!sharedTile.empty())

@@ -60,6 +60,10 @@ static cl::opt<bool>
                cl::desc("Explain the MPI build (polyc build --mpi): the bands the ranks share and "
                         "the rows each rank sends after them"),
                cl::sub(driver::ExplainCommand));
+static cl::opt<bool> explainNoRecompute("no-recompute",
+                                        cl::desc("With --mpi: the build that sends every halo (polyc build "
+                                                 "--no-recompute)"),
+                                        cl::sub(driver::ExplainCommand));
 
 int polyc::driver::runExplain() {
   SourceMgr sm;
@@ -83,7 +87,8 @@ int polyc::driver::runExplain() {
   try {
     std::optional<map::Decomposition> decomposition;
     if (explainMpi)
-      decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation);
+      decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
+                                     {!explainNoRecompute});
     in.decomposition = decomposition ? &*decomposition : nullptr;
     switch (explainFormat) {
     case ExplainFormat::Text:

@@ -33,6 +33,7 @@ static Value rowExchangeJson(const map::RowExchange &e) {
   if (e.kind == map::ExchangeKind::Halo) {
     o["halo"] = intArray({e.lo, e.hi});
     o["sends"] = e.sends();
+    o["recomputed"] = e.recomputed;
   }
   return o;
 }
@@ -253,6 +254,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
       if (d.distributed) {
         o["first"] = d.first;
         o["extent"] = d.extent;
+        o["widen"] = intArray({d.widenBefore, d.widenAfter});
         Array exchanges;
         for (const map::RowExchange &e : d.exchanges)
           exchanges.push_back(rowExchangeJson(e));

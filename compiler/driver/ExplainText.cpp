@@ -13,6 +13,8 @@ namespace polyc::driver {
 
 namespace {
 
+std::string rowCount(int64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
+
 // One exchange after a distributed band, with its volume: "halo of As (dimension 1) for S2, S5: each rank
 // receives up to 1 row before its block and 1 after it, N elements of 4 bytes a row (reads -1..+1 from
 // the block's rows)".
@@ -23,13 +25,14 @@ std::string describeExchange(const map::RowExchange &e) {
                     std::to_string(e.elementBytes) + " bytes a row";
   if (e.kind == map::ExchangeKind::Broadcast)
     return "every rank's rows of " + rows + " go to all ranks, " + row + ": " + e.why;
+  if (e.recomputed)
+    return "no message: the widened blocks compute the rows of " + rows + " that other blocks read (" + e.why + ")";
   if (!e.sends())
     return "no message: no rank reads another's rows of " + rows + " (" + e.why + ")";
   auto signedText = [](int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); };
   int64_t before = std::max<int64_t>(0, e.shift - e.lo), after = std::max<int64_t>(0, e.hi - e.shift);
-  auto count = [](int64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); };
-  return "halo of " + rows + ", " + e.why + ": each rank receives up to " + count(before) +
-         " before its block and " + count(after) + " after it, " + row + " (reads " + signedText(e.lo) +
+  return "halo of " + rows + ", " + e.why + ": each rank receives up to " + rowCount(before) +
+         " before its block and " + rowCount(after) + " after it, " + row + " (reads " + signedText(e.lo) +
          ".." + signedText(e.hi) + " from the block's rows)";
 }
 
@@ -200,6 +203,9 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       if (d.distributed)
         os << " (" << d.extent << " values from " << d.first << ")";
       os << "\n    why: " << d.reason << "\n";
+      if (d.widenBefore || d.widenAfter)
+        os << "    widened: each rank runs " << rowCount(d.widenBefore) << " more before its block and "
+           << rowCount(d.widenAfter) << " after it: it " << d.widenWhy << "\n";
       for (const map::RowExchange &e : d.exchanges)
         os << "    after it: " << describeExchange(e) << "\n";
     }

@@ -34,6 +34,7 @@ struct PipelineOptions {
   bool gpuMapping = true; // mapScheduleTree: emit and build clear it for the CPU target, which has none
   bool stream = false;    // --stream: inputs and outputs moved one slice per step of the outer loop
   bool mpi = false;       // --mpi: ranks of MPI, each computing a block of the distributed bands
+  bool mpiRecompute = true; // --no-recompute clears it: every halo is sent (map::DecomposeOptions)
 };
 
 // Every stage's result. The isl context is declared first so that it is destroyed last.

@@ -47,6 +47,7 @@ bool polyc::driver::generateSources(const EmitSettings &settings, llvm::SourceMg
                               &sm,
                               &compiled->mapping,
                               settings.pipeline.mpi};
+  input.mpiRecompute = settings.pipeline.mpiRecompute;
   programName = codegen::programName(input);
   llvm::Expected<std::vector<codegen::GeneratedFile>> generated = [&] {
     try {

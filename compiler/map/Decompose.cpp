@@ -92,11 +92,19 @@ int distributedBandOf(unsigned statement, const schedule::Schedule &schedule,
   return -1;
 }
 
+// The rows a band reads of a halo's array, relative to its block's rows: [lo, hi].
+struct ReaderReach {
+  unsigned band = 0;
+  int64_t lo = 0, hi = 0;
+};
+
 // How the rows of `exchange` (written by band `writer`) reach their readers: a halo when every statement
 // that writes or reads the array is in a distributed band with the same blocks, writes at the same row,
-// and reads at constant distances from its own; otherwise a broadcast, with the reason.
+// and reads at constant distances from its own; otherwise a broadcast, with the reason. A halo's readers
+// go to `reach`, one entry a band.
 void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &model,
-                    const schedule::Schedule &schedule, const std::vector<Shared> &shared) {
+                    const schedule::Schedule &schedule, const std::vector<Shared> &shared,
+                    std::vector<ReaderReach> &reach) {
   auto broadcast = [&](const std::string &why) {
     exchange.kind = ExchangeKind::Broadcast;
     exchange.why = why;
@@ -138,6 +146,11 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
                          statement.dimNames[dim]);
       lo = std::min(lo, distances->first);
       hi = std::max(hi, distances->second);
+      auto mine = llvm::find_if(reach, [&](const ReaderReach &r) { return r.band == unsigned(b); });
+      if (mine == reach.end())
+        reach.push_back({unsigned(b), distances->first, distances->second});
+      else
+        *mine = {unsigned(b), std::min(mine->lo, distances->first), std::max(mine->hi, distances->second)};
       if (!llvm::is_contained(readers, statement.name))
         readers.push_back(statement.name);
     }
@@ -146,6 +159,49 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
   exchange.lo = lo;
   exchange.hi = hi;
   exchange.why = readers.empty() ? "no statement reads it" : "for " + llvm::join(readers, ", ");
+}
+
+// Halos recomputed rather than sent (Decompose.h). From the last band to the first, so that a band's
+// widening is final before the bands it reads from are widened for it: a halo whose readers all run
+// after its writer (in the same step of any loop around) is recomputed when the writer's widening stays
+// within kMaxWidening rows; a reader that runs before it (the next step reads it) keeps it a message.
+// Then every halo still sent covers its readers' widened blocks.
+void recomputeHalos(std::vector<BandDecomposition> &bands,
+                    const std::vector<std::vector<std::vector<ReaderReach>>> &reaches) {
+  for (unsigned w = unsigned(bands.size()); w-- > 0;) {
+    BandDecomposition &writer = bands[w];
+    std::vector<std::string> recomputed;
+    for (unsigned e = 0; e < writer.exchanges.size(); ++e) {
+      RowExchange &exchange = writer.exchanges[e];
+      const std::vector<ReaderReach> &readers = reaches[w][e];
+      if (exchange.kind != ExchangeKind::Halo ||
+          llvm::any_of(readers, [&](const ReaderReach &r) { return r.band <= w; }))
+        continue;
+      int64_t before = 0, after = 0;
+      for (const ReaderReach &r : readers) {
+        before = std::max(before, bands[r.band].widenBefore + exchange.shift - r.lo);
+        after = std::max(after, bands[r.band].widenAfter + r.hi - exchange.shift);
+      }
+      if ((before == 0 && after == 0) || before > kMaxWidening || after > kMaxWidening)
+        continue;
+      exchange.recomputed = true;
+      writer.widenBefore = std::max(writer.widenBefore, before);
+      writer.widenAfter = std::max(writer.widenAfter, after);
+      recomputed.push_back(exchange.array + " (" + exchange.why + ")");
+    }
+    if (!recomputed.empty())
+      writer.widenWhy = "computes the rows of " + llvm::join(recomputed, ", ") + " that later bands read beyond their blocks";
+  }
+  for (unsigned w = 0; w < bands.size(); ++w)
+    for (unsigned e = 0; e < bands[w].exchanges.size(); ++e) {
+      RowExchange &exchange = bands[w].exchanges[e];
+      if (exchange.kind != ExchangeKind::Halo || exchange.recomputed)
+        continue;
+      for (const ReaderReach &r : reaches[w][e]) {
+        exchange.lo = std::min(exchange.lo, r.lo - bands[r.band].widenBefore);
+        exchange.hi = std::max(exchange.hi, r.hi + bands[r.band].widenAfter);
+      }
+    }
 }
 
 // The elements of one row of `array` along `dim` in one run of the dimensions before it, as C text.
@@ -167,7 +223,7 @@ std::string rowElementsText(const model::ArrayInfo &array, unsigned dim, const s
 } // namespace
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
-                        const allocate::Allocation &allocation) {
+                        const allocate::Allocation &allocation, const DecomposeOptions &options) {
   std::vector<BandNode> nodes = bandNodes(schedule.tree);
   Decomposition result;
   if (nodes.size() != schedule.bands.size())
@@ -260,14 +316,17 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     result.bands.push_back(d);
     shared[b] = {&result.bands.back(), {lo, hi}};
   }
+  std::vector<std::vector<std::vector<ReaderReach>>> reaches(result.bands.size());
   for (unsigned b = 0; b < result.bands.size(); ++b)
     for (RowExchange &exchange : result.bands[b].exchanges) {
       const model::ArrayInfo &array =
           *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
       exchange.rowElements = rowElementsText(array, exchange.dim, schedule, model.context);
       exchange.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
-      chooseExchange(exchange, b, model, schedule, shared);
+      chooseExchange(exchange, b, model, schedule, shared, reaches[b].emplace_back());
     }
+  if (options.recompute)
+    recomputeHalos(result.bands, reaches);
   for (const model::ArrayInfo &array : model.arrays) {
     if (array.decl->kind != ast::ArrayKind::Output && array.decl->kind != ast::ArrayKind::InOut)
       continue;

@@ -8,6 +8,9 @@
 // Every array is allocated whole on every rank. After a distributed band each rank sends the rows it
 // wrote: to every rank (broadcast), or only to the ranks whose blocks read them (halo); then rank 0
 // collects an output's rows at the end.
+// A halo that only later bands read can be recomputed instead of sent (seed 000's cut point, by
+// recomputation): the writing band runs a widened block, the rows its readers need beyond their own
+// blocks included, and the bands it reads from widen in turn (ghost zones).
 #pragma once
 
 #include "compiler/allocate/Allocation.h"
@@ -40,8 +43,11 @@ struct RowExchange {
   std::string why;         // Broadcast: the reader that needs every row; Halo: the readers
   std::string rowElements; // the elements of one row in every run of the dimensions before it (explain)
   unsigned elementBytes = 0;
+  // Halo: the rows other ranks' blocks read are computed again on each reader's rank by this band's
+  // widened block (BandDecomposition::widenBefore/After), so nothing is sent.
+  bool recomputed = false;
   // Halo: whether another rank reads any of this block's rows (false: nothing to send).
-  bool sends() const { return kind == ExchangeKind::Broadcast || lo < shift || hi > shift; }
+  bool sends() const { return kind == ExchangeKind::Broadcast || (!recomputed && (lo < shift || hi > shift)); }
 };
 
 struct BandDecomposition {
@@ -53,6 +59,10 @@ struct BandDecomposition {
   // runs an instance only on the rank whose block holds that value.
   std::map<unsigned, unsigned> statementDims;
   std::string reason; // why it is or is not distributed
+  // Each rank runs [block.first - widenBefore, block.end + widenAfter) of member 0 (clipped to the
+  // range): the rows later bands read beyond their blocks, computed here rather than received.
+  int64_t widenBefore = 0, widenAfter = 0;
+  std::string widenWhy; // the recomputed arrays and what they feed
 };
 
 // An output whose rows stay with the ranks that computed them (halo exchanges only): rank 0 collects
@@ -67,8 +77,15 @@ struct Decomposition {
   std::vector<RowGather> gathers;       // at the end of the run, in array order
 };
 
+// The most rows a band's block is widened by on either side to recompute halos; beyond it, rows are sent.
+constexpr int64_t kMaxWidening = 16;
+
+struct DecomposeOptions {
+  bool recompute = true; // polyc --no-recompute clears it: every halo is sent
+};
+
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
-                        const allocate::Allocation &allocation);
+                        const allocate::Allocation &allocation, const DecomposeOptions &options = {});
 
 // The GPU mapping as ranks of MPI run it: rows move between the launches, on the host, so there is no
 // persistent kernel and no CUDA graph; a distributed band is not a matrix product (whose tiles would not

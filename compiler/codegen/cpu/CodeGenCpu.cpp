@@ -760,7 +760,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   loops.indent();
   std::optional<map::Decomposition> decomposition;
   if (input.mpi)
-    decomposition = map::decompose(model, input.schedule, input.allocation);
+    decomposition = map::decompose(model, input.schedule, input.allocation, {input.mpiRecompute});
   CpuAstPrinter printer(input, loops, exprs, uses, decomposition ? &*decomposition : nullptr);
   if (llvm::Error e = printer.printSchedule())
     return e;

@@ -2305,7 +2305,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::optional<map::Mapping> rankMapping;
   CodegenInput input = given;
   if (given.mpi) {
-    decomposition = map::decompose(given.model, given.schedule, given.allocation);
+    decomposition = map::decompose(given.model, given.schedule, given.allocation, {given.mpiRecompute});
     rankMapping = map::mappingForRanks(*given.mapping, *decomposition);
     input.mapping = &*rankMapping;
   }

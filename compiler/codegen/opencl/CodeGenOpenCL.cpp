@@ -1961,7 +1961,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   // --mpi: the bands the ranks share (map/Decompose.h).
   std::optional<map::Decomposition> decomposition;
   if (input.mpi)
-    decomposition = map::decompose(model, input.schedule, input.allocation);
+    decomposition = map::decompose(model, input.schedule, input.allocation, {input.mpiRecompute});
   OpenCLPrinter printer(input, schedule, cl, exprs, decomposition ? &*decomposition : nullptr);
   if (llvm::Error error = printer.printSchedule())
     return error;

@@ -22,6 +22,14 @@ struct Block {
 Block blockOf(int rank, int ranks, int64_t first, int64_t extent);
 // This process's block (MPI_COMM_WORLD).
 Block rankBlock(int64_t first, int64_t extent);
+// `block` of the `extent` values from `first` widened by `before` and `after` values, within them; an
+// empty block stays empty (no rank's later band reads through it).
+inline Block widenBlock(Block block, int64_t first, int64_t extent, int64_t before, int64_t after) {
+  if (block.first >= block.end)
+    return block;
+  return {block.first - before > first ? block.first - before : first,
+          block.end + after < first + extent ? block.end + after : first + extent};
+}
 
 // An array seen as rows along one dimension: `prefixCount` runs (the dimensions before it, in storage
 // order) of `dimExtent` rows of `rowElements` elements (the dimensions after it).
