@@ -78,7 +78,8 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   for (const map::RowExchange &exchange : shared.exchanges) {
     std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
     if (exchange.recomputed)
-      w.comment("No message for " + exchange.array + ": the widened block computed the rows other blocks read.");
+      w.comment("No message for " + exchange.array +
+                ": the widened block computed the rows other blocks read.");
     else if (exchange.kind == map::ExchangeKind::Broadcast)
       w.line(arrays.exchanges + "shareRowBlocks(" + rows + ");");
     else if (exchange.sends())

@@ -87,8 +87,8 @@ int polyc::driver::runExplain() {
   try {
     std::optional<map::Decomposition> decomposition;
     if (explainMpi)
-      decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
-                                     {!explainNoRecompute});
+      decomposition =
+          map::decompose(compiled->model, compiled->schedule, compiled->allocation, {!explainNoRecompute});
     in.decomposition = decomposition ? &*decomposition : nullptr;
     switch (explainFormat) {
     case ExplainFormat::Text:

@@ -26,7 +26,8 @@ std::string describeExchange(const map::RowExchange &e) {
   if (e.kind == map::ExchangeKind::Broadcast)
     return "every rank's rows of " + rows + " go to all ranks, " + row + ": " + e.why;
   if (e.recomputed)
-    return "no message: the widened blocks compute the rows of " + rows + " that other blocks read (" + e.why + ")";
+    return "no message: the widened blocks compute the rows of " + rows + " that other blocks read (" +
+           e.why + ")";
   if (!e.sends())
     return "no message: no rank reads another's rows of " + rows + " (" + e.why + ")";
   auto signedText = [](int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); };

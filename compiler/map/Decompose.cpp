@@ -190,7 +190,8 @@ void recomputeHalos(std::vector<BandDecomposition> &bands,
       recomputed.push_back(exchange.array + " (" + exchange.why + ")");
     }
     if (!recomputed.empty())
-      writer.widenWhy = "computes the rows of " + llvm::join(recomputed, ", ") + " that later bands read beyond their blocks";
+      writer.widenWhy = "computes the rows of " + llvm::join(recomputed, ", ") +
+                        " that later bands read beyond their blocks";
   }
   for (unsigned w = 0; w < bands.size(); ++w)
     for (unsigned e = 0; e < bands[w].exchanges.size(); ++e) {

@@ -47,7 +47,9 @@ struct RowExchange {
   // widened block (BandDecomposition::widenBefore/After), so nothing is sent.
   bool recomputed = false;
   // Halo: whether another rank reads any of this block's rows (false: nothing to send).
-  bool sends() const { return kind == ExchangeKind::Broadcast || (!recomputed && (lo < shift || hi > shift)); }
+  bool sends() const {
+    return kind == ExchangeKind::Broadcast || (!recomputed && (lo < shift || hi > shift));
+  }
 };
 
 struct BandDecomposition {

@@ -308,8 +308,9 @@ static std::vector<isl::set> distanceRegions(const isl::map &rel, unsigned k, Di
   isl::aff to = space.range_map_multi_aff().at(static_cast<int>(k));
   if (how == DistanceSplit::Values) {
     isl::set distances = rel.deltas();
-    isl::val least = distances.dim_min_val(static_cast<int>(k)), greatest = distances.dim_max_val(static_cast<int>(k));
-    if (least.is_int() && greatest.is_int() && greatest.sub(least).le(isl::val(rel.ctx(), kMaxSplitValues))) {
+    isl::val least = distances.dim_min_val(static_cast<int>(k)),
+             greatest = distances.dim_max_val(static_cast<int>(k));
+    if (least.is_int() && greatest.is_int() && greatest.sub(least).lt(isl::val(rel.ctx(), kMaxSplitValues))) {
       std::vector<isl::set> regions;
       for (int64_t v = least.get_num_si(); v <= greatest.get_num_si(); ++v)
         regions.push_back(to.eq_set(from.add_constant(isl::val(rel.ctx(), v))));

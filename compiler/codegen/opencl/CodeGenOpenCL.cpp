@@ -1222,7 +1222,8 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
       // every value in its range; those between the steps do nothing.
       LoopView bounds;
       setBounds(bounds, loop);
-      std::string onStep = bounds.inc == "1" ? "" : " && (" + var + " - (" + bounds.init + ")) % " + bounds.inc + " == 0";
+      std::string onStep =
+          bounds.inc == "1" ? "" : " && (" + var + " - (" + bounds.init + ")) % " + bounds.inc + " == 0";
       w.openBlock("if (" + var + " >= " + bounds.init + " && " + bounds.cond + onStep + ")");
       boundMembers_.insert(*member);
       printKernelNode(loop.body(), w);
