@@ -97,6 +97,8 @@ struct ReaderReach {
   unsigned band = 0;
   int64_t lo = 0, hi = 0;
 };
+// Each band's exchanges' readers: reaches[band][exchange], one entry a reading band.
+using Reaches = std::vector<std::vector<std::vector<ReaderReach>>>;
 
 // How the rows of `exchange` (written by band `writer`) reach their readers: a halo when every statement
 // that writes or reads the array is in a distributed band with the same blocks, writes at the same row,
@@ -109,7 +111,6 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
     exchange.kind = ExchangeKind::Broadcast;
     exchange.why = why;
   };
-  int64_t lo = exchange.shift, hi = exchange.shift;
   std::vector<std::string> readers;
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
@@ -144,8 +145,6 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
       if (!distances)
         return broadcast(statement.name + " reads " + exchange.array + " at no constant distance from " +
                          statement.dimNames[dim]);
-      lo = std::min(lo, distances->first);
-      hi = std::max(hi, distances->second);
       auto mine = llvm::find_if(reach, [&](const ReaderReach &r) { return r.band == unsigned(b); });
       if (mine == reach.end())
         reach.push_back({unsigned(b), distances->first, distances->second});
@@ -156,8 +155,6 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
     }
   }
   exchange.kind = ExchangeKind::Halo;
-  exchange.lo = lo;
-  exchange.hi = hi;
   exchange.why = readers.empty() ? "no statement reads it" : "for " + llvm::join(readers, ", ");
 }
 
@@ -165,9 +162,7 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
 // widening is final before the bands it reads from are widened for it: a halo whose readers all run
 // after its writer (in the same step of any loop around) is recomputed when the writer's widening stays
 // within kMaxWidening rows; a reader that runs before it (the next step reads it) keeps it a message.
-// Then every halo still sent covers its readers' widened blocks.
-void recomputeHalos(std::vector<BandDecomposition> &bands,
-                    const std::vector<std::vector<std::vector<ReaderReach>>> &reaches) {
+void recomputeHalos(std::vector<BandDecomposition> &bands, const Reaches &reaches) {
   for (unsigned w = unsigned(bands.size()); w-- > 0;) {
     BandDecomposition &writer = bands[w];
     std::vector<std::string> recomputed;
@@ -193,14 +188,21 @@ void recomputeHalos(std::vector<BandDecomposition> &bands,
       writer.widenWhy = "computes the rows of " + llvm::join(recomputed, ", ") +
                         " that later bands read beyond their blocks";
   }
+}
+
+// Each halo's rows [lo, hi] relative to the blocks: the writer's own (shift) and what its readers read,
+// a sent halo covering their widened blocks.
+void setHaloRows(std::vector<BandDecomposition> &bands, const Reaches &reaches) {
   for (unsigned w = 0; w < bands.size(); ++w)
     for (unsigned e = 0; e < bands[w].exchanges.size(); ++e) {
       RowExchange &exchange = bands[w].exchanges[e];
-      if (exchange.kind != ExchangeKind::Halo || exchange.recomputed)
+      if (exchange.kind != ExchangeKind::Halo)
         continue;
+      exchange.lo = exchange.hi = exchange.shift;
       for (const ReaderReach &r : reaches[w][e]) {
-        exchange.lo = std::min(exchange.lo, r.lo - bands[r.band].widenBefore);
-        exchange.hi = std::max(exchange.hi, r.hi + bands[r.band].widenAfter);
+        const BandDecomposition &reader = bands[r.band];
+        exchange.lo = std::min(exchange.lo, r.lo - (exchange.recomputed ? 0 : reader.widenBefore));
+        exchange.hi = std::max(exchange.hi, r.hi + (exchange.recomputed ? 0 : reader.widenAfter));
       }
     }
 }
@@ -317,7 +319,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     result.bands.push_back(d);
     shared[b] = {&result.bands.back(), {lo, hi}};
   }
-  std::vector<std::vector<std::vector<ReaderReach>>> reaches(result.bands.size());
+  Reaches reaches(result.bands.size());
   for (unsigned b = 0; b < result.bands.size(); ++b)
     for (RowExchange &exchange : result.bands[b].exchanges) {
       const model::ArrayInfo &array =
@@ -328,6 +330,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     }
   if (options.recompute)
     recomputeHalos(result.bands, reaches);
+  setHaloRows(result.bands, reaches);
   for (const model::ArrayInfo &array : model.arrays) {
     if (array.decl->kind != ast::ArrayKind::Output && array.decl->kind != ast::ArrayKind::InOut)
       continue;

@@ -309,8 +309,9 @@ std::string OpenCLExprPrinter::printReduction(const ReductionParts &parts, CodeW
   // A group's point with a reduction of a few constant terms beside its long one (`sum(k in 1..1) 1`):
   // every lane computes it whole, with no barrier. Each group reduction is a barrier tree, and a kernel
   // of eight made PoCL take 28 s to compile it (fuzz seed 51001607).
-  std::optional<int64_t> fewTerms = constantTermCount(parts);
-  bool everyLaneWhole = mode == PointMode::Group && !deferSum && fewTerms && *fewTerms < 32;
+  constexpr int64_t kFewTerms = 32; // a warp's worth: fewer cost each lane less than a barrier tree
+  std::optional<int64_t> terms = constantTermCount(parts);
+  bool everyLaneWhole = mode == PointMode::Group && !deferSum && terms && *terms < kFewTerms;
   if (mode == PointMode::Item || parts.nested || parts.loops.empty() || everyLaneWhole)
     return ExprPrinter::printReduction(parts, w);
   if (mode == PointMode::Group)
