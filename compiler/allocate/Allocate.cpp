@@ -56,6 +56,7 @@ private:
   BandAllocation wavefront(unsigned index, const schedule::Band &band);
   BandAllocation parallel(unsigned index, const schedule::Band &band);
   std::optional<Extent> reductionLength(unsigned s);
+  bool readsRowPerOutput(unsigned s) const;
   Extent meanRowLength(const Extent &all, const ast::ArrayDecl &row, const Statement &stmt);
   Extent outputCount(unsigned s, unsigned bandDims);
   Extent boxSize(const isl::set &set, unsigned first, const Statement &stmt);
@@ -271,6 +272,30 @@ Extent Allocator::meanRowLength(const Extent &all, const ast::ArrayDecl &row, co
   return mean;
 }
 
+// Whether statement s reads a row per output along its reduction's terms (w[j, c] for output j, terms c):
+// an index of the array other than the last at a constant distance from the statement's innermost
+// dimension, and the last index walking with the terms. One thread per output then reads a row of its
+// own, neighbouring threads a whole row apart; a group per output reads its row together, coalesced,
+// however many outputs there are (the rate network at 80,000 neurons, docs/performance.md).
+bool Allocator::readsRowPerOutput(unsigned s) const {
+  const Statement &stmt = model_.statements[s];
+  const unsigned dims = unsigned(stmt.domain.tuple_dim());
+  if (dims == 0)
+    return false;
+  for (const model::Access &read : stmt.reads) {
+    isl::map access = read.relation.intersect_domain(stmt.domain).intersect_params(model_.context);
+    const unsigned indices = iu::tupleDims(access.range().space());
+    if (indices < 2 || iu::projectOutOutputs(access, 0, indices - 1).is_single_valued())
+      continue;
+    for (unsigned d = 0; d + 1 < indices; ++d) {
+      auto distance = iu::indexDistances(access, dims - 1, d, model_.context);
+      if (distance && distance->first == distance->second)
+        return true;
+    }
+  }
+  return false;
+}
+
 BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   BandAllocation result;
   result.band = index;
@@ -288,6 +313,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
 
   // Reductions of the statements whose innermost band this is become pattern-parallel.
   std::optional<Extent> length, outputs;
+  bool rowPerOutput = false;
   for (unsigned s : band.statements) {
     bool innermost = true;
     for (unsigned later = index + 1; later < schedule_.bands.size(); ++later)
@@ -301,6 +327,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
     Extent count = outputCount(s, unsigned(band.coincident.size()));
     length = length ? longer(*length, *l) : *l;
     outputs = outputs ? longer(*outputs, count) : count;
+    rowPerOutput |= readsRowPerOutput(s);
   }
   result.kind = AllocationKind::DataParallel;
   if (!length) {
@@ -311,15 +338,18 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   std::string rule = "threads per output: the next power of two of the length, clamped to [" +
                      std::to_string(c.minReductionGroup) + ", " + std::to_string(c.maxReductionGroup) +
                      "], one thread per output below " + std::to_string(c.minReductionGroup) + " (seed 001)";
-  rule += "; groups only below " + std::to_string(c.groupOutputsLimit) + " outputs";
+  // The number of outputs limits the groups unless each output reads a row of its own.
+  const bool outputsLimitGroups = !rowPerOutput;
+  rule += outputsLimitGroups ? "; groups only below " + std::to_string(c.groupOutputsLimit) + " outputs"
+                             : "; groups for any number of outputs, each reading a row of its own along the terms";
   result.reductionLength = length->text;
   const std::string terms = where + "; reductions of " + length->text + " terms over " + outputs->text + " outputs: ";
-  bool manyOutputs = outputs->value && *outputs->value >= c.groupOutputsLimit;
+  bool manyOutputs = outputsLimitGroups && outputs->value && *outputs->value >= c.groupOutputsLimit;
   if (manyOutputs || (length->value && reductionGroupSize(*length->value) == 0)) {
     result.reason = terms + "one thread per output (" + rule + ")";
     return result;
   }
-  if (length->value && outputs->value) {
+  if (length->value && (outputs->value || !outputsLimitGroups)) {
     int64_t group = reductionGroupSize(*length->value);
     result.kind = AllocationKind::Reduction;
     result.reductionGroupSize = group;
@@ -331,7 +361,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   std::vector<std::string> conditions;
   if (!length->value)
     conditions.push_back(length->text + " >= " + std::to_string(c.minReductionGroup));
-  if (!outputs->value)
+  if (!outputs->value && outputsLimitGroups)
     conditions.push_back(outputs->text + " < " + std::to_string(c.groupOutputsLimit));
   result.runtimeCondition = llvm::join(conditions, " && ");
   result.reason = terms + "group size chosen at run time (" + rule + ")";

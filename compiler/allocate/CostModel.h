@@ -25,6 +25,9 @@ struct CostConstants {
   // ... but only for fewer outputs than this: with more, a thread per output already fills a GPU
   // (an H100 holds 132 x 2048 threads), and groups only multiply the threads and the reduction's
   // shuffles (measured on the H100: a 2048 x 2048 convolution with M = 31, docs/performance.md).
+  // Not when each output reads a row of its own along the terms (the rate network's w[j, c]): one
+  // thread per output then reads memory a row apart from its neighbours (measured on the H200 at 80,000
+  // neurons), and the groups are what make the reads coalesced.
   int64_t groupOutputsLimit = 65536;
 };
 

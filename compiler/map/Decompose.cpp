@@ -56,27 +56,6 @@ bool sameBlocks(const Range &a, const Range &b) {
   return equal(a.lo, b.lo) && equal(a.hi, b.hi);
 }
 
-// The distances a[arrayDim] - x[statementDim] over the pairs of `access` (S[x] -> A[a]), when they are
-// constants: [least, greatest].
-std::optional<std::pair<int64_t, int64_t>> rowDistances(const isl::map &access, unsigned statementDim,
-                                                        unsigned arrayDim, const isl::set &context) {
-  isl::map pairs = access.intersect_params(context);
-  unsigned in = iu::tupleDims(pairs.domain().space()), out = iu::tupleDims(pairs.range().space());
-  isl_map *kept = isl_map_project_out(pairs.release(), isl_dim_in, statementDim + 1, in - statementDim - 1);
-  kept = isl_map_project_out(kept, isl_dim_in, 0, statementDim);
-  kept = isl_map_project_out(kept, isl_dim_out, arrayDim + 1, out - arrayDim - 1);
-  kept = isl_map_project_out(kept, isl_dim_out, 0, arrayDim);
-  kept = isl_map_reset_tuple_id(isl_map_reset_tuple_id(kept, isl_dim_in), isl_dim_out);
-  pairs = isl::manage(kept);
-  isl::set distances = pairs.deltas();
-  if (distances.is_empty())
-    return std::make_pair(int64_t(0), int64_t(0));
-  isl::val least = distances.dim_min_val(0), greatest = distances.dim_max_val(0);
-  if (!least.is_int() || !greatest.is_int())
-    return std::nullopt;
-  return std::make_pair(least.get_num_si(), greatest.get_num_si());
-}
-
 // What the decomposition knows of a band while it decides the exchanges.
 struct Shared {
   const BandDecomposition *band = nullptr; // null: not distributed
@@ -141,7 +120,7 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
       if (read.isMay)
         return broadcast(statement.name + " gathers " + exchange.array + " through an index array");
       std::optional<std::pair<int64_t, int64_t>> distances =
-          rowDistances(read.relation.intersect_domain(statement.domain), dim, exchange.dim, model.context);
+          iu::indexDistances(read.relation.intersect_domain(statement.domain), dim, exchange.dim, model.context);
       if (!distances)
         return broadcast(statement.name + " reads " + exchange.array + " at no constant distance from " +
                          statement.dimNames[dim]);

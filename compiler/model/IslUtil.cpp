@@ -186,6 +186,25 @@ std::optional<int64_t> constantValue(const isl::pw_aff &value) {
   return result;
 }
 
+std::optional<std::pair<int64_t, int64_t>> indexDistances(const isl::map &access, unsigned statementDim,
+                                                          unsigned arrayDim, const isl::set &context) {
+  isl::map pairs = access.intersect_params(context);
+  unsigned in = tupleDims(pairs.domain().space()), out = tupleDims(pairs.range().space());
+  isl_map *kept = isl_map_project_out(pairs.release(), isl_dim_in, statementDim + 1, in - statementDim - 1);
+  kept = isl_map_project_out(kept, isl_dim_in, 0, statementDim);
+  kept = isl_map_project_out(kept, isl_dim_out, arrayDim + 1, out - arrayDim - 1);
+  kept = isl_map_project_out(kept, isl_dim_out, 0, arrayDim);
+  kept = isl_map_reset_tuple_id(isl_map_reset_tuple_id(kept, isl_dim_in), isl_dim_out);
+  pairs = isl::manage(kept);
+  isl::set distances = pairs.deltas();
+  if (distances.is_empty())
+    return std::make_pair(int64_t(0), int64_t(0));
+  isl::val least = distances.dim_min_val(0), greatest = distances.dim_max_val(0);
+  if (!least.is_int() || !greatest.is_int())
+    return std::nullopt;
+  return std::make_pair(least.get_num_si(), greatest.get_num_si());
+}
+
 static int64_t valToInt(isl_val *raw) {
   isl::val v = isl::manage(raw);
   return v.get_num_si();

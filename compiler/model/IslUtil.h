@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace polyc::islutil {
@@ -74,6 +75,11 @@ struct AffCoefficients {
   bool integral = true; // false when the expression has a denominator or local (div) terms
 };
 AffCoefficients coefficients(const isl::aff &aff);
+
+// The distances a[arrayDim] - x[statementDim] over the pairs of `access` (S[x] -> A[a]) in `context`,
+// when they are constants: [least, greatest] ([0, 0] when the access is empty).
+std::optional<std::pair<int64_t, int64_t>> indexDistances(const isl::map &access, unsigned statementDim,
+                                                          unsigned arrayDim, const isl::set &context);
 
 // Parameter values fixed by a context set ({ : M = 3 }), by parameter position.
 std::vector<std::optional<int64_t>> fixedParams(const isl::set &context);

@@ -21,14 +21,14 @@
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//   band 1: reduction (pattern-parallel) if I >= 32, else data-parallel
 //     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
+//   band 2: reduction (pattern-parallel) if J >= 32, else data-parallel
 //     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
 //   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel
@@ -234,8 +234,7 @@ struct Mlp {
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
       if (I + K >= 1) {
-        // Band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel; the same
-        // loops on the CPU.
+        // Band 1: reduction (pattern-parallel) if I >= 32, else data-parallel; the same loops on the CPU.
         // S0, band 1 dimension 0: p, tiles of 32; carries no dependence
         #pragma omp parallel for
         for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
@@ -251,8 +250,7 @@ struct Mlp {
           }
         }
       }
-      // Band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel; the same loops
-      // on the CPU.
+      // Band 2: reduction (pattern-parallel) if J >= 32, else data-parallel; the same loops on the CPU.
       // S1, band 2 dimension 0: p, tiles of 32; carries no dependence
       #pragma omp parallel for
       for (int64_t p_tile = 0; p_tile < P; p_tile += 32) {
@@ -366,11 +364,9 @@ std::string describeAllocation([[maybe_unused]] const mlp_params &p) {
   std::string text;
   text += "mlp: band 0 (S0, S1, S2, S3, S4, S5, S6): sequential\n";
   text += std::string("mlp: band 1 (S0): ")
-      + (I >= 32 && P * J < 65536 ? "reduction (pattern-parallel) (I >= 32 && P * J < 65536)"
-      : "data-parallel (not I >= 32 && P * J < 65536)") + "\n";
+      + (I >= 32 ? "reduction (pattern-parallel) (I >= 32)" : "data-parallel (not I >= 32)") + "\n";
   text += std::string("mlp: band 2 (S1): ")
-      + (J >= 32 && P * K < 65536 ? "reduction (pattern-parallel) (J >= 32 && P * K < 65536)"
-      : "data-parallel (not J >= 32 && P * K < 65536)") + "\n";
+      + (J >= 32 ? "reduction (pattern-parallel) (J >= 32)" : "data-parallel (not J >= 32)") + "\n";
   text += "mlp: band 3 (S2): data-parallel\n";
   text += std::string("mlp: band 4 (S3): ")
       + (K >= 32 && P * J < 65536 ? "reduction (pattern-parallel) (K >= 32 && P * J < 65536)"

@@ -22,14 +22,14 @@
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//   band 1: reduction (pattern-parallel) if I >= 32, else data-parallel
 //     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
+//   band 2: reduction (pattern-parallel) if J >= 32, else data-parallel
 //     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
 //   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel
@@ -84,14 +84,14 @@ const char *const kKernelSource = R"polyc_cl(
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//   band 1: reduction (pattern-parallel) if I >= 32, else data-parallel
 //     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
+//   band 2: reduction (pattern-parallel) if J >= 32, else data-parallel
 //     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
 //   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel
@@ -967,9 +967,9 @@ public:
     // S0, S1, S2, S3, S4, S5, S6, band 0 dimension 0: e; the repeat loop, in order
     for (int64_t e = 0; e < E; ++e) {
       if (I + K >= 1) {
-        // Band 1 (band 1 over S0: (p parallel, j parallel)): band 1: reduction (pattern-parallel) if I >= 32 && P
-        // * J < 65536, else data-parallel.
-        if (I >= 32 && P * J < 65536) {
+        // Band 1 (band 1 over S0: (p parallel, j parallel)): band 1: reduction (pattern-parallel) if I >= 32,
+        // else data-parallel.
+        if (I >= 32) {
           // reduction: one work-group per point, its reductions shared by the work-group.
           {
             const size_t polyc_group
@@ -1009,9 +1009,9 @@ public:
           }
         }
       }
-      // Band 2 (band 2 over S1: (p parallel, k parallel)): band 2: reduction (pattern-parallel) if J >= 32 && P *
-      // K < 65536, else data-parallel.
-      if (J >= 32 && P * K < 65536) {
+      // Band 2 (band 2 over S1: (p parallel, k parallel)): band 2: reduction (pattern-parallel) if J >= 32, else
+      // data-parallel.
+      if (J >= 32) {
         // reduction: one work-group per point, its reductions shared by the work-group.
         {
           const size_t polyc_group

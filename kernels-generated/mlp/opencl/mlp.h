@@ -21,14 +21,14 @@
 // Allocation:
 //   band 0: sequential
 //     why: repeat loop over e: iterations run in order
-//   band 1: reduction (pattern-parallel) if I >= 32 && P * J < 65536, else data-parallel
+//   band 1: reduction (pattern-parallel) if I >= 32, else data-parallel
 //     why: parallel over p, j; reductions of I terms over P * J outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
-//   band 2: reduction (pattern-parallel) if J >= 32 && P * K < 65536, else data-parallel
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
+//   band 2: reduction (pattern-parallel) if J >= 32, else data-parallel
 //     why: parallel over p, k; reductions of J terms over P * K outputs: group size chosen at run time
 //     (threads per output: the next power of two of the length, clamped to [32, 1024], one thread per output
-//     below 32 (seed 001); groups only below 65536 outputs)
+//     below 32 (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over p, k: one thread per point
 //   band 4: reduction (pattern-parallel) if K >= 32 && P * J < 65536, else data-parallel

@@ -83,11 +83,11 @@
 //   band 5: data-parallel
 //     why: parallel over y, x; reductions of 15 terms over H * W outputs: one thread per output (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 6: data-parallel
 //     why: parallel over y, x; reductions of 20 terms over H * W outputs: one thread per output (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 7: data-parallel
 //     why: parallel over y, x: one thread per point
 

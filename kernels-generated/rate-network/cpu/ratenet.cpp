@@ -19,10 +19,10 @@
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if C >= 32, else data-parallel
 //     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
@@ -134,8 +134,7 @@ struct Ratenet {
     }
     // S1, band 1 dimension 0: t; carries dependences, in order
     for (int64_t t = 1; t < T; ++t) {
-      // Band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel; the same loops on
-      // the CPU.
+      // Band 2: reduction (pattern-parallel) if C >= 32, else data-parallel; the same loops on the CPU.
       // S1, band 2 dimension 0: j; carries no dependence
       #pragma omp parallel for
       for (int64_t j = 0; j < N; ++j) {
@@ -187,8 +186,7 @@ std::string describeAllocation([[maybe_unused]] const ratenet_params &p) {
   text += "ratenet: band 0 (S0): data-parallel\n";
   text += "ratenet: band 1 (S1): sequential\n";
   text += std::string("ratenet: band 2 (S1): ")
-      + (C >= 32 && N < 65536 ? "reduction (pattern-parallel) (C >= 32 && N < 65536)"
-      : "data-parallel (not C >= 32 && N < 65536)") + "\n";
+      + (C >= 32 ? "reduction (pattern-parallel) (C >= 32)" : "data-parallel (not C >= 32)") + "\n";
   text += "ratenet: band 3 (S2): data-parallel\n";
   return text;
 }

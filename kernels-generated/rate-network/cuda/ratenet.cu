@@ -18,10 +18,10 @@
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if C >= 32, else data-parallel
 //     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
@@ -354,8 +354,8 @@ private:
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = polyc::rt::cuda::wavefrontOverride();
     // S1, band 1 dimension 0: t; carries dependences, in order
     for (int64_t t = 1; t < T; ++t) {
-      // Band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel.
-      if (C >= 32 && N < 65536) {
+      // Band 2: reduction (pattern-parallel) if C >= 32, else data-parallel.
+      if (C >= 32) {
         if (polyc::rt::cuda::verbose())
           std::fprintf(stderr, "polyc: band 2 (S1): reduction (pattern-parallel)\n");
         // The group size from the reduction's length (C terms): the next power of two in [32, 1024].

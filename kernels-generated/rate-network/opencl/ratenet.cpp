@@ -19,10 +19,10 @@
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if C >= 32, else data-parallel
 //     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
@@ -62,10 +62,10 @@ const char *const kKernelSource = R"polyc_cl(
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if C >= 32, else data-parallel
 //     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
@@ -614,9 +614,9 @@ public:
     // Band 1 (band 1 over S1: (t sequential)): host loop.
     // S1, band 1 dimension 0: t; carries dependences, in order
     for (int64_t t = 1; t < T; ++t) {
-      // Band 2 (band 2 over S1: (j parallel)): band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else
+      // Band 2 (band 2 over S1: (j parallel)): band 2: reduction (pattern-parallel) if C >= 32, else
       // data-parallel.
-      if (C >= 32 && N < 65536) {
+      if (C >= 32) {
         // reduction: one work-group per point, its reductions shared by the work-group.
         {
           const size_t polyc_group

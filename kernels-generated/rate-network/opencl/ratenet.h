@@ -18,10 +18,10 @@
 //     why: parallel over j: one thread per point
 //   band 1: sequential
 //     why: every dimension (t) carries a dependence: run in order
-//   band 2: reduction (pattern-parallel) if C >= 32 && N < 65536, else data-parallel
+//   band 2: reduction (pattern-parallel) if C >= 32, else data-parallel
 //     why: parallel over j; reductions of C terms over N outputs: group size chosen at run time (threads per
 //     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
-//     (seed 001); groups only below 65536 outputs)
+//     (seed 001); groups for any number of outputs, each reading a row of its own along the terms)
 //   band 3: data-parallel
 //     why: parallel over j: one thread per point
 
