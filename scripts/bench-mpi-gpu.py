@@ -3,11 +3,16 @@
 `mpirun -np R` (one rank a GPU: local rank modulo the GPUs) and its plain CUDA build on one GPU.
 
   scripts/bench-mpi-gpu.py PLAIN_EXE MPI_EXE --param H=1080 --param W=1920 --param T=16 [--ranks 1,2]
-                           [--weak H] [--repeat 3] [--int-bound pre=N] --work DIR
+                           [--weak H] [--repeat 3] [--int-bound pre=N] [--inputs-command CMD] --work DIR
 
 Strong scaling: the same sizes on 1, 2, ... ranks. With --weak NAME, also weak scaling: NAME times R on
-R ranks. Inputs are random (scripts/lib/random_inputs.py). Each run times the compute region (--repeat K
---json: the median of K runs; under MPI rank 0's, which includes its waits for the other ranks' rows).
+R ranks. Inputs are random (scripts/lib/random_inputs.py), except those that --inputs-command writes
+over them: a command run in a shell for each size, `{dir}` replaced by the folder of the inputs
+(NAME.npy) and `{N}` by param N's value, e.g. the rate network's own networks, their presynaptic indices
+sorted within a neuron:
+  --inputs-command 'python3 examples/rate-network/make_network.py {dir} --neurons {N} --fan-in {C}'
+Each run times the compute region (--repeat K --json: the median of K runs; under MPI rank 0's, which
+includes its waits for the other ranks' rows).
 Prints one table a scaling: the time on one GPU (plain build), the time on R ranks, the speed-up over one
 GPU and the parallel efficiency (strong: speed-up / R; weak: the one-GPU time at the base size over the
 R-rank time at R times the size), and whether the MPI run's outputs equal the plain run's byte for byte.
@@ -43,6 +48,8 @@ class Runs:
             work = os.path.join(self.args.work, "size-%d" % len(self.sizes))
             os.makedirs(work, exist_ok=True)
             command, outputs = write_random_inputs(self.args.plain, params, self.bounds, work)
+            if self.args.inputs_command:
+                subprocess.run(self.args.inputs_command.format(dir=work, **params), shell=True, check=True)
             plain = timed([self.args.plain] + command, self.args.repeat, self.outs(work, outputs, "plain"))
             self.sizes[key] = (work, command, outputs, plain)
         work, command, outputs, plain = self.sizes[key]
@@ -66,6 +73,7 @@ def main():
     parser.add_argument("--weak", help="the param multiplied by the rank count for weak scaling")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--int-bound", action="append", default=[])
+    parser.add_argument("--inputs-command", help="writes some inputs of each size over the random ones")
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     params = {k: int(v) for k, v in (p.split("=") for p in args.param)}
