@@ -632,9 +632,18 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
       lhs.push_back(index(*eq.lhsIndices[k], w).text);
   }
   ast::ElemType type = eq.array->elemType;
-  Code rhs = value(*eq.rhs, type, w);
   const model::ArrayInfo *array = findArray(model_, eq.array->name);
   assert(array && "the model has every array of the program");
+  splitElement_ = elementIndex(*array, lhs);
+  const ast::Reduction *split = statement.reductions.empty() ? nullptr : statement.reductions[0].reduction;
+  auto splitting = split ? splitReductions_.find(split) : splitReductions_.end();
+  if (splitPass == SplitPass::Partial && splitting != splitReductions_.end() && !splitting->second.buffer.empty()) {
+    Code partial = value(*split, type, w);
+    printStore(*array, lhs, splitting->second.buffer + "[" + splitElement_ + "]", " = ", partial.text, w);
+    scope_ = saved;
+    return;
+  }
+  Code rhs = value(*eq.rhs, type, w);
   const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
   printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
   scope_ = saved;
@@ -1339,6 +1348,10 @@ ExprPrinter::reductionCombine(ast::ReductionOp op, ast::ElemType type) const {
 
 ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w) {
   assert(scope_ && "reductions occur in statements and funcs");
+  auto split = splitReductions_.find(&red);
+  const SplitReduction *splitting = split == splitReductions_.end() ? nullptr : &split->second;
+  if (splitting && splitPass == SplitPass::Finish && !splitting->buffer.empty())
+    return {splitting->buffer + "[" + splitElement_ + "]"};
   ReductionParts parts;
   parts.reduction = &red;
   parts.type = type;
@@ -1393,6 +1406,20 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
                             wrapIf(hi, hiCode.prec, Additive));
     }
   }
+  if (splitting) {
+    // The loop over the split variable narrowed to this rank's block of its values.
+    const std::string &block = splitting->block;
+    size_t position = 0;
+    for (const ast::RangeBinding &binding : red.bindings)
+      for (auto &var : binding.vars) {
+        if (var.get() == splitting->variable) {
+          ReductionLoop &loop = parts.loops[position];
+          loop.lo = "polyc_max(" + loop.lo + ", " + block + ".first)";
+          loop.hi = "polyc_min(" + loop.hi + ", " + block + ".end)";
+        }
+        ++position;
+      }
+  }
   std::vector<Code> tests;
   for (const std::string &guard : rangeGuards)
     tests.push_back({guard, And});
@@ -1412,6 +1439,13 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
   };
   std::string result = printReduction(parts, w);
   scope_->reductionVars.resize(scope_->reductionVars.size() - parts.loops.size());
+  if (splitting && splitting->buffer.empty()) {
+    // Each instance combines its own partial value with the other ranks' at once.
+    const std::string all = scope_->names.fresh(parts.accumulator + "All");
+    w.line("const " + typeName(type) + " " + all + " = polyc::rt::mpi::combineValue(" + typeName(type) + "(" +
+           result + "), " + splitting->combine + ");");
+    return {all};
+  }
   return {result};
 }
 

@@ -120,6 +120,24 @@ public:
     return "";
   }
 
+  // --mpi: reductions the ranks split by their terms (map::TermSplit). Each rank's loop over `variable`
+  // runs only its `block` of it (a polyc::rt::mpi::Block the statement code can read, computed once). With a `buffer`, the
+  // partial values go to the buffer's element of the written element (SplitPass::Partial) and the statement
+  // later reads it back, combined (SplitPass::Finish); without one each instance combines its own value
+  // right away (polyc::rt::mpi::combineValue with `combine`, a polyc::rt::mpi::Combine).
+  struct SplitReduction {
+    const ast::IndexVar *variable = nullptr;
+    std::string block, buffer, combine;
+  };
+  void setSplitReductions(std::map<const ast::Reduction *, SplitReduction> splits) {
+    splitReductions_ = std::move(splits);
+  }
+  enum class SplitPass { Whole, Partial, Finish };
+  // Which part of a statement whose reduction has a buffer printStatement prints: all of it (Whole, no
+  // split), its reduction's partial value into the buffer (Partial), or the statement with the combined
+  // value read from the buffer (Finish).
+  SplitPass splitPass = SplitPass::Whole;
+
   // Records, while the caller prints statements, the statement points at which a bounds test that the
   // printer keeps can fail: for each test, the points of the statement's domain where, for some values
   // of the reductions around the read, its index crosses that end (or its extent is empty). The record
@@ -240,6 +258,8 @@ private:
   NameScope globalNames_; // params, arrays, constants, funcs, helpers
   std::vector<Package> packages_;
   Scope *scope_ = nullptr;
+  std::map<const ast::Reduction *, SplitReduction> splitReductions_;
+  std::string splitElement_; // the written element's offset, while a statement is printed
   // The guard record: whether one is being taken, its points so far, and whether a test was unplaced.
   // (boundsChecks, which adds to it, is const.)
   bool recordingGuards_ = false;

@@ -116,3 +116,44 @@ void polyc::codegen::printGathersOfContext(CodeWriter &w, const map::Decompositi
            std::to_string(k) + "];");
   printGathers(w, decomposition, {model, exprs, hostBytes});
 }
+
+std::string polyc::codegen::splitBlockName(const model::Statement &statement) {
+  return "polyc_terms" + statement.name;
+}
+
+std::string polyc::codegen::splitBufferName(const model::Statement &statement) {
+  return "polyc_partial" + statement.name;
+}
+
+std::string polyc::codegen::partialFunctionName(const std::string &statementFunction) {
+  return statementFunction + "Partial";
+}
+
+std::string polyc::codegen::combineOperation(const ast::Reduction &reduction) {
+  switch (reduction.op) {
+  case ast::ReductionOp::Sum: return "polyc::rt::mpi::Combine::Sum";
+  case ast::ReductionOp::Max: return "polyc::rt::mpi::Combine::Max";
+  case ast::ReductionOp::Min: return "polyc::rt::mpi::Combine::Min";
+  }
+  return "";
+}
+
+std::map<const ast::Reduction *, ExprPrinter::SplitReduction>
+polyc::codegen::splitReductions(const map::Decomposition &decomposition, const model::Model &model) {
+  std::map<const ast::Reduction *, ExprPrinter::SplitReduction> result;
+  for (const map::TermSplit &split : decomposition.splits) {
+    const model::Statement &statement = model.statements[split.statement];
+    const ast::Reduction &reduction = *statement.reductions[0].reduction;
+    result[&reduction] = {split.variable, splitBlockName(statement),
+                          split.band >= 0 ? splitBufferName(statement) : "", combineOperation(reduction)};
+  }
+  return result;
+}
+
+void polyc::codegen::printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition,
+                                      const model::Model &model) {
+  const ast::Program &program = *model.program;
+  for (const map::TermSplit &split : decomposition.splits)
+    w.line(splitBlockName(model.statements[split.statement]) + " = polyc::rt::mpi::rankBlock(" +
+           spellParams(split.first, program) + ", " + spellParams(split.extent, program) + ");");
+}

@@ -11,6 +11,7 @@
 #include "compiler/map/Decompose.h"
 
 #include <functional>
+#include <map>
 #include <string>
 
 namespace polyc::codegen {
@@ -40,6 +41,22 @@ struct MpiArrays {
 // (exchangeHalo or shareRowBlocks), or a comment when no rank reads another's rows.
 void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared, const MpiArrays &arrays,
                      const std::function<void()> &printBand);
+
+// Reductions the ranks split by their terms (map::TermSplit), as the program prints them: each split
+// statement's block of terms is the program member splitBlockName(statement), set once a run
+// (printSplitBlocks); a statement combined after its band keeps its partial values in the member array
+// splitBufferName(statement), of the written array's storage size, and has a function of its own for them,
+// partialFunctionName(its function).
+std::string splitBlockName(const model::Statement &statement);
+std::string splitBufferName(const model::Statement &statement);
+std::string partialFunctionName(const std::string &statementFunction);
+// The polyc::rt::mpi::Combine of a reduction's operation.
+std::string combineOperation(const ast::Reduction &reduction);
+// What the ExprPrinter needs to print the splits (ExprPrinter::setSplitReductions).
+std::map<const ast::Reduction *, ExprPrinter::SplitReduction> splitReductions(const map::Decomposition &decomposition,
+                                                                              const model::Model &model);
+// Sets each split statement's block of terms (in a function of the program, params in scope).
+void printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition, const model::Model &model);
 
 // At the end of a run: rank 0 collects the rows of the outputs that only halos shared.
 void printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays);

@@ -271,6 +271,17 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
                                {"first", g.first},
                                {"extent", g.extent}});
     root["mpiGathers"] = std::move(gathers);
+    Array splits;
+    for (const map::TermSplit &t : in.decomposition->splits)
+      splits.push_back(Object{{"statement", in.model.statements[t.statement].name},
+                              {"variable", t.variable->name},
+                              {"first", t.first},
+                              {"extent", t.extent},
+                              {"band", int64_t(t.band)},
+                              {"values", t.values},
+                              {"elementBytes", int64_t(t.elementBytes)},
+                              {"why", t.why}});
+    root["mpiSplits"] = std::move(splits);
   }
   root["legality"] = Object{{"verified", true}, {"dependences", static_cast<int64_t>(in.deps.edges.size())}};
   return root;

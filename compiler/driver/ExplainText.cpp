@@ -210,6 +210,15 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       for (const map::RowExchange &e : d.exchanges)
         os << "    after it: " << describeExchange(e) << "\n";
     }
+    for (const map::TermSplit &split : in.decomposition->splits) {
+      os << "  " << in.model.statements[split.statement].name
+         << ": the ranks split its terms (the cpu target; cuda and opencl send the rows), each taking its block of "
+         << split.variable->name << " (" << split.extent << " values from " << split.first << ")\n    why: "
+         << split.why << "\n    then: the ranks' partial values combined, an all-reduce of " << split.values
+         << (split.values == "1" ? " element of " : " elements of ") << split.elementBytes << " bytes, "
+         << (split.band >= 0 ? "after each run of band " + std::to_string(split.band) : std::string("after each instance"))
+         << "\n";
+    }
     for (const map::RowGather &g : in.decomposition->gathers)
       os << "  at the end: rank 0 collects the other ranks' rows of " << g.rows.array << " (an output)\n";
   }

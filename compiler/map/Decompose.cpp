@@ -4,6 +4,7 @@
 #include "compiler/map/Mapping.h"
 
 #include "compiler/model/IslUtil.h"
+#include "dsl/Affine.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -79,13 +80,146 @@ struct ReaderReach {
 // Each band's exchanges' readers: reaches[band][exchange], one entry a reading band.
 using Reaches = std::vector<std::vector<std::vector<ReaderReach>>>;
 
+// The array reads in `expr` and its sub-expressions.
+void collectReads(const ast::Expr &expr, std::vector<const ast::ArrayRead *> &reads) {
+  if (auto *read = llvm::dyn_cast<ast::ArrayRead>(&expr))
+    reads.push_back(read);
+  ast::forEachChild(expr, [&](const ast::Expr &child) { collectReads(child, reads); });
+}
+
+// The variables of a reduction in the order of its range's dimensions (ReductionInfo::range).
+std::vector<const ast::IndexVar *> reductionVariables(const ast::Reduction &reduction) {
+  std::vector<const ast::IndexVar *> vars;
+  for (const ast::RangeBinding &binding : reduction.bindings)
+    for (const auto &var : binding.vars)
+      vars.push_back(binding.rowArray ? nullptr : var.get()); // a row range's values are data: not split
+  return vars;
+}
+
+// The variable that `read` indexes `exchange`'s rows with, when it is that variable plus the writer's
+// shift exactly (the row the rank that took the variable's value computed).
+const ast::IndexVar *rowVariable(const ast::ArrayRead &read, const RowExchange &exchange,
+                                 const std::vector<const ast::IndexVar *> &vars) {
+  if (exchange.dim >= read.indices.size())
+    return nullptr;
+  std::optional<dsl::AffineExpr> index = dsl::toAffine(*read.indices[exchange.dim], "index");
+  if (!index || !index->params.empty() || index->vars.size() != 1 || index->vars[0].second != 1 ||
+      index->constant != exchange.shift || !llvm::is_contained(vars, index->vars[0].first))
+    return nullptr;
+  return index->vars[0].first;
+}
+
+// The C text of all the elements of `array`, a count.
+std::string elementCountText(const model::ArrayInfo &array, const isl::set &context) {
+  std::vector<std::string> factors;
+  for (unsigned d = 0; d < array.decl->rank(); ++d)
+    factors.push_back(iu::pwAffToC(iu::dimMax(array.extent, d).add_constant(1).gist_params(context), context));
+  return factors.empty() ? "1" : llvm::join(factors, " * ");
+}
+
+// Whether the values `values` (a set of one dimension) lie within [range.lo, range.hi] for every params.
+bool withinRange(const isl::set &values, const Range &range) {
+  if (values.is_empty())
+    return true;
+  isl::pw_aff least = iu::dimMin(values, 0), greatest = iu::dimMax(values, 0);
+  isl::set below = isl::manage(isl_pw_aff_lt_set(least.release(), range.lo.copy()));
+  isl::set above = isl::manage(isl_pw_aff_gt_set(greatest.release(), range.hi.copy()));
+  return below.is_empty() && above.is_empty();
+}
+
+// A split of statement `s`'s reduction by its terms (TermSplit), when it has one reduction whose body
+// reads rows of an array a distributed band wrote at a variable of the reduction plus that band's shift,
+// the variable's values all within that band's range; `band` and the placement are the caller's.
+struct FoundSplit {
+  TermSplit split;
+  Range range;
+};
+std::optional<FoundSplit> findTermSplit(unsigned s, const model::Model &model, const schedule::Schedule &schedule,
+                                        const std::vector<Shared> &shared) {
+  const model::Statement &statement = model.statements[s];
+  if (statement.reductions.size() != 1 || !statement.reductions[0].reduction)
+    return std::nullopt;
+  if (llvm::any_of(schedule.folded, [&](const schedule::FoldedStorage &f) { return f.array == statement.write.array; }))
+    return std::nullopt; // the partial values are kept an element of the written array each
+  const model::ReductionInfo &info = statement.reductions[0];
+  const std::vector<const ast::IndexVar *> vars = reductionVariables(*info.reduction);
+  std::vector<const ast::ArrayRead *> reads;
+  collectReads(*info.reduction->body, reads);
+  std::optional<FoundSplit> found;
+  std::vector<std::string> writers;
+  for (const ast::ArrayRead *read : reads)
+    for (unsigned w = 0; w < shared.size(); ++w) {
+      if (!shared[w].band)
+        continue;
+      auto exchange = llvm::find_if(shared[w].band->exchanges,
+                                    [&](const RowExchange &e) { return e.array == read->name; });
+      if (exchange == shared[w].band->exchanges.end())
+        continue;
+      const ast::IndexVar *var = rowVariable(*read, *exchange, vars);
+      if (!var || (found && (var != found->split.variable || !sameBlocks(found->range, shared[w].range))))
+        continue;
+      if (!found) {
+        TermSplit split;
+        split.statement = s;
+        split.variable = var;
+        split.first = shared[w].band->first;
+        split.extent = shared[w].band->extent;
+        found.emplace(FoundSplit{std::move(split), shared[w].range}); // (isl objects are not default-copied)
+      }
+      found->split.ownRows.push_back(read);
+      std::string writer = read->name + " (band " + std::to_string(w) + ")";
+      if (!llvm::is_contained(writers, writer))
+        writers.push_back(writer);
+    }
+  if (!found)
+    return std::nullopt;
+  unsigned position = unsigned(llvm::find(vars, found->split.variable) - vars.begin());
+  isl::set values = iu::projectOutDims(info.range.intersect_domain(statement.domain).range(), position + 1,
+                                       unsigned(vars.size()) - position - 1);
+  values = iu::projectOutDims(values, 0, position).intersect_params(model.context);
+  if (!withinRange(values, found->range))
+    return std::nullopt; // some terms lie on no rank's block
+  const model::ArrayInfo &array =
+      *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == statement.write.array; });
+  found->split.values = elementCountText(array, model.context);
+  found->split.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
+  found->split.why = "the terms of " + found->split.variable->name + " read the rows of " + llvm::join(writers, ", ") +
+                     " computed in the same blocks";
+  return found;
+}
+
+// Whether band `b` is the innermost band of each of its statements (the bands after it in pre-order that
+// hold one of them are inside it).
+bool innermostOfItsStatements(unsigned b, const schedule::Schedule &schedule) {
+  for (unsigned later = b + 1; later < schedule.bands.size(); ++later)
+    for (unsigned s : schedule.bands[later].statements)
+      if (llvm::is_contained(schedule.bands[b].statements, s))
+        return false;
+  return true;
+}
+
+// The innermost band that runs `statement`, or -1.
+int innermostBandOf(unsigned statement, const schedule::Schedule &schedule) {
+  for (int b = int(schedule.bands.size()) - 1; b >= 0; --b)
+    if (llvm::is_contained(schedule.bands[b].statements, statement))
+      return b;
+  return -1;
+}
+
+// Whether every read of `array` by `statement` is one of the split's reads of the rows its rank computed.
+bool readsOnlyOwnRows(const model::Statement &statement, const std::string &array, const TermSplit &split) {
+  return llvm::all_of(statement.reads, [&](const model::Access &read) {
+    return read.array != array || (read.read && llvm::is_contained(split.ownRows, read.read));
+  });
+}
+
 // How the rows of `exchange` (written by band `writer`) reach their readers: a halo when every statement
 // that writes or reads the array is in a distributed band with the same blocks, writes at the same row,
 // and reads at constant distances from its own; otherwise a broadcast, with the reason. A halo's readers
 // go to `reach`, one entry a band.
 void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &model,
                     const schedule::Schedule &schedule, const std::vector<Shared> &shared,
-                    std::vector<ReaderReach> &reach) {
+                    const std::map<unsigned, FoundSplit> &splits, std::vector<ReaderReach> &reach) {
   auto broadcast = [&](const std::string &why) {
     exchange.kind = ExchangeKind::Broadcast;
     exchange.why = why;
@@ -99,6 +233,13 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
     if (!writes && !reads)
       continue;
     int b = distributedBandOf(s, schedule, shared);
+    auto split = splits.find(s);
+    if (b < 0 && !writes && split != splits.end() && sameBlocks(split->second.range, shared[writer].range) &&
+        readsOnlyOwnRows(statement, exchange.array, split->second.split)) {
+      if (!llvm::is_contained(readers, statement.name))
+        readers.push_back(statement.name); // its block of terms reads the rows its rank computed
+      continue;
+    }
     if (b < 0)
       return broadcast(statement.name + " runs whole on every rank");
     if (!sameBlocks(shared[b].range, shared[writer].range))
@@ -212,6 +353,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     return result;
   result.bands.reserve(nodes.size()); // Shared::band points into it
   std::vector<Shared> shared(nodes.size());
+  std::map<unsigned, FoundSplit> splits; // by statement
   for (unsigned b = 0; b < nodes.size(); ++b) {
     const schedule::Band &band = schedule.bands[b];
     BandDecomposition d;
@@ -232,6 +374,25 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
         (kind != allocate::AllocationKind::DataParallel && kind != allocate::AllocationKind::Reduction)) {
       refuse("its first member is not parallel");
       continue;
+    }
+    if (options.splitTerms && llvm::all_of(band.coincident, [](bool c) { return c; }) &&
+        innermostOfItsStatements(b, schedule)) {
+      std::vector<FoundSplit> bandSplits;
+      for (unsigned s : band.statements) {
+        std::optional<FoundSplit> found = findTermSplit(s, model, schedule, shared);
+        if (!found) {
+          bandSplits.clear();
+          break;
+        }
+        found->split.band = int(b);
+        bandSplits.push_back(*found);
+      }
+      if (!bandSplits.empty()) {
+        for (const FoundSplit &found : bandSplits)
+          splits.emplace(found.split.statement, found);
+        refuse("the ranks split its reductions by their terms (below)");
+        continue;
+      }
     }
     std::string why;
     for (unsigned s : band.statements) {
@@ -298,6 +459,18 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     result.bands.push_back(d);
     shared[b] = {&result.bands.back(), {lo, hi}};
   }
+  // Statements directly in a repeat loop, or in no band: their partial values combined after each instance.
+  for (unsigned s = 0; options.splitTerms && s < model.statements.size(); ++s) {
+    int inner = innermostBandOf(s, schedule);
+    if (splits.count(s) || (inner >= 0 && !schedule.bands[size_t(inner)].isSequentialRepeat))
+      continue;
+    if (std::optional<FoundSplit> found = findTermSplit(s, model, schedule, shared)) {
+      found->split.values = "1"; // an instance's own element
+      splits.emplace(s, *found);
+    }
+  }
+  for (const auto &[s, found] : splits)
+    result.splits.push_back(found.split);
   Reaches reaches(result.bands.size());
   for (unsigned b = 0; b < result.bands.size(); ++b)
     for (RowExchange &exchange : result.bands[b].exchanges) {
@@ -305,7 +478,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
           *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
       exchange.rowElements = rowElementsText(array, exchange.dim, schedule, model.context);
       exchange.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
-      chooseExchange(exchange, b, model, schedule, shared, reaches[b].emplace_back());
+      chooseExchange(exchange, b, model, schedule, shared, splits, reaches[b].emplace_back());
     }
   if (options.recompute)
     recomputeHalos(result.bands, reaches);

@@ -11,6 +11,9 @@
 // A halo that only later bands read can be recomputed instead of sent (seed 000's cut point, by
 // recomputation): the writing band runs a widened block, the rows its readers need beyond their own
 // blocks included, and the bands it reads from widen in turn (ghost zones).
+// A reduction whose terms read rows the ranks computed in blocks, at its variable, is split by its terms
+// instead of having those rows broadcast: each rank takes its block of the terms, and the partial values
+// are combined across the ranks (an all-reduce, TermSplit).
 #pragma once
 
 #include "compiler/allocate/Allocation.h"
@@ -74,8 +77,28 @@ struct RowGather {
   std::string first, extent; // the blocks' range
 };
 
+// A statement whose reduction the ranks split by its terms (an all-reduce): every rank runs all of its
+// instances, each over only the values of `variable` in the rank's block, the blocks of the band that
+// wrote the rows those terms read, so that a rank reads only rows it computed itself; the ranks' partial
+// values are then combined (added up, or the largest or smallest taken) before the statement finishes
+// with them. Seed 003's weight updates, data-parallel over the cases: sum(p in 0..P) d2[p, k] * h[p, j]
+// after h and d2 were computed in blocks of p.
+struct TermSplit {
+  unsigned statement = 0;                  // by index into Model::statements
+  const ast::IndexVar *variable = nullptr; // the reduction's variable whose values the ranks split
+  std::string first, extent;               // its blocks' range: the writing band's, C expressions of the params
+  // Where the partial values are combined: after each run of this fully parallel band (all of its
+  // statements split), or after each instance of the statement when -1 (one directly in a repeat loop).
+  int band = -1;
+  std::vector<const ast::ArrayRead *> ownRows; // the reads of rows the rank computed (at the variable)
+  std::string values;                          // the elements of the written array, combined each time (C)
+  unsigned elementBytes = 0;
+  std::string why; // the writing bands and arrays
+};
+
 struct Decomposition {
   std::vector<BandDecomposition> bands; // one per schedule band, same order
+  std::vector<TermSplit> splits;        // in statement order
   std::vector<RowGather> gathers;       // at the end of the run, in array order
 };
 
@@ -83,7 +106,8 @@ struct Decomposition {
 constexpr int64_t kMaxWidening = 16;
 
 struct DecomposeOptions {
-  bool recompute = true; // polyc --no-recompute clears it: every halo is sent
+  bool recompute = true;  // polyc --no-recompute clears it: every halo is sent
+  bool splitTerms = true; // reductions over rows computed in blocks split by their terms (TermSplit)
 };
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,

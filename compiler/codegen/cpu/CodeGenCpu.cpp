@@ -267,6 +267,7 @@ protected:
   void printStatementCall(const StatementCall &call) override;
   bool tilesBands() const override { return true; }
   void narrowLoop(LoopView &loop) const override;
+  std::string statementFunction(unsigned statement) const override;
 
 private:
   bool printsParallel(const LoopView &loop) const;
@@ -276,6 +277,8 @@ private:
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  std::vector<const map::TermSplit *> bandSplits(unsigned band) const;
+  void printSplitBand(const BandView &band, const isl::ast_node &body);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
   MpiArrays mpiArrays() const {
     return {input_.model, exprs_, [this](const model::ArrayInfo &a) { return exprs_.arrayRef(a); }};
@@ -291,6 +294,9 @@ private:
   unsigned ownedLoops_ = 0; // the shared band's member-0 point loops (this rank's block) around the code
   std::optional<allocate::AllocationKind> kind_; // the allocation of the branch being printed
   bool printingSmallLoop_ = false; // the plain branch of a loop printed twice (printFor)
+  // A band whose reductions the ranks split by their terms is printed twice: its partial values, then,
+  // after they are combined, the statements that finish with them.
+  bool printingSplit_ = false, partialPass_ = false;
 };
 
 } // namespace
@@ -315,6 +321,8 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   if (decomposition_ && sharedBand_ < 0 && !insideParallel() && band.index < decomposition_->bands.size() &&
       decomposition_->bands[band.index].distributed)
     return printShared(band, body, decomposition_->bands[band.index]);
+  if (!printingSplit_ && !bandSplits(band.index).empty())
+    return printSplitBand(band, body);
   std::optional<allocate::AllocationKind> saved = kind_;
   const allocate::BandAllocation *a = band.allocation;
   if (!a) {
@@ -353,6 +361,39 @@ void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
 void CpuAstPrinter::printGathers() {
   if (decomposition_)
     codegen::printGathers(w_, *decomposition_, mpiArrays());
+}
+
+std::vector<const map::TermSplit *> CpuAstPrinter::bandSplits(unsigned band) const {
+  std::vector<const map::TermSplit *> splits;
+  if (decomposition_)
+    for (const map::TermSplit &split : decomposition_->splits)
+      if (split.band == int(band))
+        splits.push_back(&split);
+  return splits;
+}
+
+// A band whose reductions the ranks split by their terms (map::TermSplit): each rank's partial values
+// into the buffers, the buffers combined across the ranks, then the statements with the combined values.
+void CpuAstPrinter::printSplitBand(const BandView &band, const isl::ast_node &body) {
+  std::vector<const map::TermSplit *> splits = bandSplits(band.index);
+  w_.comment("Band " + std::to_string(band.index) + ": the MPI ranks split its reductions by their terms; " +
+             "each rank's partial values first, combined across the ranks, then the statements with them.");
+  printingSplit_ = partialPass_ = true;
+  printBand(band, body);
+  for (const map::TermSplit *split : splits) {
+    const model::Statement &statement = input_.model.statements[split->statement];
+    const model::ArrayInfo &array = *input_.model.findArray(statement.write.array);
+    w_.line("polyc::rt::mpi::combineValues(" + splitBufferName(statement) + ", " + exprs_.storageSize(array) +
+            ", " + combineOperation(*statement.reductions[0].reduction) + ");");
+  }
+  partialPass_ = false;
+  printBand(band, body);
+  printingSplit_ = false;
+}
+
+std::string CpuAstPrinter::statementFunction(unsigned statement) const {
+  std::string name = IslAstPrinter::statementFunction(statement);
+  return partialPass_ ? partialFunctionName(name) : name;
 }
 
 // The loops of member 0 of the shared band run this rank's block.
@@ -657,7 +698,7 @@ static void printRestrictedArrays(const model::Model &model, const CpuExprPrinte
 // Sk_strip(..., polyc_first, polyc_run): the statement at the points polyc_first .. polyc_first +
 // polyc_run - 1 of its last dimension (CpuExprPrinter's strip mode, CpuAstPrinter::printStrip).
 static void printStripFunction(const model::Model &model, const model::Statement &statement, CpuExprPrinter &exprs,
-                               CodeWriter &w) {
+                               const std::string &function, CodeWriter &w) {
   std::vector<std::string> dims = exprs.dimNames(statement);
   CodeWriter body;
   body.indent();
@@ -672,10 +713,36 @@ static void printStripFunction(const model::Model &model, const model::Statement
   for (size_t k = 0; k + 1 < dims.size(); ++k)
     params += exprs.indexType() + " " + (usesIdentifier(body.str(), dims[k]) ? dims[k] : "/*" + dims[k] + "*/") + ", ";
   params += exprs.indexType() + " polyc_first, " + exprs.indexType() + " polyc_run";
-  w.openBlock("void " + statement.name + "_strip(" + params + ") const");
+  w.openBlock("void " + function + "_strip(" + params + ") const");
   printRestrictedArrays(model, exprs, body.str(), w);
   w.append(body);
   w.closeBlock();
+}
+
+// The member functions that compute one instance of `statement` (`function`), or a run of its points
+// (`function`_strip), as the loops call them.
+static void printStatementFunctions(const model::Model &model, const model::Statement &statement,
+                                    CpuExprPrinter &exprs, const StatementUse &use, const std::string &function,
+                                    CodeWriter &w) {
+  std::vector<std::string> dims = exprs.dimNames(statement);
+  CodeWriter body;
+  body.indent();
+  body.indent();
+  exprs.printStatement(statement, body);
+  // A dimension the body does not use (the repeat variable, mostly) keeps its name as a comment.
+  std::string params;
+  for (const std::string &d : dims)
+    params += (params.empty() ? "" : ", ") + exprs.indexType() + " " +
+              (usesIdentifier(body.str(), d) ? d : "/*" + d + "*/");
+  // Only the strip form when no single point is computed alone (an unused function is noise).
+  if (use.pointwise || !use.stripped) {
+    w.openBlock("void " + function + "(" + params + ") const");
+    printRestrictedArrays(model, exprs, body.str(), w);
+    w.append(body);
+    w.closeBlock();
+  }
+  if (use.stripped)
+    printStripFunction(model, statement, exprs, function, w);
 }
 
 // An OpenMP reduction where the reduction is the only parallelism left: the statement runs outside
@@ -767,7 +834,17 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (printer.error)
     return llvm::createStringError(*printer.error);
   printer.printGathers();
-  exprs.setPackages(pointwisePackages(model, input.schedule, uses));
+  std::vector<Package> packages = pointwisePackages(model, input.schedule, uses);
+  if (decomposition) {
+    exprs.setSplitReductions(splitReductions(*decomposition, model));
+    // A split statement prints its reduction alone (its partial value): not with others in a package.
+    llvm::erase_if(packages, [&](const Package &package) {
+      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
+        return llvm::is_contained(package.statements, split.statement);
+      });
+    });
+  }
+  exprs.setPackages(std::move(packages));
 
   std::string type = programTypeName(program, prog, "");
   CodeWriter w;
@@ -812,31 +889,32 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (input.schedule.streaming)
     w.line(
         "polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
+  for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>()) {
+    const model::Statement &statement = model.statements[split.statement];
+    w.line("polyc::rt::mpi::Block " + splitBlockName(statement) + "{}; // MPI: this rank's terms of " +
+           statement.name + "'s reduction");
+    if (split.band >= 0)
+      w.line(exprs.typeName(statement.equation->array->elemType) + " *" + splitBufferName(statement) +
+             " = nullptr; // MPI: " + statement.name + "'s partial values, then the ranks' combined ones");
+  }
   for (unsigned s = 0; s < model.statements.size(); ++s) {
     const model::Statement &statement = model.statements[s];
     w.blank();
     w.comment(statement.name + ": " + equationText(*statement.equation) + "  (" +
               equationLocation(input, *statement.equation) + ")");
-    std::vector<std::string> dims = exprs.dimNames(statement);
-    CodeWriter body;
-    body.indent();
-    body.indent();
     exprs.parallelReductions = threadsReduceIn(statement, uses[s]);
-    exprs.printStatement(statement, body);
-    // A dimension the body does not use (the repeat variable, mostly) keeps its name as a comment.
-    std::string params;
-    for (const std::string &d : dims)
-      params += (params.empty() ? "" : ", ") + exprs.indexType() + " " +
-                (usesIdentifier(body.str(), d) ? d : "/*" + d + "*/");
-    // Only the strip form when no single point is computed alone (an unused function is noise).
-    if (uses[s].pointwise || !uses[s].stripped) {
-      w.openBlock("void " + statement.name + "(" + params + ") const");
-      printRestrictedArrays(model, exprs, body.str(), w);
-      w.append(body);
-      w.closeBlock();
+    const bool partial = decomposition && llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
+      return split.statement == s && split.band >= 0;
+    });
+    if (partial) {
+      // Its reduction's partial value on this rank's terms, into the buffer; the functions below finish
+      // the statement with the ranks' combined values.
+      exprs.splitPass = ExprPrinter::SplitPass::Partial;
+      printStatementFunctions(model, statement, exprs, uses[s], partialFunctionName(statement.name), w);
+      exprs.splitPass = ExprPrinter::SplitPass::Finish;
     }
-    if (uses[s].stripped)
-      printStripFunction(model, statement, exprs, w);
+    printStatementFunctions(model, statement, exprs, uses[s], statement.name, w);
+    exprs.splitPass = ExprPrinter::SplitPass::Whole;
   }
   w.blank();
   w.comment("Runs every statement instance in the order of the schedule.");
@@ -859,6 +937,21 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     }
   if (anyLocal)
     w.blank();
+  if (decomposition && !decomposition->splits.empty()) {
+    w.comment("MPI: the blocks of the terms of the reductions the ranks split, and their partial values.");
+    printSplitBlocks(w, *decomposition, model);
+    for (const map::TermSplit &split : decomposition->splits) {
+      if (split.band < 0)
+        continue;
+      const model::Statement &statement = model.statements[split.statement];
+      const model::ArrayInfo &array = *model.findArray(statement.write.array);
+      std::string storage = runNames.fresh(splitBufferName(statement) + "Storage");
+      w.line("std::vector<" + exprs.typeName(array.decl->elemType) + "> " + storage + "(static_cast<size_t>(" +
+             exprs.checkedStorageSize(array) + "));");
+      w.line(splitBufferName(statement) + " = " + storage + ".data();");
+    }
+    w.blank();
+  }
   for (size_t k = 0; k < input.schedule.timeTiled.size(); ++k) {
     const schedule::TimeTiledRegion &region = input.schedule.timeTiled[k];
     std::vector<std::string> terms;

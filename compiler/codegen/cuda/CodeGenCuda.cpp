@@ -2305,7 +2305,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::optional<map::Mapping> rankMapping;
   CodegenInput input = given;
   if (given.mpi) {
-    decomposition = map::decompose(given.model, given.schedule, given.allocation, {given.mpiRecompute});
+    decomposition = map::decompose(given.model, given.schedule, given.allocation,
+                                   {given.mpiRecompute, /*splitTerms=*/false}); // not printed on CUDA yet
     rankMapping = map::mappingForRanks(*given.mapping, *decomposition);
     input.mapping = &*rankMapping;
   }

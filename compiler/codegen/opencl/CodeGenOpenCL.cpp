@@ -1980,7 +1980,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   // --mpi: the bands the ranks share (map/Decompose.h).
   std::optional<map::Decomposition> decomposition;
   if (input.mpi)
-    decomposition = map::decompose(model, input.schedule, input.allocation, {input.mpiRecompute});
+    decomposition = map::decompose(model, input.schedule, input.allocation,
+                                   {input.mpiRecompute, /*splitTerms=*/false}); // not printed on OpenCL yet
   OpenCLPrinter printer(input, schedule, cl, exprs, decomposition ? &*decomposition : nullptr);
   if (llvm::Error error = printer.printSchedule())
     return error;

@@ -188,6 +188,29 @@ size_t packedBytes(const RowLayout &layout, Rows rows) {
          layout.elementBytes;
 }
 
+namespace {
+
+MPI_Op combineOp(Combine op) { return op == Combine::Sum ? MPI_SUM : op == Combine::Max ? MPI_MAX : MPI_MIN; }
+
+// MPI_Allreduce in place, in pieces of at most INT_MAX elements (MPI's counts are int).
+template <typename T> void combineInPlace(T *values, int64_t count, MPI_Datatype type, Combine op) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks == 1)
+    return;
+  for (int64_t done = 0; done < count;) {
+    const int piece = int(std::min<int64_t>(count - done, INT_MAX));
+    MPI_Allreduce(MPI_IN_PLACE, values + done, piece, type, combineOp(op), MPI_COMM_WORLD);
+    done += piece;
+  }
+}
+
+} // namespace
+
+void combineValues(float *values, int64_t count, Combine op) { combineInPlace(values, count, MPI_FLOAT, op); }
+void combineValues(double *values, int64_t count, Combine op) { combineInPlace(values, count, MPI_DOUBLE, op); }
+void combineValues(int32_t *values, int64_t count, Combine op) { combineInPlace(values, count, MPI_INT32_T, op); }
+
 void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);

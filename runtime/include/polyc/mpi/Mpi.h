@@ -88,6 +88,20 @@ void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, 
 // At the end of a run: rank 0 receives every other rank's rows of an output that only halos shared.
 void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies = nullptr);
 
+// How the ranks' partial values of a reduction split by its terms are combined: summed, or the largest or
+// the smallest taken.
+enum class Combine { Sum, Max, Min };
+// Combines the `count` values at `values` of every rank, element by element, in place (MPI_Allreduce):
+// afterwards every rank holds the same combined values.
+void combineValues(float *values, int64_t count, Combine op);
+void combineValues(double *values, int64_t count, Combine op);
+void combineValues(int32_t *values, int64_t count, Combine op);
+// One value combined (a statement instance's own reduction).
+template <typename T> T combineValue(T value, Combine op) {
+  combineValues(&value, 1, op);
+  return value;
+}
+
 // runMain (Runtime.h) under MPI: initialises MPI, runs the program on every rank with the outputs and the
 // report on rank 0 only, and turns a failure on any rank into MPI_Abort with its exit status.
 int runMainMpi(int argc, char **argv, const ProgramInfo &info, Compute &compute);

@@ -4,10 +4,14 @@ with its plain CPU build's, byte for byte (each element is computed by one rank,
 same order). Inputs are random, of the shapes the executable's --help gives for the params; an i32 input
 takes values in [0, BOUND) from --int-bound NAME=BOUND (a param expression).
 
-  mpi_compare.py CPU_EXE MPI_EXE --param N=40 ... --ranks 1,2,3,4 [--int-bound pre=N] --work DIR
+  mpi_compare.py CPU_EXE MPI_EXE --param N=40 ... --ranks 1,2,3,4 [--int-bound pre=N] [--rtol R] --work DIR
 
 Prints one line per rank count ("ranks R: N outputs identical") and exits 1 on any difference or failure.
+With --rtol, for programs whose reductions the ranks split by their terms (their partial sums added in
+another order), an output that is not identical may differ from the plain build's by at most R times
+its largest magnitude, element by element ("ranks R: N outputs within rtol R", or "identical" when all are).
 """
+import numpy as np
 import argparse
 import os
 import subprocess
@@ -15,6 +19,16 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "scripts", "lib"))
 from random_inputs import write_random_inputs  # noqa: E402
+
+
+def close(expected_path, got_path, rtol):
+    """Whether two outputs have the same shape and differ by at most rtol times the expected's largest
+    magnitude in every element."""
+    expected, got = np.load(expected_path), np.load(got_path)
+    if expected.shape != got.shape or expected.dtype != got.dtype:
+        return False
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    return bool(np.all(np.abs(expected.astype(np.float64) - got.astype(np.float64)) <= rtol * scale))
 
 
 def main():
@@ -26,6 +40,7 @@ def main():
     parser.add_argument("--int-bound", action="append", default=[])
     parser.add_argument("--work", required=True)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rtol", type=float, help="outputs equal within this tolerance relative to their scale")
     args = parser.parse_args()
     params = {k: int(v) for k, v in (p.split("=") for p in args.param)}
     bounds = dict(b.split("=") for b in args.int_bound)
@@ -43,9 +58,12 @@ def main():
             print(f"ranks {ranks}: FAILED with exit status {run.returncode}: {run.stderr.strip()[-300:]}")
             failed = True
             continue
-        different = [n for n in outputs if open(os.path.join(args.work, n + ".cpu.npy"), "rb").read() !=
-                     open(os.path.join(args.work, n + "." + ranks + ".npy"), "rb").read()]
-        if different:
+        expected_of = lambda n: os.path.join(args.work, n + ".cpu.npy")  # noqa: E731
+        got_of = lambda n: os.path.join(args.work, n + "." + ranks + ".npy")  # noqa: E731
+        different = [n for n in outputs if open(expected_of(n), "rb").read() != open(got_of(n), "rb").read()]
+        if different and args.rtol is not None and all(close(expected_of(n), got_of(n), args.rtol) for n in different):
+            print(f"ranks {ranks}: {len(outputs)} outputs within rtol {args.rtol:g}")
+        elif different:
             print(f"ranks {ranks}: DIFFERENT: {', '.join(different)}")
             failed = True
         else:
