@@ -179,8 +179,7 @@ std::optional<FoundSplit> findTermSplit(unsigned s, const model::Model &model, c
   values = iu::projectOutDims(values, 0, position).intersect_params(model.context);
   if (!withinRange(values, found->range))
     return std::nullopt; // some terms lie on no rank's block
-  const model::ArrayInfo &array =
-      *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == statement.write.array; });
+  const model::ArrayInfo &array = *model.findArray(statement.write.array);
   found->split.values = elementCountText(array, model.context);
   found->split.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
   found->split.why = "the terms of " + found->split.variable->name + " read the rows of " + llvm::join(writers, ", ") +
@@ -474,8 +473,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
   Reaches reaches(result.bands.size());
   for (unsigned b = 0; b < result.bands.size(); ++b)
     for (RowExchange &exchange : result.bands[b].exchanges) {
-      const model::ArrayInfo &array =
-          *llvm::find_if(model.arrays, [&](const model::ArrayInfo &a) { return a.name == exchange.array; });
+      const model::ArrayInfo &array = *model.findArray(exchange.array);
       exchange.rowElements = rowElementsText(array, exchange.dim, schedule, model.context);
       exchange.elementBytes = array.decl->elemType == ast::ElemType::F64 ? 8 : 4;
       chooseExchange(exchange, b, model, schedule, shared, splits, reaches[b].emplace_back());
