@@ -343,6 +343,7 @@ BandAllocation Allocator::parallel(unsigned index, const schedule::Band &band) {
   rule += outputsLimitGroups ? "; groups only below " + std::to_string(c.groupOutputsLimit) + " outputs"
                              : "; groups for any number of outputs, each reading a row of its own along the terms";
   result.reductionLength = length->text;
+  result.reductionOutputs = outputs->text;
   const std::string terms = where + "; reductions of " + length->text + " terms over " + outputs->text + " outputs: ";
   bool manyOutputs = outputsLimitGroups && outputs->value && *outputs->value >= c.groupOutputsLimit;
   if (manyOutputs || (length->value && reductionGroupSize(*length->value) == 0)) {

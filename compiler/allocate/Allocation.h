@@ -34,6 +34,9 @@ struct BandAllocation {
   // it is not a compile-time constant, the group size is computed at run time by the same rule
   // (next power of two, clamped to [32, 1024]) and `runtimeCondition` is "C >= 32".
   std::string reductionLength;
+  // Its outputs, as an expression of params ("N"): a group size chosen at run time is halved while the
+  // groups still fill the device (polyc::rt::cuda::groupSizeFor).
+  std::string reductionOutputs;
   std::string reason;             // the cost model's numbers, in words, for polyc explain
 };
 

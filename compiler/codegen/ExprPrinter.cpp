@@ -634,9 +634,10 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   ast::ElemType type = eq.array->elemType;
   const model::ArrayInfo *array = findArray(model_, eq.array->name);
   assert(array && "the model has every array of the program");
-  splitElement_ = elementIndex(*array, lhs);
   const ast::Reduction *split = statement.reductions.empty() ? nullptr : statement.reductions[0].reduction;
   auto splitting = split ? splitReductions_.find(split) : splitReductions_.end();
+  const bool oneValue = splitting != splitReductions_.end() && splitting->second.oneValue;
+  splitElement_ = oneValue ? "0" : elementIndex(*array, lhs);
   if (splitPass == SplitPass::Partial && splitting != splitReductions_.end() && !splitting->second.buffer.empty()) {
     Code partial = value(*split, type, w);
     printStore(*array, lhs, splitting->second.buffer + "[" + splitElement_ + "]", " = ", partial.text, w);

@@ -124,10 +124,12 @@ public:
   // runs only its `block` of it (a polyc::rt::mpi::Block the statement code can read, computed once). With a `buffer`, the
   // partial values go to the buffer's element of the written element (SplitPass::Partial) and the statement
   // later reads it back, combined (SplitPass::Finish); without one each instance combines its own value
-  // right away (polyc::rt::mpi::combineValue with `combine`, a polyc::rt::mpi::Combine).
+  // right away (polyc::rt::mpi::combineValue with `combine`, a polyc::rt::mpi::Combine). A buffer of
+  // `oneValue` holds the value of the one instance being computed (element 0), not one per element.
   struct SplitReduction {
     const ast::IndexVar *variable = nullptr;
     std::string block, buffer, combine;
+    bool oneValue = false;
   };
   void setSplitReductions(std::map<const ast::Reduction *, SplitReduction> splits) {
     splitReductions_ = std::move(splits);

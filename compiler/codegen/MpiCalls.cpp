@@ -139,21 +139,31 @@ std::string polyc::codegen::combineOperation(const ast::Reduction &reduction) {
 }
 
 std::map<const ast::Reduction *, ExprPrinter::SplitReduction>
-polyc::codegen::splitReductions(const map::Decomposition &decomposition, const model::Model &model) {
+polyc::codegen::splitReductions(const map::Decomposition &decomposition, const model::Model &model,
+                                bool instanceBuffers) {
   std::map<const ast::Reduction *, ExprPrinter::SplitReduction> result;
   for (const map::TermSplit &split : decomposition.splits) {
     const model::Statement &statement = model.statements[split.statement];
     const ast::Reduction &reduction = *statement.reductions[0].reduction;
-    result[&reduction] = {split.variable, splitBlockName(statement),
-                          split.band >= 0 ? splitBufferName(statement) : "", combineOperation(reduction)};
+    const bool buffered = split.band >= 0 || instanceBuffers;
+    result[&reduction] = {split.variable, splitBlockName(statement), buffered ? splitBufferName(statement) : "",
+                          combineOperation(reduction), split.band < 0 && instanceBuffers};
   }
   return result;
 }
 
+std::string polyc::codegen::splitBufferSize(const map::TermSplit &split, const model::Model &model,
+                                            const ExprPrinter &exprs, bool checked) {
+  if (split.band < 0)
+    return "1";
+  const model::ArrayInfo &array = *model.findArray(model.statements[split.statement].write.array);
+  return checked ? exprs.checkedStorageSize(array) : exprs.storageSize(array);
+}
+
 void polyc::codegen::printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition,
-                                      const model::Model &model) {
+                                      const model::Model &model, const std::string &owner) {
   const ast::Program &program = *model.program;
   for (const map::TermSplit &split : decomposition.splits)
-    w.line(splitBlockName(model.statements[split.statement]) + " = polyc::rt::mpi::rankBlock(" +
+    w.line(owner + splitBlockName(model.statements[split.statement]) + " = polyc::rt::mpi::rankBlock(" +
            spellParams(split.first, program) + ", " + spellParams(split.extent, program) + ");");
 }

@@ -46,17 +46,24 @@ void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition 
 // statement's block of terms is the program member splitBlockName(statement), set once a run
 // (printSplitBlocks); a statement combined after its band keeps its partial values in the member array
 // splitBufferName(statement), of the written array's storage size, and has a function of its own for them,
-// partialFunctionName(its function).
+// partialFunctionName(its function). The GPU targets, whose statements cannot call MPI, keep the partial
+// value of an instance combined at once in such a buffer too, of one element (`instanceBuffers`).
 std::string splitBlockName(const model::Statement &statement);
 std::string splitBufferName(const model::Statement &statement);
 std::string partialFunctionName(const std::string &statementFunction);
 // The polyc::rt::mpi::Combine of a reduction's operation.
 std::string combineOperation(const ast::Reduction &reduction);
 // What the ExprPrinter needs to print the splits (ExprPrinter::setSplitReductions).
-std::map<const ast::Reduction *, ExprPrinter::SplitReduction> splitReductions(const map::Decomposition &decomposition,
-                                                                              const model::Model &model);
-// Sets each split statement's block of terms (in a function of the program, params in scope).
-void printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition, const model::Model &model);
+std::map<const ast::Reduction *, ExprPrinter::SplitReduction>
+splitReductions(const map::Decomposition &decomposition, const model::Model &model, bool instanceBuffers = false);
+// The elements of a split statement's buffer (a C expression of the params; `checked` where it is
+// allocated: ExprPrinter::checkedStorageSize).
+std::string splitBufferSize(const map::TermSplit &split, const model::Model &model, const ExprPrinter &exprs,
+                            bool checked = false);
+// Sets each split statement's block of terms (in a function of the program, params in scope), a member
+// of `owner` ("program." on a GPU target) or of the program itself.
+void printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition, const model::Model &model,
+                      const std::string &owner = "");
 
 // At the end of a run: rank 0 collects the rows of the outputs that only halos shared.
 void printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays);

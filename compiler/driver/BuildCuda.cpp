@@ -42,6 +42,30 @@ static bool locateCudaRuntime(std::string &includeDir, std::string &runtime, std
                                                 "ninja polyc_runtime_cuda); set POLYC_RUNTIME_DIR");
 }
 
+struct NcclInstall {
+  std::string includeDir, libraryDir, library; // library: libnccl.so, or libnccl.so.2 alone
+};
+
+// NCCL's header and library: with the CUDA toolkit of `nvcc` (as the toolkit's own installers put it),
+// or where the system's packages do (libnccl-dev: /usr/include and the multiarch library folder, as on
+// the GPU machines).
+static std::optional<NcclInstall> findNccl(const std::string &nvcc) {
+  std::string toolkit = sys::path::parent_path(sys::path::parent_path(nvcc)).str();
+  const std::pair<std::string, std::string> folders[] = {{toolkit + "/include", toolkit + "/lib64"},
+                                                         {"/usr/include", "/usr/lib/x86_64-linux-gnu"},
+                                                         {"/usr/include", "/usr/lib/aarch64-linux-gnu"},
+                                                         {"/usr/include", "/usr/lib64"},
+                                                         {"/usr/local/include", "/usr/local/lib"}};
+  for (const auto &[includeDir, libraryDir] : folders) {
+    if (!sys::fs::exists(includeDir + "/nccl.h"))
+      continue;
+    for (const char *library : {"libnccl.so", "libnccl.so.2"})
+      if (sys::fs::exists(libraryDir + "/" + library))
+        return NcclInstall{includeDir, libraryDir, library};
+  }
+  return std::nullopt;
+}
+
 static std::optional<std::string> findNvcc() {
   if (const char *cudacxx = std::getenv("CUDACXX"); cudacxx && *cudacxx)
     return sys::fs::exists(cudacxx) ? std::optional<std::string>(cudacxx) : std::nullopt;
@@ -84,14 +108,14 @@ int polyc::driver::buildCuda(const BuildJob &job) {
       return 1;
     args.push_back("-ccbin");
     args.push_back(wrapper);
-    // NCCL, when the CUDA toolkit has it: the ranks' rows then go GPU to GPU (polyc/cuda/MpiRows.h).
-    SmallString<256> toolkit(sys::path::parent_path(sys::path::parent_path(*nvcc)));
-    SmallString<256> ncclHeader(toolkit), ncclLibrary(toolkit);
-    sys::path::append(ncclHeader, "include", "nccl.h");
-    sys::path::append(ncclLibrary, "lib64");
-    if (sys::fs::exists(ncclHeader)) {
+    // NCCL, when found: the ranks' rows then go GPU to GPU (polyc/cuda/MpiRows.h).
+    if (std::optional<NcclInstall> nccl = findNccl(*nvcc)) {
       args.push_back("-DPOLYC_WITH_NCCL");
-      ncclFlags = {"-lnccl", "-Xlinker", "-rpath=" + ncclLibrary.str().str()};
+      // (No -I/usr/include: naming a system folder would reorder the compiler's own headers.)
+      if (nccl->includeDir != "/usr/include")
+        ncclFlags.push_back("-I" + nccl->includeDir);
+      ncclFlags.insert(ncclFlags.end(), {"-L" + nccl->libraryDir, nccl->library == "libnccl.so" ? "-lnccl" : "-l:" + nccl->library, "-Xlinker",
+                                         "-rpath=" + nccl->libraryDir});
     }
   }
   appendFlagsFromEnvironment(args, "POLYC_NVCCFLAGS");

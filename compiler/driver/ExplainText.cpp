@@ -212,7 +212,7 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
     }
     for (const map::TermSplit &split : in.decomposition->splits) {
       os << "  " << in.model.statements[split.statement].name
-         << ": the ranks split its terms (the cpu target; cuda and opencl send the rows), each taking its block of "
+         << ": the ranks split its terms (the cpu and cuda targets; opencl sends the rows), each taking its block of "
          << split.variable->name << " (" << split.extent << " values from " << split.first << ")\n    why: "
          << split.why << "\n    then: the ranks' partial values combined, an all-reduce of " << split.values
          << (split.values == "1" ? " element of " : " elements of ") << split.elementBytes << " bytes, "

@@ -506,13 +506,17 @@ Mapping mappingForRanks(Mapping mapping, const Decomposition &decomposition) {
       band.reason += "; no persistent kernel under MPI (rows move between its launches)";
     }
     band.replayable = false;
-    if (distributed(int(band.band)) && band.product) {
-      band.product.reset();
-      band.reason += "; not a matrix product under MPI (each rank runs its block of rows)";
+    // A distributed product's rows (member 0) are the rank's block; the bands after it that it computed
+    // at each output have blocks of their own, so they are kernels again.
+    if (distributed(int(band.band)) && band.product && !band.product->followers.empty()) {
+      band.product->followers.clear();
+      band.product->followerConditions.clear();
+      band.reason += "; under MPI its rows are the rank's block, the statements it computed after its store "
+                     "kernels of their own";
     }
   }
   for (BandMapping &band : mapping.bands)
-    if (band.computedIn >= 0 && !mapping.bands[size_t(band.computedIn)].product)
+    if (band.computedIn >= 0 && (!mapping.bands[size_t(band.computedIn)].product || distributed(band.computedIn)))
       band.computedIn = -1;
   return mapping;
 }

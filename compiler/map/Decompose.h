@@ -114,8 +114,9 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
                         const allocate::Allocation &allocation, const DecomposeOptions &options = {});
 
 // The GPU mapping as ranks of MPI run it: rows move between the launches, on the host, so there is no
-// persistent kernel and no CUDA graph; a distributed band is not a matrix product (whose tiles would not
-// follow the rank's block), and the statements that followed its product are bands of their own again.
+// persistent kernel and no CUDA graph. A distributed matrix product computes the rank's block of its rows
+// (member 0), and the statements that followed it are bands of their own again; a product whose sum the
+// ranks split by its terms sums the rank's block of them.
 Mapping mappingForRanks(Mapping mapping, const Decomposition &decomposition);
 
 } // namespace polyc::map

@@ -56,12 +56,24 @@ TEST(CudaGrid, ClampsToTheHardwareLimitsAndAtLeastOneBlock) {
 }
 
 TEST(CudaGroupSize, NextPowerOfTwoClampedTo32And1024) {
-  EXPECT_EQ(groupSizeFor(0), 32u);
-  EXPECT_EQ(groupSizeFor(32), 32u);
-  EXPECT_EQ(groupSizeFor(33), 64u);
-  EXPECT_EQ(groupSizeFor(100), 128u);
-  EXPECT_EQ(groupSizeFor(1024), 1024u);
-  EXPECT_EQ(groupSizeFor(4500), 1024u);
+  // Few outputs: the groups never fill the device, so the length alone decides.
+  EXPECT_EQ(reductionGroupSize(0, 1, 1 << 20), 32u);
+  EXPECT_EQ(reductionGroupSize(32, 1, 1 << 20), 32u);
+  EXPECT_EQ(reductionGroupSize(33, 1, 1 << 20), 64u);
+  EXPECT_EQ(reductionGroupSize(100, 1, 1 << 20), 128u);
+  EXPECT_EQ(reductionGroupSize(1024, 1, 1 << 20), 1024u);
+  EXPECT_EQ(reductionGroupSize(4500, 100, 1 << 20), 1024u);
+}
+
+TEST(CudaGroupSize, HalvedWhileTheGroupsStillFillTheDevice) {
+  // 1,000 outputs and 1,024 terms: 512 threads an output fill 512,000 threads, 256 do not.
+  EXPECT_EQ(reductionGroupSize(1024, 1000, 512000), 512u);
+  EXPECT_EQ(reductionGroupSize(1024, 1000, 512001), 1024u);
+  // The rate network at 80,000 neurons: a warp an output is plenty.
+  EXPECT_EQ(reductionGroupSize(8192, 80000, 2 * 132 * 2048), 32u);
+  // Never below a warp, never above the length's power of two.
+  EXPECT_EQ(reductionGroupSize(8192, int64_t(1) << 40, 1), 32u);
+  EXPECT_EQ(reductionGroupSize(40, 0, 1 << 20), 64u);
 }
 
 TEST(CudaGroupSize, DispatchPassesTheSizeAsACompileTimeConstant) {

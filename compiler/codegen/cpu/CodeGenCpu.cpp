@@ -382,9 +382,9 @@ void CpuAstPrinter::printSplitBand(const BandView &band, const isl::ast_node &bo
   printBand(band, body);
   for (const map::TermSplit *split : splits) {
     const model::Statement &statement = input_.model.statements[split->statement];
-    const model::ArrayInfo &array = *input_.model.findArray(statement.write.array);
-    w_.line("polyc::rt::mpi::combineValues(" + splitBufferName(statement) + ", " + exprs_.storageSize(array) +
-            ", " + combineOperation(*statement.reductions[0].reduction) + ");");
+    w_.line("polyc::rt::mpi::combineValues(" + splitBufferName(statement) + ", " +
+            splitBufferSize(*split, input_.model, exprs_) + ", " +
+            combineOperation(*statement.reductions[0].reduction) + ");");
   }
   partialPass_ = false;
   printBand(band, body);
@@ -944,10 +944,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
       if (split.band < 0)
         continue;
       const model::Statement &statement = model.statements[split.statement];
-      const model::ArrayInfo &array = *model.findArray(statement.write.array);
       std::string storage = runNames.fresh(splitBufferName(statement) + "Storage");
-      w.line("std::vector<" + exprs.typeName(array.decl->elemType) + "> " + storage + "(static_cast<size_t>(" +
-             exprs.checkedStorageSize(array) + "));");
+      w.line("std::vector<" + exprs.typeName(statement.equation->array->elemType) + "> " + storage +
+             "(static_cast<size_t>(" + splitBufferSize(split, model, exprs, /*checked=*/true) + "));");
       w.line(splitBufferName(statement) + " = " + storage + ".data();");
     }
     w.blank();

@@ -138,6 +138,10 @@ struct CudaProgram {
   std::vector<FlexibleVariant> flexibleVariants;
   // --mpi: the bands the ranks share; the device arrays' rows move between them through RankRows (polyc_rows).
   const map::Decomposition *decomposition = nullptr;
+  // --mpi: while a band split by its terms is printed the first time, its statements' calls compute their
+  // partial values (the functions partialFunctionName(name): partialThreadVariants, partialGroupVariants).
+  bool partialPass = false;
+  std::set<unsigned> partialThreadVariants, partialGroupVariants;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
 
@@ -147,6 +151,26 @@ struct CudaProgram {
   void fail(const std::string &message) {
     if (!error)
       error = message;
+  }
+
+  // --mpi: the split of the statement's reduction by its terms, if the ranks split it.
+  const map::TermSplit *splitOf(unsigned statement) const {
+    if (decomposition)
+      for (const map::TermSplit &split : decomposition->splits)
+        if (split.statement == statement)
+          return &split;
+    return nullptr;
+  }
+  // The device function a thread (or, with `group`, a group of threads) calls for an instance of the
+  // statement, recorded as one to print.
+  std::string statementFunction(unsigned statement, bool group) {
+    const std::string &name = input.model.statements[statement].name;
+    if (partialPass) {
+      (group ? partialGroupVariants : partialThreadVariants).insert(statement);
+      return partialFunctionName(name) + (group ? "Group" : "");
+    }
+    (group ? groupVariants : threadVariants).insert(statement);
+    return name + (group ? "Group" : "");
   }
 };
 
@@ -231,14 +255,14 @@ private:
     if (rows_)
       return printRowsCall(call, name);
     if (group_ == "1") {
-      program_.threadVariants.insert(call.statement);
-      w_.line(program_.program + "." + name + "(" + llvm::join(call.args, ", ") + ");");
+      w_.line(program_.program + "." + program_.statementFunction(call.statement, false) + "(" +
+              llvm::join(call.args, ", ") + ");");
       return;
     }
-    program_.groupVariants.insert(call.statement);
     std::vector<std::string> args = call.args;
     args.push_back("lane");
-    w_.line(program_.program + "." + name + "Group<" + group_ + ">(" + llvm::join(args, ", ") + ");");
+    w_.line(program_.program + "." + program_.statementFunction(call.statement, true) + "<" + group_ + ">(" +
+            llvm::join(args, ", ") + ");");
   }
 
   // The thread's points from the y loop's iterator on, as many as are left (at most RowsPerThread), in
@@ -475,6 +499,7 @@ protected:
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   bool printsStepHooks() const override { return true; }
   void printStatementCall(const StatementCall &call) override;
+  void printInstance(const StatementCall &call);
   void narrowLoop(LoopView &loop) const override {
     if (inSharedBlock(loop))
       narrowToRankBlock(loop);
@@ -537,6 +562,8 @@ private:
                       const std::set<std::string> &staged) const;
 
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  std::vector<const map::TermSplit *> bandSplits(unsigned band) const;
+  void printSplitBand(const BandView &band, const isl::ast_node &body);
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
   }
@@ -549,6 +576,7 @@ private:
   int sharedBand_ = -1;                // --mpi: the distributed band being printed
   unsigned ownedLoops_ = 0;            // its member-0 loops (this rank's block) around the code
   bool printingRowsNames_ = false;
+  bool printingSplit_ = false; // --mpi: printing a band split by its terms (printSplitBand)
   // The run-time choices around the code being printed (a variant's condition, or its negation): a graph
   // captured in Compute::prepare is captured only where they hold.
   std::vector<std::string> choiceGuards_;
@@ -717,7 +745,7 @@ std::optional<RowsKernel> CudaHostPrinter::planRows(const LoopView &loop,
   const BandView &band = *gpu_->band;
   auto y = axes.find(loop.member);
   if (gpu_->group != "1" || band.statements.size() != 1 || y == axes.end() || y->second != "y" ||
-      loop.inc != "1")
+      loop.inc != "1" || program_.splitOf(band.statements.front()))
     return std::nullopt;
   const model::Model &model = input_.model;
   const model::Statement &statement = model.statements[band.statements.front()];
@@ -1004,15 +1032,35 @@ void CudaHostPrinter::printFor(const LoopView &loop, const isl::ast_node_for &no
   hostLoops_.pop_back();
 }
 
-// A statement instance met on the host, outside every parallel loop: one block computes it.
+// A statement instance met on the host, outside every parallel loop: one block computes it. Under MPI,
+// one whose sum the ranks split by its terms: its partial value first, combined across the ranks, then
+// the statement with the combined value.
 void CudaHostPrinter::printStatementCall(const StatementCall &call) {
+  const map::TermSplit *split = program_.splitOf(call.statement);
+  if (!split)
+    return printInstance(call);
+  if (split->band >= 0 || program_.partialPass)
+    return program_.fail("internal error: statement " + input_.model.statements[call.statement].name +
+                         ", split by its terms, met outside its band");
   const model::Statement &statement = input_.model.statements[call.statement];
-  std::string name = program_.globalNames.fresh(statement.name + "Instance");
-  bool grouped = hasReduction(statement);
+  program_.partialPass = true;
+  printInstance(call);
+  program_.partialPass = false;
+  w_.line("polyc_rows.combineValues(" + program_.program + "." + splitBufferName(statement) + ", 1, " +
+          combineOperation(*statement.reductions[0].reduction) + ");");
+  printInstance(call);
+}
+
+void CudaHostPrinter::printInstance(const StatementCall &call) {
+  const model::Statement &statement = input_.model.statements[call.statement];
+  std::string name = program_.globalNames.fresh(statement.name + (program_.partialPass ? "Partial" : "") + "Instance");
+  // A split statement's instance after the combine has no sum left: one thread.
+  bool grouped = hasReduction(statement) && (program_.partialPass || !program_.splitOf(call.statement));
   std::string group = grouped ? "256" : "1";
   CodeWriter &kw = program_.kernels;
   kw.blank();
-  kw.comment(statement.name + ": one instance, " +
+  kw.comment(statement.name + ": one instance" + (program_.partialPass ? "'s partial value (this rank's terms)" : "") +
+             ", " +
              (grouped ? std::string("its reductions over a block of 256 threads") : std::string("one thread")) +
              ".");
   std::string params = kernelParams();
@@ -1025,14 +1073,10 @@ void CudaHostPrinter::printStatementCall(const StatementCall &call) {
   std::vector<std::string> args;
   for (size_t k = 0; k < call.args.size(); ++k)
     args.push_back("polyc_arg" + std::to_string(k));
-  if (grouped) {
-    program_.groupVariants.insert(call.statement);
+  if (grouped)
     args.push_back("lane");
-    kw.line(program_.program + "." + statement.name + "Group<256>(" + llvm::join(args, ", ") + ");");
-  } else {
-    program_.threadVariants.insert(call.statement);
-    kw.line(program_.program + "." + statement.name + "(" + llvm::join(args, ", ") + ");");
-  }
+  kw.line(program_.program + "." + program_.statementFunction(call.statement, grouped) + (grouped ? "<256>" : "") +
+          "(" + llvm::join(args, ", ") + ");");
   kw.closeBlock();
   std::string launchArgs = kernelArgs();
   for (const std::string &a : call.args)
@@ -1055,6 +1099,8 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
   if (decomposition && sharedBand_ < 0 && !gpu_ && band.index < decomposition->bands.size() &&
       decomposition->bands[band.index].distributed)
     return printShared(band, body, decomposition->bands[band.index]);
+  if (!printingSplit_ && !gpu_ && !bandSplits(band.index).empty())
+    return printSplitBand(band, body);
   const allocate::BandAllocation *a = band.allocation;
   const map::BandMapping &mapped = mappingOf(band);
   if (mapped.placement == map::Placement::HostLoop)
@@ -1111,6 +1157,35 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     return;
   }
   printVariant(a->kind, band, body);
+}
+
+std::vector<const map::TermSplit *> CudaHostPrinter::bandSplits(unsigned band) const {
+  std::vector<const map::TermSplit *> splits;
+  if (program_.decomposition)
+    for (const map::TermSplit &split : program_.decomposition->splits)
+      if (split.band == int(band))
+        splits.push_back(&split);
+  return splits;
+}
+
+// A band whose reductions the ranks split by their terms (map::TermSplit): its kernels compute each
+// rank's partial values into the device buffers, the buffers are combined across the ranks (an
+// all-reduce on the stream), then data-parallel kernels compute the statements with the combined values
+// (no sum left in them).
+void CudaHostPrinter::printSplitBand(const BandView &band, const isl::ast_node &body) {
+  w_.comment("Band " + std::to_string(band.index) + ": the MPI ranks split its reductions by their terms; " +
+             "each rank's partial values first, combined across the ranks, then the statements with them.");
+  printingSplit_ = program_.partialPass = true;
+  printBand(band, body);
+  program_.partialPass = false;
+  for (const map::TermSplit *split : bandSplits(band.index)) {
+    const model::Statement &statement = input_.model.statements[split->statement];
+    w_.line("polyc_rows.combineValues(" + program_.program + "." + splitBufferName(statement) + ", " +
+            splitBufferSize(*split, input_.model, program_.exprs) + ", " +
+            combineOperation(*statement.reductions[0].reduction) + ");");
+  }
+  printVariant(AllocationKind::DataParallel, band, body);
+  printingSplit_ = false;
 }
 
 // A band the MPI ranks share (map::Decomposition): this rank's kernels cover its block of member 0
@@ -1378,9 +1453,12 @@ void CudaHostPrinter::printReduction(const BandView &band, const isl::ast_node &
   int64_t size = a ? a->reductionGroupSize : 0;
   if (size >= 1 && size <= 1024 && (size & (size - 1)) == 0)
     return printMapped(band, body, std::to_string(size), AllocationKind::Reduction);
-  std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength, *input_.model.program) : "1024";
-  w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, 1024].");
-  w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length +
+  const ast::Program &program = *input_.model.program;
+  std::string length = a && !a->reductionLength.empty() ? spellParams(a->reductionLength, program) : "1024";
+  std::string outputs = a && !a->reductionOutputs.empty() ? spellParams(a->reductionOutputs, program) : "1";
+  w_.comment("The group size from the reduction's length (" + length + " terms): the next power of two in [32, " +
+             "1024], halved while the groups of its " + outputs + " outputs would still fill the device.");
+  w_.openBlock("polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(" + length + ", " + outputs +
                "), [&](auto polyc_groupSize)");
   w_.line("constexpr unsigned G = decltype(polyc_groupSize)::value;");
   printMapped(band, body, "G", AllocationKind::Reduction);
@@ -1473,18 +1551,33 @@ void CudaHostPrinter::printProduct(const BandView &band, const map::ProductForm 
   const ast::RangeBinding &range = form.sum->bindings.front();
   const std::string lo = program_.exprs.paramIndex(*range.lo), hi = program_.exprs.paramIndex(*range.hi);
   const ast::Program &source = *model.program;
-  const std::string shape = "polyc::rt::cuda::ProductShape{" + spellParams(form.rowFirst, source) + ", " +
-                            spellParams(form.rows, source) + ", " + spellParams(form.columnFirst, source) +
-                            ", " + spellParams(form.columns, source) + ", " + lo + ", " +
-                            (lo == "0" ? hi : "(" + hi + ") - (" + lo + ")") + "}";
+  std::string shape = "polyc::rt::cuda::ProductShape{" + spellParams(form.rowFirst, source) + ", " +
+                      spellParams(form.rows, source) + ", " + spellParams(form.columnFirst, source) + ", " +
+                      spellParams(form.columns, source) + ", " + lo + ", " +
+                      (lo == "0" ? hi : "(" + hi + ") - (" + lo + ")") + "}";
   program_.memberVariables.push_back("polyc::rt::cuda::DeviceBuffer " + partials + "; // band " + index +
                                      "'s partial sums of split terms");
-  program_.viewLines.push_back(partials + ".resize(size_t(polyc::rt::cuda::productPartialElements(" + shape +
-                               ")) * sizeof(" + type + "));");
   w_.comment("Band " + index + " (" + statement.name +
              "): a matrix product, tiles of outputs through shared memory.");
   w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + index + " (" +
               statement.name + "): matrix product\\n\");");
+  // --mpi: the rank's block of the rows (a band the ranks share: its member 0), or of the terms (a sum the
+  // ranks split by its terms); its partial sums sized here, as the block is known only here.
+  const bool rankRows = sharedBand_ == int(band.index);
+  const bool rankTerms = program_.partialPass && program_.splitOf(form.statement);
+  if (rankRows || rankTerms) {
+    std::string block = program_.program + "." + splitBlockName(statement);
+    std::string narrowed = rankRows ? "polyc::rt::cuda::rowsWithin(" + shape + ", polyc_rank.first, polyc_rank.end)"
+                                    : "polyc::rt::cuda::termsWithin(" + shape + ", " + block + ".first, " + block +
+                                          ".end)";
+    shape = names().fresh("polyc_shape");
+    w_.line("const polyc::rt::cuda::ProductShape " + shape + " = " + narrowed + ";");
+    w_.line(partials + ".reserve(size_t(polyc::rt::cuda::productPartialElements(" + shape + ")) * sizeof(" + type +
+            "));");
+  } else {
+    program_.viewLines.push_back(partials + ".resize(size_t(polyc::rt::cuda::productPartialElements(" + shape +
+                                 ")) * sizeof(" + type + "));");
+  }
   std::vector<std::string> fields{program_.program};
   for (const std::string &loop : hostLoops_)
     fields.push_back(std::string(IndexType) + "(" + loop + ")");
@@ -2160,31 +2253,50 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       params += (params.empty() ? "" : ", ") + exprs.indexType() + " " + d;
     std::string header = statement.name + ": " + equationText(*statement.equation) + "  (" +
                          equationLocation(cp.input, *statement.equation) + ")";
-    if (cp.threadVariants.count(s)) {
+    const bool split = cp.splitOf(s);
+    // --mpi: a statement whose sum the ranks split by its terms has functions for its partial value
+    // (SplitPass::Partial), and its others finish with the combined value (SplitPass::Finish).
+    auto printSimple = [&](bool partial) {
       w.blank();
-      w.comment(header + "; one thread computes an instance.");
-      w.openBlock("__device__ void " + statement.name + "(" + params + ") const");
+      w.comment(header + (partial ? "; this rank's partial value of its sum" : "") + "; one thread computes an instance.");
+      w.openBlock("__device__ void " + (partial ? partialFunctionName(statement.name) : statement.name) + "(" +
+                  params + ") const");
       exprs.mode = CudaStatementMode::Thread;
       exprs.printStatement(statement, w);
       w.closeBlock();
-    }
-    if (auto product = cp.productVariants.find(s); product != cp.productVariants.end())
+    };
+    auto printGroup = [&](bool partial) {
+      w.blank();
+      w.comment(header + (partial ? "; this rank's partial value of its sum" : "") +
+                "; the G threads of a group compute an instance together, lane 0 stores it.");
+      w.line("template <unsigned G>");
+      w.openBlock("__device__ void " + (partial ? partialFunctionName(statement.name) : statement.name) + "Group(" +
+                  params + (params.empty() ? "" : ", ") + "unsigned " + exprs.lane + ") const");
+      exprs.mode = CudaStatementMode::Group;
+      exprs.printStatement(statement, w);
+      w.closeBlock();
+    };
+    exprs.splitPass = ExprPrinter::SplitPass::Partial;
+    if (cp.partialThreadVariants.count(s))
+      printSimple(true);
+    if (cp.partialGroupVariants.count(s))
+      printGroup(true);
+    exprs.splitPass = split ? ExprPrinter::SplitPass::Finish : ExprPrinter::SplitPass::Whole;
+    if (cp.threadVariants.count(s))
+      printSimple(false);
+    if (auto product = cp.productVariants.find(s); product != cp.productVariants.end()) {
+      // A split statement's product runs in the partial pass only: its store keeps the partial value.
+      exprs.splitPass = split ? ExprPrinter::SplitPass::Partial : ExprPrinter::SplitPass::Whole;
       printProductFunctions(exprs, statement, *product->second, header, dims, w);
+      exprs.splitPass = split ? ExprPrinter::SplitPass::Finish : ExprPrinter::SplitPass::Whole;
+    }
     if (auto rows = cp.rowsVariants.find(s); rows != cp.rowsVariants.end()) {
       exprs.mode = CudaStatementMode::Rows;
       exprs.rows = rows->second;
       printRowsFunctions(exprs, statement, header, dims, w);
     }
-    if (cp.groupVariants.count(s)) {
-      w.blank();
-      w.comment(header + "; the G threads of a group compute an instance together, lane 0 stores it.");
-      w.line("template <unsigned G>");
-      w.openBlock("__device__ void " + statement.name + "Group(" + params + (params.empty() ? "" : ", ") +
-                  "unsigned " + exprs.lane + ") const");
-      exprs.mode = CudaStatementMode::Group;
-      exprs.printStatement(statement, w);
-      w.closeBlock();
-    }
+    if (cp.groupVariants.count(s))
+      printGroup(false);
     for (const FlexibleVariant &variant : cp.flexibleVariants) {
       if (variant.statement != s)
         continue;
@@ -2229,6 +2341,7 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       if (variant.box)
         printDecoupledParts(exprs, statement, *variant.box, *target, w);
     }
+    exprs.splitPass = ExprPrinter::SplitPass::Whole;
   }
   exprs.mode = CudaStatementMode::Thread;
 }
@@ -2305,8 +2418,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::optional<map::Mapping> rankMapping;
   CodegenInput input = given;
   if (given.mpi) {
-    decomposition = map::decompose(given.model, given.schedule, given.allocation,
-                                   {given.mpiRecompute, /*splitTerms=*/false}); // not printed on CUDA yet
+    decomposition = map::decompose(given.model, given.schedule, given.allocation, {given.mpiRecompute});
     rankMapping = map::mappingForRanks(*given.mapping, *decomposition);
     input.mapping = &*rankMapping;
   }
@@ -2314,7 +2426,17 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   const ast::Program &program = *model.program;
   std::string prog = programName(input);
   CudaExprPrinter exprs(model, input.schedule);
-  exprs.setPackages(findPackages(model, input.schedule));
+  std::vector<Package> packages = findPackages(model, input.schedule);
+  if (decomposition) {
+    exprs.setSplitReductions(splitReductions(*decomposition, model, /*instanceBuffers=*/true));
+    // A split statement prints its reduction alone (its partial value): not with others in a package.
+    llvm::erase_if(packages, [&](const Package &package) {
+      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
+        return llvm::is_contained(package.statements, split.statement);
+      });
+    });
+  }
+  exprs.setPackages(std::move(packages));
   CudaProgram cp(input, exprs);
   cp.decomposition = decomposition ? &*decomposition : nullptr;
   cp.type = programTypeName(program, prog, "");
@@ -2366,6 +2488,15 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     members.push_back(cIdentifier(p->name));
   for (const model::ArrayInfo &a : model.arrays)
     members.push_back(exprs.arrayRef(a));
+  for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>()) {
+    const model::Statement &statement = model.statements[split.statement];
+    w.line("polyc::rt::mpi::Block " + splitBlockName(statement) + "{}; // MPI: this rank's terms of " +
+           statement.name + "'s reduction");
+    w.line(exprs.typeName(statement.equation->array->elemType) + " *" + splitBufferName(statement) +
+           " = nullptr; // MPI: " + statement.name + "'s partial values, then the ranks' combined ones");
+    members.push_back(splitBlockName(statement));
+    members.push_back(splitBufferName(statement));
+  }
   w.blank();
   w.line(cp.deviceOf + "() = default;");
   if (!members.empty()) {
@@ -2487,6 +2618,20 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     std::string type = exprs.typeName(a.decl->elemType);
     w.line(member + ".resize(size_t(" + exprs.checkedStorageSize(a) + ") * sizeof(" + type + "));");
     w.line(cp.program + "." + exprs.arrayRef(a) + " = " + member + ".as<" + type + ">();");
+  }
+  if (decomposition && !decomposition->splits.empty()) {
+    w.comment("MPI: the blocks of the terms of the reductions the ranks split, and their partial values.");
+    printSplitBlocks(w, *decomposition, model, cp.program + ".");
+    for (const map::TermSplit &split : decomposition->splits) {
+      const model::Statement &statement = model.statements[split.statement];
+      std::string member = cp.globalNames.fresh(splitBufferName(statement) + "Storage_");
+      localMembers.push_back("polyc::rt::cuda::DeviceBuffer " + member + "; // MPI: " + statement.name +
+                             "'s partial values");
+      std::string type = exprs.typeName(statement.equation->array->elemType);
+      w.line(member + ".resize(size_t(" + splitBufferSize(split, model, exprs, /*checked=*/true) + ") * sizeof(" + type +
+             "));");
+      w.line(cp.program + "." + splitBufferName(statement) + " = " + member + ".as<" + type + ">();");
+    }
   }
   for (const std::string &line : cp.viewLines)
     w.line(line);

@@ -358,8 +358,9 @@ private:
       if (C >= 32) {
         if (polyc::rt::cuda::verbose())
           std::fprintf(stderr, "polyc: band 2 (S1): reduction (pattern-parallel)\n");
-        // The group size from the reduction's length (C terms): the next power of two in [32, 1024].
-        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(C), [&](auto polyc_groupSize) {
+        // The group size from the reduction's length (C terms): the next power of two in [32, 1024], halved while
+        // the groups of its N outputs would still fill the device.
+        polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(C, N), [&](auto polyc_groupSize) {
           constexpr unsigned G = decltype(polyc_groupSize)::value;
           // S1, band 2 dimension 0: j; carries no dependence: kernel band2Kernel (a group of G threads per point)
           {

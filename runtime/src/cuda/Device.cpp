@@ -119,6 +119,11 @@ const cudaDeviceProp &deviceProperties() {
   return properties;
 }
 
+int64_t residentThreads() {
+  const cudaDeviceProp &properties = deviceProperties();
+  return int64_t(properties.maxThreadsPerMultiProcessor) * properties.multiProcessorCount;
+}
+
 static std::optional<int64_t> integerFromEnvironment(const char *name, int64_t min, int64_t max) {
   const char *text = std::getenv(name);
   if (!text || !*text)

@@ -520,8 +520,9 @@ private:
     if (M * M >= 32 && H * W < 65536) {
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 0 (S1): reduction (pattern-parallel)\n");
-      // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024].
-      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M), [&](auto polyc_groupSize) {
+      // The group size from the reduction's length (M * M terms): the next power of two in [32, 1024], halved
+      // while the groups of its H * W outputs would still fill the device.
+      polyc::rt::cuda::dispatchGroupSize(polyc::rt::cuda::groupSizeFor(M * M, H * W), [&](auto polyc_groupSize) {
         constexpr unsigned G = decltype(polyc_groupSize)::value;
         // S1, band 0 dimension 0: i; carries no dependence: kernel band0Kernel (a group of G threads per point)
         {

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,7 @@ public:
     copy(layout, rows, cudaMemcpyHostToDevice);
   }
 
-private:
-  // The pinned buffer, grown to at least `bytes`.
+  // The pinned buffer, grown to at least `bytes` (its earlier contents are lost when it grows).
   void *staging(size_t bytes) {
     if (bytes > capacity_) {
       if (pinned_)
@@ -199,8 +199,36 @@ public:
     mpi::shareRowBlocks(layout, blocks, &hostCopies_);
   }
 
+  // A reduction split by its terms (docs/running.md): the `count` partial values at `values` (device
+  // memory) of every rank combined element by element, in place, so that every rank holds the combined
+  // ones: one ncclAllReduce on the stream, else through a pinned host buffer and mpi::combineValues.
+  template <typename T> void combineValues(T *values, int64_t count, mpi::Combine op) {
+    if (count <= 0)
+      return;
+#ifdef POLYC_WITH_NCCL
+    if (ncclComm_t comm = rankCommunicator()) {
+      const ncclRedOp_t reduce = op == mpi::Combine::Sum ? ncclSum : op == mpi::Combine::Max ? ncclMax : ncclMin;
+      check(ncclAllReduce(values, values, size_t(count), ncclType<T>(), reduce, comm, stream_), "ncclAllReduce");
+      return;
+    }
+#endif
+    const size_t bytes = size_t(count) * sizeof(T);
+    T *host = static_cast<T *>(hostCopies_.staging(bytes));
+    POLYC_CUDA_CHECK(cudaMemcpyAsync(host, values, bytes, cudaMemcpyDeviceToHost, stream_));
+    POLYC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    mpi::combineValues(host, count, op);
+    POLYC_CUDA_CHECK(cudaMemcpyAsync(values, host, bytes, cudaMemcpyHostToDevice, stream_));
+    POLYC_CUDA_CHECK(cudaStreamSynchronize(stream_)); // the pinned buffer is free again when this returns
+  }
+
 private:
 #ifdef POLYC_WITH_NCCL
+  template <typename T> static ncclDataType_t ncclType() {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>,
+                  "the element types of the language");
+    return std::is_same_v<T, float> ? ncclFloat32 : std::is_same_v<T, double> ? ncclFloat64 : ncclInt32;
+  }
+
   struct Message {
     mpi::Rows rows;
     int peer;     // the other rank, or the root of a broadcast

@@ -113,6 +113,20 @@ template <class Tile> ProductSplit productSplit(const ProductShape &shape, int m
   return split;
 }
 
+// MPI: the shape's rows, or its terms, within [first, end) (a rank's block of them; none when they miss).
+inline ProductShape rowsWithin(ProductShape shape, int64_t first, int64_t end) {
+  const int64_t lo = std::max(shape.rowFirst, first), hi = std::min(shape.rowFirst + shape.rows, end);
+  shape.rowFirst = lo;
+  shape.rows = std::max<int64_t>(0, hi - lo);
+  return shape;
+}
+inline ProductShape termsWithin(ProductShape shape, int64_t first, int64_t end) {
+  const int64_t lo = std::max(shape.termFirst, first), hi = std::min(shape.termFirst + shape.terms, end);
+  shape.termFirst = lo;
+  shape.terms = std::max<int64_t>(0, hi - lo);
+  return shape;
+}
+
 // The elements of partial sums a product of this shape needs (0 when its terms are not split): the
 // generated code allocates them before any launch, outside a captured graph.
 inline int64_t productPartialElements(const ProductShape &shape) {
