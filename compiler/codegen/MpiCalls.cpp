@@ -129,6 +129,24 @@ std::string polyc::codegen::partialFunctionName(const std::string &statementFunc
   return statementFunction + "Partial";
 }
 
+const map::TermSplit *polyc::codegen::splitOf(const map::Decomposition *decomposition, unsigned statement) {
+  if (decomposition)
+    for (const map::TermSplit &split : decomposition->splits)
+      if (split.statement == statement)
+        return &split;
+  return nullptr;
+}
+
+std::vector<const map::TermSplit *> polyc::codegen::bandSplits(const map::Decomposition *decomposition,
+                                                               unsigned band) {
+  std::vector<const map::TermSplit *> splits;
+  if (decomposition)
+    for (const map::TermSplit &split : decomposition->splits)
+      if (split.band == int(band))
+        splits.push_back(&split);
+  return splits;
+}
+
 std::string polyc::codegen::combineOperation(const ast::Reduction &reduction) {
   switch (reduction.op) {
   case ast::ReductionOp::Sum: return "polyc::rt::mpi::Combine::Sum";

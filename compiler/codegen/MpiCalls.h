@@ -51,6 +51,10 @@ void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition 
 std::string splitBlockName(const model::Statement &statement);
 std::string splitBufferName(const model::Statement &statement);
 std::string partialFunctionName(const std::string &statementFunction);
+// The split of a statement's reduction by its terms, if the ranks split it (none without --mpi), and the
+// splits combined after each run of a band.
+const map::TermSplit *splitOf(const map::Decomposition *decomposition, unsigned statement);
+std::vector<const map::TermSplit *> bandSplits(const map::Decomposition *decomposition, unsigned band);
 // The polyc::rt::mpi::Combine of a reduction's operation.
 std::string combineOperation(const ast::Reduction &reduction);
 // What the ExprPrinter needs to print the splits (ExprPrinter::setSplitReductions).

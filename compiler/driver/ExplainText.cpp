@@ -212,11 +212,12 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
     }
     for (const map::TermSplit &split : in.decomposition->splits) {
       os << "  " << in.model.statements[split.statement].name
-         << ": the ranks split its terms (the cpu and cuda targets; opencl sends the rows), each taking its block of "
-         << split.variable->name << " (" << split.extent << " values from " << split.first << ")\n    why: "
-         << split.why << "\n    then: the ranks' partial values combined, an all-reduce of " << split.values
+         << ": the ranks split its terms, each taking its block of " << split.variable->name << " ("
+         << split.extent << " values from " << split.first << ")\n    why: " << split.why
+         << "\n    then: the ranks' partial values combined, an all-reduce of " << split.values
          << (split.values == "1" ? " element of " : " elements of ") << split.elementBytes << " bytes, "
-         << (split.band >= 0 ? "after each run of band " + std::to_string(split.band) : std::string("after each instance"))
+         << (split.band >= 0 ? "after each run of band " + std::to_string(split.band)
+                             : std::string("after each instance"))
          << "\n";
     }
     for (const map::RowGather &g : in.decomposition->gathers)

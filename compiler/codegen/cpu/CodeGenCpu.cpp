@@ -277,7 +277,6 @@ private:
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
-  std::vector<const map::TermSplit *> bandSplits(unsigned band) const;
   void printSplitBand(const BandView &band, const isl::ast_node &body);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
   MpiArrays mpiArrays() const {
@@ -321,7 +320,7 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   if (decomposition_ && sharedBand_ < 0 && !insideParallel() && band.index < decomposition_->bands.size() &&
       decomposition_->bands[band.index].distributed)
     return printShared(band, body, decomposition_->bands[band.index]);
-  if (!printingSplit_ && !bandSplits(band.index).empty())
+  if (!printingSplit_ && !bandSplits(decomposition_, band.index).empty())
     return printSplitBand(band, body);
   std::optional<allocate::AllocationKind> saved = kind_;
   const allocate::BandAllocation *a = band.allocation;
@@ -363,19 +362,10 @@ void CpuAstPrinter::printGathers() {
     codegen::printGathers(w_, *decomposition_, mpiArrays());
 }
 
-std::vector<const map::TermSplit *> CpuAstPrinter::bandSplits(unsigned band) const {
-  std::vector<const map::TermSplit *> splits;
-  if (decomposition_)
-    for (const map::TermSplit &split : decomposition_->splits)
-      if (split.band == int(band))
-        splits.push_back(&split);
-  return splits;
-}
-
 // A band whose reductions the ranks split by their terms (map::TermSplit): each rank's partial values
 // into the buffers, the buffers combined across the ranks, then the statements with the combined values.
 void CpuAstPrinter::printSplitBand(const BandView &band, const isl::ast_node &body) {
-  std::vector<const map::TermSplit *> splits = bandSplits(band.index);
+  std::vector<const map::TermSplit *> splits = bandSplits(decomposition_, band.index);
   w_.comment("Band " + std::to_string(band.index) + ": the MPI ranks split its reductions by their terms; " +
              "each rank's partial values first, combined across the ranks, then the statements with them.");
   printingSplit_ = partialPass_ = true;

@@ -155,11 +155,7 @@ struct CudaProgram {
 
   // --mpi: the split of the statement's reduction by its terms, if the ranks split it.
   const map::TermSplit *splitOf(unsigned statement) const {
-    if (decomposition)
-      for (const map::TermSplit &split : decomposition->splits)
-        if (split.statement == statement)
-          return &split;
-    return nullptr;
+    return codegen::splitOf(decomposition, statement);
   }
   // The device function a thread (or, with `group`, a group of threads) calls for an instance of the
   // statement, recorded as one to print.
@@ -562,7 +558,6 @@ private:
                       const std::set<std::string> &staged) const;
 
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
-  std::vector<const map::TermSplit *> bandSplits(unsigned band) const;
   void printSplitBand(const BandView &band, const isl::ast_node &body);
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
@@ -1099,7 +1094,7 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
   if (decomposition && sharedBand_ < 0 && !gpu_ && band.index < decomposition->bands.size() &&
       decomposition->bands[band.index].distributed)
     return printShared(band, body, decomposition->bands[band.index]);
-  if (!printingSplit_ && !gpu_ && !bandSplits(band.index).empty())
+  if (!printingSplit_ && !gpu_ && !bandSplits(program_.decomposition, band.index).empty())
     return printSplitBand(band, body);
   const allocate::BandAllocation *a = band.allocation;
   const map::BandMapping &mapped = mappingOf(band);
@@ -1159,15 +1154,6 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
   printVariant(a->kind, band, body);
 }
 
-std::vector<const map::TermSplit *> CudaHostPrinter::bandSplits(unsigned band) const {
-  std::vector<const map::TermSplit *> splits;
-  if (program_.decomposition)
-    for (const map::TermSplit &split : program_.decomposition->splits)
-      if (split.band == int(band))
-        splits.push_back(&split);
-  return splits;
-}
-
 // A band whose reductions the ranks split by their terms (map::TermSplit): its kernels compute each
 // rank's partial values into the device buffers, the buffers are combined across the ranks (an
 // all-reduce on the stream), then data-parallel kernels compute the statements with the combined values
@@ -1178,7 +1164,7 @@ void CudaHostPrinter::printSplitBand(const BandView &band, const isl::ast_node &
   printingSplit_ = program_.partialPass = true;
   printBand(band, body);
   program_.partialPass = false;
-  for (const map::TermSplit *split : bandSplits(band.index)) {
+  for (const map::TermSplit *split : bandSplits(program_.decomposition, band.index)) {
     const model::Statement &statement = input_.model.statements[split->statement];
     w_.line("polyc_rows.combineValues(" + program_.program + "." + splitBufferName(statement) + ", " +
             splitBufferSize(*split, input_.model, program_.exprs) + ", " +

@@ -622,11 +622,17 @@ private:
 
   // --mpi: a band the ranks share; its kernels cover the rank's block of member 0.
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  // --mpi: a band, or an instance, whose sums the ranks split by their terms: partial values, combined,
+  // then the statements with them.
+  void printSplitBand(const BandView &band, const isl::ast_node &body);
+  void printCombine(const map::TermSplit &split);
+  void printInstance(const StatementCall &call);
 
   CodeWriter &kernels_;
   OpenCLExprPrinter &exprs_;
   const map::Decomposition *decomposition_; // --mpi: the bands the ranks share; null otherwise
   int sharedBand_ = -1;                     // the shared band being printed
+  bool printingSplit_ = false;              // printing a band split by its terms (printSplitBand)
   CodeWriter *out_ = &w_;       // where a fixed wavefront's host code goes (a recorded function's body)
   std::string sink_ = "timer";  // the LaunchSink its launches go to
   std::vector<std::string> variantGuards_; // the run-time conditions that select the band printed now
@@ -731,6 +737,16 @@ std::vector<KernelArg> OpenCLPrinter::baseArgs(const std::vector<unsigned> &stat
   }
   for (const std::string &iterator : hostIterators_)
     args.push_back({"const int " + iterator, "cl_int(" + iterator + ")", false, perLaunchIterators});
+  // --mpi: a split sum's block of terms and its buffer of partial values.
+  for (unsigned s : statements) {
+    if (!splitOf(decomposition_, s))
+      continue;
+    const model::Statement &statement = model.statements[s];
+    args.push_back({"const polyc_Block " + splitBlockName(statement), splitBlockName(statement)});
+    args.push_back({"__global " + exprs_.typeName(statement.equation->array->elemType) + " *" +
+                        splitBufferName(statement),
+                    splitBufferName(statement) + "_"});
+  }
   return args;
 }
 
@@ -798,6 +814,8 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
   if (decomposition_ && sharedBand_ < 0 && band.index < decomposition_->bands.size() &&
       decomposition_->bands[band.index].distributed)
     return printShared(band, body, decomposition_->bands[band.index]);
+  if (!printingSplit_ && !bandSplits(decomposition_, band.index).empty())
+    return printSplitBand(band, body);
   const allocate::BandAllocation *allocation = band.allocation;
   const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
   if (mapped.placement == map::Placement::HostLoop) {
@@ -850,6 +868,30 @@ void OpenCLPrinter::printShared(const BandView &band, const isl::ast_node &body,
   sharedBand_ = int(band.index);
   printSharedBand(w_, band.index, shared, arrays, [&] { printBand(band, body); });
   sharedBand_ = -1;
+}
+
+// The host's combine of a split statement's partial values (after its partial pass).
+void OpenCLPrinter::printCombine(const map::TermSplit &split) {
+  const model::Statement &statement = input_.model.statements[split.statement];
+  w_.line("polyc_rows.combineValues<" + std::string(clScalar(statement.equation->array->elemType)) + ">(" +
+          splitBufferName(statement) + "_, " + splitBufferSize(split, input_.model, exprs_) + ", " +
+          combineOperation(*statement.reductions[0].reduction) + ");");
+}
+
+// A band whose reductions the ranks split by their terms (map::TermSplit): its kernels compute this rank's
+// partial values into the buffers, the buffers are combined across the ranks (through host memory), then
+// data-parallel kernels compute the statements with the combined values (no sum left in them).
+void OpenCLPrinter::printSplitBand(const BandView &band, const isl::ast_node &body) {
+  w_.comment("Band " + std::to_string(band.index) + ": the MPI ranks split its reductions by their terms; " +
+             "each rank's partial values first, combined across the ranks, then the statements with them.");
+  printingSplit_ = true;
+  exprs_.splitPass = ExprPrinter::SplitPass::Partial;
+  printBand(band, body);
+  exprs_.splitPass = ExprPrinter::SplitPass::Finish;
+  for (const map::TermSplit *split : bandSplits(decomposition_, band.index))
+    printCombine(*split);
+  printVariant(band, body, AllocationKind::DataParallel);
+  printingSplit_ = false;
 }
 
 void OpenCLPrinter::printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind) {
@@ -1360,11 +1402,30 @@ void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::stri
   w.closeBlock();
 }
 
-// A statement instance outside every band: one work-group when it reduces (its work-items share the
-// reductions, as a triangular solve's sum(j in 0..i) in a sequential loop over i), else one work-item.
+// A statement instance outside every band. Under MPI, one whose sum the ranks split by its terms: its
+// partial value first, combined across the ranks, then the statement with the combined value.
 void OpenCLPrinter::printStatementCall(const StatementCall &call) {
+  const map::TermSplit *split = splitOf(decomposition_, call.statement);
+  if (!split)
+    return printInstance(call);
+  if (split->band >= 0)
+    return fail("internal error: statement " + input_.model.statements[call.statement].name +
+                ", split by its terms, met outside its band");
+  exprs_.splitPass = ExprPrinter::SplitPass::Partial;
+  printInstance(call);
+  exprs_.splitPass = ExprPrinter::SplitPass::Finish;
+  printCombine(*split);
+  printInstance(call);
+}
+
+// One instance: one work-group when it reduces (its work-items share the reductions, as a triangular
+// solve's sum(j in 0..i) in a sequential loop over i), else one work-item.
+void OpenCLPrinter::printInstance(const StatementCall &call) {
   const model::Statement &statement = input_.model.statements[call.statement];
-  const bool grouped = !statement.reductions.empty();
+  // A split statement's instance after the combine has no sum left.
+  const bool finishing =
+      exprs_.splitPass == ExprPrinter::SplitPass::Finish && splitOf(decomposition_, call.statement);
+  const bool grouped = !statement.reductions.empty() && !finishing;
   std::string base = statement.name + (grouped ? "_group" : "_single");
   std::string name = base;
   for (unsigned k = 2; kernelNames_.count(name); ++k)
@@ -1965,8 +2026,27 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
       }
     }
   }
+  // --mpi: the bands the ranks share and the sums they split by their terms (map/Decompose.h).
+  std::optional<map::Decomposition> decomposition;
+  if (input.mpi)
+    decomposition = map::decompose(model, input.schedule, input.allocation, {input.mpiRecompute});
   OpenCLExprPrinter exprs(model, input.schedule);
-  exprs.setPackages(findPackages(model, input.schedule));
+  std::vector<Package> packages = findPackages(model, input.schedule);
+  if (decomposition && !decomposition->splits.empty()) {
+    exprs.setSplitReductions(splitReductions(*decomposition, model, /*instanceBuffers=*/true));
+    // A split statement's plain form finishes with the combined values (the partial passes set Partial).
+    exprs.splitPass = ExprPrinter::SplitPass::Finish;
+    // A split statement prints its reduction alone (its partial value): not with others in a package.
+    llvm::erase_if(packages, [&](const Package &package) {
+      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
+        return llvm::is_contained(package.statements, split.statement);
+      });
+    });
+    cl.blank();
+    cl.comment("MPI: a rank's block of the terms of a sum the ranks split (polyc::rt::mpi::Block).");
+    cl.line("typedef struct { long first; long end; } polyc_Block;");
+  }
+  exprs.setPackages(std::move(packages));
   cl.blank();
   exprs.printHelpers(cl);
   cl.blank();
@@ -1977,11 +2057,6 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
 
   // ---- the schedule: host code and kernels together
   CodeWriter schedule;
-  // --mpi: the bands the ranks share (map/Decompose.h).
-  std::optional<map::Decomposition> decomposition;
-  if (input.mpi)
-    decomposition = map::decompose(model, input.schedule, input.allocation,
-                                   {input.mpiRecompute, /*splitTerms=*/false}); // not printed on OpenCL yet
   OpenCLPrinter printer(input, schedule, cl, exprs, decomposition ? &*decomposition : nullptr);
   if (llvm::Error error = printer.printSchedule())
     return error;
@@ -2051,6 +2126,13 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
       h2.line("polyc::rt::ocl::uploadArray(device(), " + name + "_, context.arrays[" +
               std::to_string(it - interface.begin()) + "]);");
   }
+  for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>()) {
+    const model::Statement &statement = model.statements[split.statement];
+    h2.line(splitBufferName(statement) + "_.resize(device(), size_t(" +
+            splitBufferSize(split, model, hostExprs, /*checked=*/true) + ") * sizeof(" +
+            clScalar(statement.equation->array->elemType) + ")); // MPI: " + statement.name +
+            "'s partial values");
+  }
   h2.openBlock("if (!" + (printer.kernels.empty() ? std::string("true") : printer.kernels.front().member) + ")");
   for (const KernelInfo &k : printer.kernels)
     h2.line(k.member + " = program().kernel(\"" + k.name + "\");");
@@ -2069,6 +2151,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   h2.line("polyc::rt::ocl::RegionTimer timer;");
   if (decomposition)
     h2.line("[[maybe_unused]] polyc::rt::ocl::RankRows polyc_rows(device());");
+  for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>())
+    h2.line("const polyc::rt::mpi::Block " + splitBlockName(model.statements[split.statement]) +
+            " = polyc::rt::mpi::rankBlock(" + spellParams(split.first, program) + ", " +
+            spellParams(split.extent, program) + "); // MPI: this rank's terms");
   h2.verbatim(schedule.str());
   h2.line("return timer.finish(device());");
   h2.closeBlock();
@@ -2108,6 +2194,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   for (const model::ArrayInfo &array : model.arrays)
     h2.line("polyc::rt::ocl::Buffer " + cIdentifier(array.name) + "_; // " + ast::spelling(array.decl->kind) + " " +
             array.name);
+  for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>())
+    h2.line("polyc::rt::ocl::Buffer " + splitBufferName(model.statements[split.statement]) + "_; // MPI: " +
+            model.statements[split.statement].name + "'s partial values, then the ranks' combined ones");
   for (const KernelInfo &k : printer.kernels)
     h2.line("polyc::rt::ocl::Kernel " + k.member + ";");
   for (const std::string &b : printer.boards)

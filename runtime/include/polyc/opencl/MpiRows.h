@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace polyc::rt::ocl {
 
@@ -49,16 +50,34 @@ private:
 // The exchanges of an OpenCL rank's run, which generated code calls after the bands the ranks share.
 class RankRows {
 public:
-  explicit RankRows(const Device &device) : copies_(device) {}
+  explicit RankRows(const Device &device) : device_(device), copies_(device) {}
   void exchangeHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
     mpi::exchangeHalo(layout, blocks, lo, hi, &copies_);
   }
   void shareRowBlocks(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks) {
     mpi::shareRowBlocks(layout, blocks, &copies_);
   }
+  // A reduction split by its terms (docs/running.md): the first `count` partial values of `buffer`, of
+  // element type T, combined element by element with every rank's, in place (read, MPI_Allreduce,
+  // written back; blocking commands on the in-order queue, so after the kernels that computed them).
+  template <typename T> void combineValues(const Buffer &buffer, int64_t count, mpi::Combine op) {
+    if (count <= 0)
+      return;
+    const size_t bytes = size_t(count) * sizeof(T);
+    host_.resize((bytes + sizeof(double) - 1) / sizeof(double));
+    check(clEnqueueReadBuffer(device_.queue(), buffer.get(), CL_TRUE, 0, bytes, host_.data(), 0, nullptr,
+                              nullptr),
+          "clEnqueueReadBuffer");
+    mpi::combineValues(reinterpret_cast<T *>(host_.data()), count, op);
+    check(clEnqueueWriteBuffer(device_.queue(), buffer.get(), CL_TRUE, 0, bytes, host_.data(), 0, nullptr,
+                               nullptr),
+          "clEnqueueWriteBuffer");
+  }
 
 private:
+  const Device &device_;
   BufferRowCopies copies_;
+  std::vector<double> host_; // the partial values on the host (doubles: aligned for every element type)
 };
 
 // Runs `prepare` (which builds the OpenCL program) on rank 0, then on the other ranks together: ranks
