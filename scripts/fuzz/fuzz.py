@@ -124,6 +124,8 @@ class Runner:
             cmd = [self.polyc, "build", poly_path, "--target=" + how, "-o", exe]
         elif how in STREAMED:
             cmd = [self.polyc, "build", poly_path, "--target=" + STREAMED[how], "--stream", "-o", exe]
+        elif MPI_TARGET.match(how):
+            cmd = [self.polyc, "build", poly_path, "--target=" + base_target(how), "--mpi", "-o", exe]
         else:
             cmd = [how, poly_path, "-o", exe]
         env = self.env
@@ -189,20 +191,21 @@ class Runner:
             if only is not None and only not in (tname, wide):
                 continue
             b = self.build(tname, how, poly, text)
-            base = STREAMED.get(how, how)
+            base = base_target(how)
             if b[0] != "ok":
                 results[tname] = b
             elif base == "cuda" and not self.gpu:
                 results[tname] = ("built", None)
             else:
+                cmd, env = run_command(how, b[1])
                 if only != wide:
-                    results[tname] = self.run([b[1]], meta, case_dir,
-                                              os.path.join(case_dir, "out-%s-%s" % (tname, tag)))
+                    results[tname] = self.run(cmd, meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (tname, tag)),
+                                              env=env)
                 if base == "cuda" and only != tname:
                     # The kernels' int64_t instance too: a fuzzed program's sizes always fit in int, which
                     # the kernels take by default (docs/scheduling.md, section 5, "The index type").
-                    results[wide] = self.run([b[1]], meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (wide, tag)),
-                                             env={"POLYC_CUDA_INDEX": "64"})
+                    results[wide] = self.run(cmd, meta, case_dir, os.path.join(case_dir, "out-%s-%s" % (wide, tag)),
+                                             env={**(env or {}), "POLYC_CUDA_INDEX": "64"})
         return results
 
 
@@ -213,6 +216,26 @@ WIDE_INDEX_SUFFIX = "-i64"
 # (no sequential outer loop, nothing indexed by it): no result, not a mismatch.
 STREAMED = {"cpu-stream": "cpu", "cuda-stream": "cuda"}
 NOT_STREAMED = "not-streamed"
+
+# Targets built with --mpi and run under mpirun with R ranks (docs/running.md, "Ranks of MPI"): cpu-mpi3,
+# opencl-mpi2, cuda-mpi2. Their sums split by their terms add in another order, within the tolerances.
+MPI_TARGET = re.compile(r"^(cpu|opencl|cuda)-mpi([1-9][0-9]*)$")
+
+
+def base_target(how):
+    """The polyc target a target builds: cpu, opencl or cuda (or how itself, a build script)."""
+    mpi = MPI_TARGET.match(how)
+    return mpi.group(1) if mpi else STREAMED.get(how, how)
+
+
+def run_command(how, exe):
+    """The command that runs a target's executable: under mpirun for an MPI target, one OpenMP thread a
+    rank (the ranks share the machine's cores)."""
+    mpi = MPI_TARGET.match(how)
+    if not mpi:
+        return [exe], None
+    return (["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", mpi.group(2), exe],
+            {"OMP_NUM_THREADS": "1"})
 
 
 def wait_for_polyc(polyc, fn, check_missing=False):
@@ -852,7 +875,7 @@ def fuzz(args):
     if not targets:
         log("fuzz-programs: no targets to compare with the oracle (%s)" % oracle)
         return 2
-    gpu = have_gpu() if any(h == "cuda" for _, h in targets) else False
+    gpu = have_gpu() if any(base_target(h) == "cuda" for _, h in targets) else False
     work = tempfile.mkdtemp(prefix="polyc-fuzz-")
     runner = Runner(polyc, work, targets, oracle, run_timeout=args.timeout, build_timeout=args.build_timeout,
                     gpu=gpu, quick_builds=args.quick_builds)
@@ -866,7 +889,7 @@ def fuzz(args):
     args.count = len(seeds)
     log("fuzz-programs: %d programs from seed %d, oracle %s, targets %s%s" % (
         args.count, seeds[0] if seeds else 0, "polyc run" if oracle == "run" else "the cpu target",
-        " ".join(t for t, _ in targets), "" if gpu or not any(STREAMED.get(h, h) == "cuda" for _, h in targets)
+        " ".join(t for t, _ in targets), "" if gpu or not any(base_target(h) == "cuda" for _, h in targets)
         else " (cuda: built only, no GPU here)"))
 
     streamed = {}  # streamed target: [programs it streamed, programs polyc would not stream]
@@ -1087,7 +1110,7 @@ def replay(args):
     if oracle == "auto":
         oracle = "run" if have_polyc_run(polyc) else "cpu"
     targets = parse_targets(args.targets, oracle)
-    gpu = have_gpu() if any(h == "cuda" for _, h in targets) else False
+    gpu = have_gpu() if any(base_target(h) == "cuda" for _, h in targets) else False
     work = tempfile.mkdtemp(prefix="polyc-fuzz-replay-")
     case_dir = os.path.join(work, "case")
     shutil.copytree(d, case_dir)
