@@ -1135,7 +1135,8 @@ def main():
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--targets", default=os.environ.get("TARGETS", "cpu opencl"),
-                    help="cpu, opencl, cuda, or NAME=SCRIPT (SCRIPT FILE.poly -o EXE builds an executable)")
+                    help="cpu, opencl, cuda; cpu-stream, cuda-stream (--stream); cpu-mpiR, opencl-mpiR, cuda-mpiR "
+                         "(--mpi on R ranks); or NAME=SCRIPT (SCRIPT FILE.poly -o EXE builds an executable)")
     ap.add_argument("--oracle", default="auto", choices=["auto", "run", "cpu"],
                     help="polyc run, or the cpu target (auto: polyc run where it exists)")
     ap.add_argument("--polyc", default=gp.DEFAULT_POLYC)
