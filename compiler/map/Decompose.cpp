@@ -378,8 +378,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
       refuse("its first member is not parallel");
       continue;
     }
-    if (options.splitTerms && llvm::all_of(band.coincident, [](bool c) { return c; }) &&
-        innermostOfItsStatements(b, schedule)) {
+    if (llvm::all_of(band.coincident, [](bool c) { return c; }) && innermostOfItsStatements(b, schedule)) {
       std::vector<FoundSplit> bandSplits;
       for (unsigned s : band.statements) {
         std::optional<FoundSplit> found = findTermSplit(s, model, schedule, shared);
@@ -463,7 +462,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     shared[b] = {&result.bands.back(), {lo, hi}};
   }
   // Statements directly in a repeat loop, or in no band: their partial values combined after each instance.
-  for (unsigned s = 0; options.splitTerms && s < model.statements.size(); ++s) {
+  for (unsigned s = 0; s < model.statements.size(); ++s) {
     int inner = innermostBandOf(s, schedule);
     if (splits.count(s) || (inner >= 0 && !schedule.bands[size_t(inner)].isSequentialRepeat))
       continue;

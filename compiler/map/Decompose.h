@@ -106,8 +106,7 @@ struct Decomposition {
 constexpr int64_t kMaxWidening = 16;
 
 struct DecomposeOptions {
-  bool recompute = true;  // polyc --no-recompute clears it: every halo is sent
-  bool splitTerms = true; // reductions over rows computed in blocks split by their terms (TermSplit)
+  bool recompute = true; // polyc --no-recompute clears it: every halo is sent
 };
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
