@@ -198,7 +198,7 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   if (!in.mapping.streamProblem.empty())
     os << "  " << in.mapping.streamProblem << "\n";
   if (in.decomposition) {
-    os << "\nmpi decomposition (polyc build --mpi, the cpu target; every array on every rank):\n";
+    os << "\nmpi decomposition (polyc build --mpi, every target; every array on every rank):\n";
     for (const map::BandDecomposition &d : in.decomposition->bands) {
       os << "  band " << d.band << ": " << (d.distributed ? "shared by the ranks" : "whole on every rank");
       if (d.distributed)
