@@ -178,6 +178,14 @@ std::string polyc::codegen::splitBufferSize(const map::TermSplit &split, const m
   return checked ? exprs.checkedStorageSize(array) : exprs.storageSize(array);
 }
 
+void polyc::codegen::dropSplitPackages(std::vector<Package> &packages, const map::Decomposition &decomposition) {
+  llvm::erase_if(packages, [&](const Package &package) {
+    return llvm::any_of(decomposition.splits, [&](const map::TermSplit &split) {
+      return llvm::is_contained(package.statements, split.statement);
+    });
+  });
+}
+
 void polyc::codegen::printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition,
                                       const model::Model &model, const std::string &owner) {
   const ast::Program &program = *model.program;

@@ -8,6 +8,7 @@
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/Packages.h"
 #include "compiler/map/Decompose.h"
 
 #include <functional>
@@ -64,6 +65,9 @@ splitReductions(const map::Decomposition &decomposition, const model::Model &mod
 // allocated: ExprPrinter::checkedStorageSize).
 std::string splitBufferSize(const map::TermSplit &split, const model::Model &model, const ExprPrinter &exprs,
                             bool checked = false);
+// Removes the packages (Packages.h) that hold a split statement: it prints its reduction alone (its
+// partial value), not with others.
+void dropSplitPackages(std::vector<Package> &packages, const map::Decomposition &decomposition);
 // Sets each split statement's block of terms (in a function of the program, params in scope), a member
 // of `owner` ("program." on a GPU target) or of the program itself.
 void printSplitBlocks(CodeWriter &w, const map::Decomposition &decomposition, const model::Model &model,

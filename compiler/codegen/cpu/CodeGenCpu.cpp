@@ -827,12 +827,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   std::vector<Package> packages = pointwisePackages(model, input.schedule, uses);
   if (decomposition) {
     exprs.setSplitReductions(splitReductions(*decomposition, model));
-    // A split statement prints its reduction alone (its partial value): not with others in a package.
-    llvm::erase_if(packages, [&](const Package &package) {
-      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
-        return llvm::is_contained(package.statements, split.statement);
-      });
-    });
+    dropSplitPackages(packages, *decomposition);
   }
   exprs.setPackages(std::move(packages));
 
@@ -893,10 +888,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
     w.comment(statement.name + ": " + equationText(*statement.equation) + "  (" +
               equationLocation(input, *statement.equation) + ")");
     exprs.parallelReductions = threadsReduceIn(statement, uses[s]);
-    const bool partial = decomposition && llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
-      return split.statement == s && split.band >= 0;
-    });
-    if (partial) {
+    const map::TermSplit *split = splitOf(decomposition ? &*decomposition : nullptr, s);
+    if (split && split->band >= 0) {
       // Its reduction's partial value on this rank's terms, into the buffer; the functions below finish
       // the statement with the ranks' combined values.
       exprs.splitPass = ExprPrinter::SplitPass::Partial;

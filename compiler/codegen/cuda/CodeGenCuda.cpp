@@ -2415,12 +2415,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::vector<Package> packages = findPackages(model, input.schedule);
   if (decomposition) {
     exprs.setSplitReductions(splitReductions(*decomposition, model, /*instanceBuffers=*/true));
-    // A split statement prints its reduction alone (its partial value): not with others in a package.
-    llvm::erase_if(packages, [&](const Package &package) {
-      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
-        return llvm::is_contained(package.statements, split.statement);
-      });
-    });
+    dropSplitPackages(packages, *decomposition);
   }
   exprs.setPackages(std::move(packages));
   CudaProgram cp(input, exprs);

@@ -2036,12 +2036,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     exprs.setSplitReductions(splitReductions(*decomposition, model, /*instanceBuffers=*/true));
     // A split statement's plain form finishes with the combined values (the partial passes set Partial).
     exprs.splitPass = ExprPrinter::SplitPass::Finish;
-    // A split statement prints its reduction alone (its partial value): not with others in a package.
-    llvm::erase_if(packages, [&](const Package &package) {
-      return llvm::any_of(decomposition->splits, [&](const map::TermSplit &split) {
-        return llvm::is_contained(package.statements, split.statement);
-      });
-    });
+    dropSplitPackages(packages, *decomposition);
     cl.blank();
     cl.comment("MPI: a rank's block of the terms of a sum the ranks split (polyc::rt::mpi::Block).");
     cl.line("typedef struct { long first; long end; } polyc_Block;");
