@@ -8,6 +8,7 @@ rates and baseline uniform in [0, 1].
   make_network.py DIR --neurons N (--fan-in C | --probability P) [--order ascending|random] [--seed S]
 """
 import argparse
+import multiprocessing
 import os
 
 import numpy as np
@@ -30,13 +31,7 @@ def main():
     save("r0", rng.random(n, dtype=np.float32))
     save("baseline", rng.random(n, dtype=np.float32))
     if args.fan_in is not None:
-        # Presynaptic neurons drawn with replacement (seed 001's fixed fan-in), fast at 40,000 x 8,192.
-        c = args.fan_in
-        pre = rng.integers(0, max(n, 1), (n, c), dtype=np.int32)
-        if args.order == "ascending":
-            pre.sort(axis=1)
-        save("pre", pre)
-        save("w", (rng.uniform(-1, 1, (n, c)) / np.sqrt(max(c, 1))).astype(np.float32))
+        write_fixed_fan_in(args.out, n, args.fan_in, args.order, args.seed)
         return
     # Each connection present with probability P: a binomial fan-in, then that many distinct neurons.
     fan_in = rng.binomial(n, args.probability, n) if n else np.zeros(0, dtype=np.int64)
@@ -53,6 +48,42 @@ def main():
     save("col", cols)
     scale = np.repeat(1 / np.sqrt(np.maximum(fan_in, 1)), fan_in)
     save("w", (rng.uniform(-1, 1, len(cols)) * scale).astype(np.float32))
+
+
+ROWS_A_CHUNK = 2048
+
+
+def fill_chunk(job):
+    """Rows [first, first + ROWS_A_CHUNK) of pre and w, from a generator of the chunk's own (its index
+    spawned from the seed): the network does not depend on how many processes write it."""
+    out, n, c, order, seed, index = job
+    first = index * ROWS_A_CHUNK
+    rows = min(ROWS_A_CHUNK, n - first)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+    pre = np.load(os.path.join(out, "pre.npy"), mmap_mode="r+")
+    w = np.load(os.path.join(out, "w.npy"), mmap_mode="r+")
+    block = rng.integers(0, max(n, 1), (rows, c), dtype=np.int32)
+    if order == "ascending":
+        block.sort(axis=1)
+    pre[first:first + rows] = block
+    w[first:first + rows] = rng.uniform(-1, 1, (rows, c)).astype(np.float32) / np.float32(np.sqrt(max(c, 1)))
+    pre.flush()
+    w.flush()
+
+
+def write_fixed_fan_in(out, n, c, order, seed):
+    """Presynaptic neurons drawn with replacement (seed 001's fixed fan-in), chunks of rows written in
+    parallel into the .npy files (80,000 x 8,192 is 5 GB)."""
+    for name, dtype in (("pre", np.int32), ("w", np.float32)):
+        np.lib.format.open_memmap(os.path.join(out, name + ".npy"), mode="w+", dtype=dtype, shape=(n, c)).flush()
+    jobs = [(out, n, c, order, seed, i) for i in range((n + ROWS_A_CHUNK - 1) // ROWS_A_CHUNK)] if c else []
+    processes = min(len(jobs), os.cpu_count() or 1, 32)
+    if processes > 1:
+        with multiprocessing.Pool(processes) as pool:
+            pool.map(fill_chunk, jobs)
+    else:
+        for job in jobs:
+            fill_chunk(job)
 
 
 if __name__ == "__main__":

