@@ -92,6 +92,35 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   w.line("}");
 }
 
+void polyc::codegen::printPipelineStrips(CodeWriter &w, const map::BandDecomposition &shared,
+                                         const MpiArrays &arrays, const std::function<void()> &printStrip) {
+  const map::Pipeline &pipeline = *shared.pipeline;
+  const ast::Program &program = *arrays.model.program;
+  const std::string columnFirst = spellParams(pipeline.columnFirst, program);
+  const std::string columnExtent = "int64_t(" + spellParams(pipeline.columnExtent, program) + ")";
+  auto arrayColumn = [&](const std::string &offset) {
+    std::string column = columnFirst == "0" ? offset : columnFirst + " + " + offset;
+    return pipeline.columnShift ? column + " + " + std::to_string(pipeline.columnShift) : column;
+  };
+  const std::string columns = "{" + arrayColumn("polyc_column") + ", " + arrayColumn("polyc_columnEnd") + "}";
+  w.comment("The columns in strips: before one, the rows of " + pipeline.array +
+            " before this rank's block that it reads, from the ranks that wrote them; after it, its own rows "
+            "that later blocks read, to those ranks.");
+  w.line("polyc::rt::mpi::PipelineStrips polyc_pipeline(" +
+         rowArguments(shared.exchanges.front(), shared.first, shared.extent, arrays) + ", " +
+         spellParams(pipeline.depth, program) + ");");
+  w.line("const int64_t polyc_strip = polyc::rt::mpi::PipelineStrips::stripWidth(" + columnExtent + ");");
+  w.openBlock("for (int64_t polyc_column = 0; polyc_column < " + columnExtent +
+              "; polyc_column += polyc_strip)");
+  w.line("const int64_t polyc_columnEnd = std::min<int64_t>(" + columnExtent +
+         ", polyc_column + polyc_strip);");
+  w.line("polyc_pipeline.receive(" + columns + ");");
+  printStrip();
+  w.line("polyc_pipeline.send(" + columns + ");");
+  w.closeBlock();
+  w.line("polyc_pipeline.finish();");
+}
+
 void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays) {
   if (decomposition.gathers.empty())
     return;

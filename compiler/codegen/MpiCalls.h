@@ -43,6 +43,13 @@ struct MpiArrays {
 void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared, const MpiArrays &arrays,
                      const std::function<void()> &printBand);
 
+// The strips of a band the ranks run as a pipeline (map::Pipeline), as printSharedBand's `printBand`:
+// `polyc_pipeline` (the MPI layer's PipelineStrips over the band's array), then a loop over the strips of
+// columns, [polyc_column, polyc_columnEnd) from the first column: the rows before the rank's block
+// received, the strip's points printed by `printStrip`, the rank's rows that later blocks read sent.
+void printPipelineStrips(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays,
+                         const std::function<void()> &printStrip);
+
 // Reductions the ranks split by their terms (map::TermSplit), as the program prints them: each split
 // statement's block of terms is the program member splitBlockName(statement), set once a run
 // (printSplitBlocks); a statement combined after its band keeps its partial values in the member array

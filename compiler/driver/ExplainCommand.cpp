@@ -60,6 +60,11 @@ static cl::opt<bool>
                cl::desc("Explain the MPI build (polyc build --mpi): the bands the ranks share and "
                         "the rows each rank sends after them"),
                cl::sub(driver::ExplainCommand));
+static cl::opt<std::string>
+    explainTarget("target",
+                  cl::desc("With --mpi: the target whose decomposition to explain: cpu "
+                           "(default), cuda or opencl (only the cpu target pipelines)"),
+                  cl::value_desc("name"), cl::init("cpu"), cl::sub(driver::ExplainCommand));
 static cl::opt<bool> explainNoRecompute("no-recompute",
                                         cl::desc("With --mpi: the build that sends every halo (polyc build "
                                                  "--no-recompute)"),
@@ -70,6 +75,10 @@ int polyc::driver::runExplain() {
   auto params = parseParamAssignments(explainParams);
   if (!params)
     return reportError(params.takeError(), sm);
+  if (explainTarget != "cpu" && explainTarget != "cuda" && explainTarget != "opencl") {
+    errs() << "polyc: error: unknown target '" << explainTarget << "' (expected one of: cpu, cuda, opencl)\n";
+    return 1;
+  }
   PipelineOptions options;
   options.params = std::move(*params);
   options.allocation = explainAllocation;
@@ -87,8 +96,9 @@ int polyc::driver::runExplain() {
   try {
     std::optional<map::Decomposition> decomposition;
     if (explainMpi)
-      decomposition =
-          map::decompose(compiled->model, compiled->schedule, compiled->allocation, {!explainNoRecompute});
+      decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
+                                     {.recompute = !explainNoRecompute, .pipelines = explainTarget == "cpu"});
+    in.mpiTarget = explainTarget;
     in.decomposition = decomposition ? &*decomposition : nullptr;
     switch (explainFormat) {
     case ExplainFormat::Text:

@@ -260,9 +260,16 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
           exchanges.push_back(rowExchangeJson(e));
         o["exchanges"] = std::move(exchanges);
       }
+      if (d.pipeline)
+        o["pipeline"] = Object{{"statement", in.model.statements[d.pipeline->statement].name},
+                               {"array", d.pipeline->array},
+                               {"depth", d.pipeline->depth},
+                               {"columnFirst", d.pipeline->columnFirst},
+                               {"columnExtent", d.pipeline->columnExtent}};
       mpi.push_back(std::move(o));
     }
     root["mpi"] = std::move(mpi);
+    root["mpiTarget"] = in.mpiTarget;
     Array gathers;
     for (const map::RowGather &g : in.decomposition->gathers)
       gathers.push_back(Object{{"array", g.rows.array},

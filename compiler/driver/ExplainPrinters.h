@@ -22,6 +22,7 @@ struct ExplainInput {
   const allocate::Allocation &allocation;
   const map::Mapping &mapping;
   const map::Decomposition *decomposition = nullptr; // --mpi: the bands the ranks share
+  std::string mpiTarget = "cpu";                     // --mpi: the target whose decomposition it is
 };
 
 // The equation of a statement as written (whitespace collapsed), and its line in the source.

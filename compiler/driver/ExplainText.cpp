@@ -198,12 +198,18 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
   if (!in.mapping.streamProblem.empty())
     os << "  " << in.mapping.streamProblem << "\n";
   if (in.decomposition) {
-    os << "\nmpi decomposition (polyc build --mpi, every target; every array on every rank):\n";
+    os << "\nmpi decomposition (polyc build --mpi --target=" << in.mpiTarget
+       << "; every array on every rank):\n";
     for (const map::BandDecomposition &d : in.decomposition->bands) {
       os << "  band " << d.band << ": " << (d.distributed ? "shared by the ranks" : "whole on every rank");
       if (d.distributed)
         os << " (" << d.extent << " values from " << d.first << ")";
       os << "\n    why: " << d.reason << "\n";
+      if (d.pipeline)
+        os << "    pipeline: " << in.model.statements[d.pipeline->statement].dimNames[1] << " in strips ("
+           << d.pipeline->columnExtent << " values from " << d.pipeline->columnFirst
+           << "); before a strip each rank receives " << d.pipeline->depth << " rows of " << d.pipeline->array
+           << " before its block from the ranks before it\n";
       if (d.widenBefore || d.widenAfter)
         os << "    widened: each rank runs " << rowCount(d.widenBefore) << " more before its block and "
            << rowCount(d.widenAfter) << " after it: it " << d.widenWhy << "\n";

@@ -245,6 +245,8 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
     }
     if (b < 0)
       return broadcast(statement.name + " runs whole on every rank");
+    if (b == int(writer) && shared[writer].band->pipeline)
+      continue; // the pipeline sends the rows its own statement reads, strip by strip
     if (!sameBlocks(shared[b].range, shared[writer].range))
       return broadcast(statement.name + " is in band " + std::to_string(b) + ", whose blocks differ");
     const BandDecomposition &band = *shared[b].band;
@@ -288,6 +290,8 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
 void recomputeHalos(std::vector<BandDecomposition> &bands, const Reaches &reaches) {
   for (unsigned w = unsigned(bands.size()); w-- > 0;) {
     BandDecomposition &writer = bands[w];
+    if (writer.pipeline)
+      continue; // its blocks are not widened: what later bands read of it is sent
     std::vector<std::string> recomputed;
     for (unsigned e = 0; e < writer.exchanges.size(); ++e) {
       RowExchange &exchange = writer.exchanges[e];
@@ -346,6 +350,86 @@ std::string rowElementsText(const model::ArrayInfo &array, unsigned dim, const s
   return factors.empty() ? "1" : llvm::join(factors, " * ");
 }
 
+// The range of a band's member 0 or a pipeline's rows (C text: first and a count that is 0 where the
+// band has no instance), from their least and greatest values.
+void setBlocks(BandDecomposition &d, const Range &range, const isl::set &context) {
+  isl::pw_aff none = isl::manage(isl_pw_aff_val_on_domain(context.copy(), isl_val_zero(context.ctx().get())));
+  d.first = iu::pwAffToC(range.lo.gist_params(context), context);
+  d.extent = iu::pwAffToC(
+      isl::manage(isl_pw_aff_union_max(range.hi.sub(range.lo).add_constant(1).release(), none.release()))
+          .gist_params(context),
+      context);
+}
+
+// `value`, or 0 where it is less or undefined, as C text.
+std::string atLeastZero(const isl::pw_aff &value, const isl::set &context) {
+  isl::pw_aff zero = isl::manage(isl_pw_aff_val_on_domain(context.copy(), isl_val_zero(context.ctx().get())));
+  return iu::pwAffToC(isl::manage(isl_pw_aff_union_max(value.copy(), zero.release())).gist_params(context),
+                      context);
+}
+
+// Band `b` as a pipeline (Pipeline), or why it is none: its one statement's dimensions 0 and 1 are the
+// rows the ranks split and the columns they walk in strips.
+std::optional<Pipeline> findPipeline(const schedule::Band &band, const model::Model &model,
+                                     const schedule::Schedule &schedule, Range &rows, std::string &why) {
+  if (band.statements.size() != 1 || band.isSequentialRepeat) {
+    why = "its first member is not parallel";
+    return std::nullopt;
+  }
+  const unsigned s = band.statements.front();
+  const model::Statement &statement = model.statements[s];
+  auto refuse = [&](const std::string &reason) {
+    why = "its first member is not parallel, and no pipeline: " + statement.name + " " + reason;
+    return std::nullopt;
+  };
+  if (statement.dimNames.size() != 2 || statement.repeatDims != 0)
+    return refuse("is not over two dimensions");
+  isl::set domain = statement.domain.intersect_params(model.context);
+  if (domain.is_empty())
+    return refuse("has no instance");
+  if (!iu::isBox(domain))
+    return refuse("is not over a rectangle");
+  std::optional<std::pair<unsigned, int64_t>> row = rowIndex(statement.write.relation, 0);
+  std::optional<std::pair<unsigned, int64_t>> column = rowIndex(statement.write.relation, 1);
+  const model::ArrayInfo *array = model.findArray(statement.write.array);
+  if (!row || !column || row->first != 0 || column->first != 1 || !array || array->decl->rank() != 2)
+    return refuse("does not write a two-dimensional array at its row and column");
+  if (llvm::any_of(schedule.folded, [&](const schedule::FoldedStorage &f) { return f.array == array->name; }))
+    return refuse("writes " + array->name + ", whose storage is folded");
+  // Each read of its own array as the distances from the instance that wrote the element to the reader.
+  isl::map writer = statement.write.relation.intersect_domain(domain).reverse();
+  isl::set towardsWriter; // writer - reader, for every read of an element an instance wrote
+  for (const model::Access &read : statement.reads) {
+    if (read.array != statement.write.array)
+      continue;
+    if (read.isMay)
+      return refuse("gathers " + read.array + " through an index array");
+    isl::map pairs = read.relation.intersect_domain(domain).apply_range(writer).intersect_range(domain);
+    isl::set deltas = pairs.deltas();
+    towardsWriter = towardsWriter.is_null() ? deltas : towardsWriter.unite(deltas);
+  }
+  if (!towardsWriter.is_null()) {
+    auto ahead = [&](unsigned dim) {
+      return !isl::manage(isl_set_lower_bound_si(towardsWriter.copy(), isl_dim_set, dim, 1)).is_empty();
+    };
+    if (ahead(0) || ahead(1))
+      return refuse("reads " + statement.write.array + " at a later row or column than its own");
+  }
+  Pipeline pipeline;
+  pipeline.statement = s;
+  pipeline.array = statement.write.array;
+  pipeline.rowShift = row->second;
+  pipeline.columnShift = column->second;
+  pipeline.depth = towardsWriter.is_null() || towardsWriter.is_empty()
+                       ? "0"
+                       : atLeastZero(iu::dimMin(towardsWriter, 0).neg(), model.context);
+  isl::pw_aff columnLo = iu::dimMin(domain, 1);
+  pipeline.columnFirst = iu::pwAffToC(columnLo.gist_params(model.context), model.context);
+  pipeline.columnExtent = atLeastZero(iu::dimMax(domain, 1).sub(columnLo).add_constant(1), model.context);
+  rows = {iu::dimMin(domain, 0), iu::dimMax(domain, 0)};
+  return pipeline;
+}
+
 } // namespace
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,
@@ -375,7 +459,28 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
     allocate::AllocationKind kind = allocation.bands[b].kind;
     if (band.coincident.empty() || !band.coincident[0] || band.isSequentialRepeat ||
         (kind != allocate::AllocationKind::DataParallel && kind != allocate::AllocationKind::Reduction)) {
-      refuse("its first member is not parallel");
+      std::string why = "its first member is not parallel";
+      Range rows;
+      std::optional<Pipeline> pipeline =
+          options.pipelines ? findPipeline(band, model, schedule, rows, why) : std::nullopt;
+      if (!pipeline) {
+        refuse(why);
+        continue;
+      }
+      const model::Statement &statement = model.statements[pipeline->statement];
+      setBlocks(d, rows, model.context);
+      d.statementDims[pipeline->statement] = 0;
+      RowExchange rowsOfArray;
+      rowsOfArray.array = pipeline->array;
+      rowsOfArray.shift = pipeline->rowShift;
+      d.exchanges.push_back(rowsOfArray);
+      d.reason = "a pipeline: the ranks take blocks of " + statement.dimNames[0] + " and walk " +
+                 statement.dimNames[1] +
+                 " in strips, each rank's last rows of a strip sent to the next ranks";
+      d.distributed = true;
+      d.pipeline = std::move(pipeline);
+      result.bands.push_back(d);
+      shared[b] = {&result.bands.back(), rows};
       continue;
     }
     if (llvm::all_of(band.coincident, [](bool c) { return c; }) && innermostOfItsStatements(b, schedule)) {
@@ -449,13 +554,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
       continue;
     }
     isl::pw_aff lo = iu::dimMin(points, 0), hi = iu::dimMax(points, 0);
-    isl::pw_aff none =
-        isl::manage(isl_pw_aff_val_on_domain(model.context.copy(), isl_val_zero(model.context.ctx().get())));
-    d.first = iu::pwAffToC(lo.gist_params(model.context), model.context);
-    d.extent =
-        iu::pwAffToC(isl::manage(isl_pw_aff_union_max(hi.sub(lo).add_constant(1).release(), none.release()))
-                         .gist_params(model.context),
-                     model.context);
+    setBlocks(d, {lo, hi}, model.context);
     d.distributed = true;
     d.reason = "the ranks take blocks of " + band.dimNames[0];
     result.bands.push_back(d);
@@ -487,13 +586,19 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
   for (const model::ArrayInfo &array : model.arrays) {
     if (array.decl->kind != ast::ArrayKind::Output && array.decl->kind != ast::ArrayKind::InOut)
       continue;
+    // One gather for each distinct text of the writers' blocks: two bands' blocks are the same only where
+    // both have instances, and where one has none its text counts no rows (fuzz seed 80000019).
     for (const BandDecomposition &band : result.bands) {
       auto exchange =
           llvm::find_if(band.exchanges, [&](const RowExchange &e) { return e.array == array.name; });
-      if (exchange != band.exchanges.end() && exchange->kind == ExchangeKind::Halo) {
+      if (exchange == band.exchanges.end() || exchange->kind != ExchangeKind::Halo)
+        continue;
+      bool gathered = llvm::any_of(result.gathers, [&](const RowGather &g) {
+        return g.rows.array == array.name && g.rows.dim == exchange->dim && g.rows.shift == exchange->shift &&
+               g.first == band.first && g.extent == band.extent;
+      });
+      if (!gathered)
         result.gathers.push_back({*exchange, band.first, band.extent});
-        break;
-      }
     }
   }
   return result;

@@ -20,6 +20,7 @@
 #include "compiler/map/Mapping.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,25 @@ struct RowExchange {
   }
 };
 
+// A band the ranks run as a pipeline (seed 004's flexible wavefront, across ranks): one statement over a
+// rectangle of two dimensions, every dependence on itself at distances (d_row, d_column) >= 0 in them, the
+// rows of its array written at (row + rowShift, column + columnShift). Rank r takes a block of the rows
+// (BandDecomposition::first, extent: member 0 of the blocks is the row dimension, not the band's) and walks
+// the columns in strips: before a strip it receives, from the ranks before it, the `depth` rows before its
+// block in the strip's columns; after it, it sends its own rows that later blocks read. Within a strip the
+// flexible wavefront runs as without MPI.
+struct Pipeline {
+  unsigned statement = 0;                // by index into Model::statements
+  std::string columnFirst, columnExtent; // the column dimension's range, C expressions of the params
+  std::string depth;                     // the largest row distance of a read of its own array (C)
+  std::string array;                     // the array it writes: rows along dimension 0, columns along 1
+  int64_t rowShift = 0, columnShift = 0;
+};
+
 struct BandDecomposition {
   unsigned band = 0;
   bool distributed = false;
+  std::optional<Pipeline> pipeline;   // distributed as a pipeline: blocks of its statement's row dimension
   std::string first, extent;          // the range of member 0, C expressions of the params
   std::vector<RowExchange> exchanges; // one per array the band writes
   // Each statement's dimension equal to member 0 (by index into Model::statements): the generated code
@@ -107,6 +124,7 @@ constexpr int64_t kMaxWidening = 16;
 
 struct DecomposeOptions {
   bool recompute = true; // polyc --no-recompute clears it: every halo is sent
+  bool pipelines = false; // bands run as pipelines (Pipeline): the cpu target's; the GPU targets' not yet
 };
 
 Decomposition decompose(const model::Model &model, const schedule::Schedule &schedule,

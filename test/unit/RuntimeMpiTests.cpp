@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 using polyc::rt::mpi::Block;
@@ -104,4 +105,66 @@ TEST(MpiPacked, RowsOfEveryRunArePackedRunAfterRunAndUnpackedInPlace) {
   }
   EXPECT_EQ(polyc::rt::mpi::packedBytes(layout, {2, 2}), 0u);
   EXPECT_EQ(polyc::rt::mpi::packedBytes({array.data(), sizeof(int32_t), 0, 4, 3}, rows), 0u);
+}
+
+// A pipeline (PipelineStrips): rank `to` receives the `depth` rows before its block, each from the
+// earlier rank that wrote it, whichever rank's block holds it (a block may be shorter than the depth),
+// and nothing from itself or a later rank.
+TEST(MpiPipeline, EachRankReceivesTheDepthRowsBeforeItsBlockFromTheirWriters) {
+  using polyc::rt::mpi::pipelineRows;
+  using polyc::rt::mpi::RowBlocks;
+  using polyc::rt::mpi::Rows;
+  for (int64_t extent : {0, 1, 2, 5, 13}) {
+    for (int ranks : {1, 2, 3, 4, 6}) {
+      for (int64_t depth : {0, 1, 2, 4, 30}) {
+        for (int64_t shift : {0, 1}) {
+          const RowBlocks blocks{2, extent, shift}; // rows 2 .. extent + 1 of the statement
+          const int64_t dimExtent = extent + 2 + shift;
+          for (int to = 0; to < ranks; ++to) {
+            Block own = blockOf(to, ranks, 2, extent);
+            std::vector<int> received(size_t(dimExtent), 0);
+            for (int from = 0; from < ranks; ++from) {
+              Rows rows = pipelineRows(from, to, ranks, blocks, depth, dimExtent);
+              Block theirs = blockOf(from, ranks, 2, extent);
+              if (from >= to) {
+                EXPECT_TRUE(rows.empty()) << from << " to " << to;
+              }
+              for (int64_t r = rows.begin; r < rows.end; ++r) {
+                EXPECT_TRUE(r - shift >= theirs.first && r - shift < theirs.end)
+                    << "row " << r << " is not rank " << from << "'s";
+                ++received[size_t(r)];
+              }
+            }
+            for (int64_t r = 0; r < dimExtent; ++r) {
+              const int64_t statementRow = r - shift;
+              bool wanted = own.end > own.first && statementRow >= own.first - depth &&
+                            statementRow < own.first && statementRow >= 2;
+              EXPECT_EQ(received[size_t(r)], wanted ? 1 : 0)
+                  << "row " << r << " for rank " << to << " of " << ranks << ", extent " << extent
+                  << ", depth " << depth;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A strip's messages: rows [1, 3) of a 4 x 5 array in columns [2, 4) are the elements 7, 8, 12, 13,
+// packed row after row as rows [2, 4) of a layout whose runs are the array's rows 1 and 2.
+TEST(MpiPipeline, AStripOfRowsIsABlockOfRowsOfItsColumnsLayout) {
+  using polyc::rt::mpi::RowLayout;
+  std::vector<float> array(20);
+  for (size_t k = 0; k < array.size(); ++k)
+    array[k] = float(k);
+  const RowLayout strip = polyc::rt::mpi::columnsOfRows({array.data(), sizeof(float), 1, 4, 5}, {1, 3});
+  EXPECT_EQ(strip.prefixCount, 2);
+  EXPECT_EQ(strip.dimExtent, 5);
+  EXPECT_EQ(strip.rowElements, 1);
+  std::vector<float> packed(4);
+  ASSERT_EQ(polyc::rt::mpi::packedBytes(strip, {2, 4}), packed.size() * sizeof(float));
+  polyc::rt::mpi::HostRowCopies().toHost(strip, {2, 4}, packed.data());
+  EXPECT_EQ(packed, (std::vector<float>{7, 8, 12, 13}));
+  EXPECT_THROW(polyc::rt::mpi::columnsOfRows({array.data(), sizeof(float), 2, 2, 5}, {0, 1}),
+               std::logic_error);
 }

@@ -277,6 +277,7 @@ private:
   void printFlexible(const BandView &band);
   void recordCall(unsigned statement, bool parallel);
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  void printPipelineStrip(const map::Pipeline &pipeline);
   void printSplitBand(const BandView &band, const isl::ast_node &body);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
   MpiArrays mpiArrays() const {
@@ -352,9 +353,33 @@ void CpuAstPrinter::printBand(const BandView &band, const isl::ast_node &body) {
 // every rank's rows of the arrays the band wrote go to the others.
 void CpuAstPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                 const map::BandDecomposition &shared) {
+  if (shared.pipeline)
+    return printSharedBand(w_, band.index, shared, mpiArrays(), [&] {
+      printPipelineStrips(w_, shared, mpiArrays(), [&] { printPipelineStrip(*shared.pipeline); });
+    });
   sharedBand_ = int(band.index);
   printSharedBand(w_, band.index, shared, mpiArrays(), [&] { printBand(band, body); });
   sharedBand_ = -1;
+}
+
+// A strip of a pipeline (printPipelineStrips): the flexible wavefront over this rank's block of rows and
+// the strip's columns, its workers taking the block's rows as their columns (a worker walks down the
+// array's contiguous index, as printFlexible's); every point it reads outside them is in an earlier strip
+// or was received (map::Pipeline: its distances are >= 0 in both dimensions).
+void CpuAstPrinter::printPipelineStrip(const map::Pipeline &pipeline) {
+  const std::string columnFirst = spellParams(pipeline.columnFirst, *input_.model.program);
+  NameScope saved = names();
+  const std::string point = names().fresh("point"), row = names().fresh("row");
+  const std::string type = exprs_.indexType();
+  w_.openBlock("polyc::rt::cpu::runFlexibleWavefront(polyc_columnEnd - polyc_column, polyc_rank.end - "
+               "polyc_rank.first, 0, [&](" +
+               type + " " + point + ", " + type + " " + row + ")");
+  recordCall(pipeline.statement, true);
+  uses_[pipeline.statement].pointwise = true;
+  w_.line(statementFunction(pipeline.statement) + "(polyc_rank.first + " + row + ", " +
+          (columnFirst == "0" ? "" : columnFirst + " + ") + "polyc_column + " + point + ");");
+  w_.closeBlock(");");
+  names() = saved;
 }
 
 void CpuAstPrinter::printGathers() {
@@ -817,7 +842,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   loops.indent();
   std::optional<map::Decomposition> decomposition;
   if (input.mpi)
-    decomposition = map::decompose(model, input.schedule, input.allocation, {input.mpiRecompute});
+    decomposition = map::decompose(model, input.schedule, input.allocation,
+                                   {.recompute = input.mpiRecompute, .pipelines = true});
   CpuAstPrinter printer(input, loops, exprs, uses, decomposition ? &*decomposition : nullptr);
   if (llvm::Error e = printer.printSchedule())
     return e;

@@ -225,6 +225,79 @@ void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies 
   }
 }
 
+Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent) {
+  if (from >= to)
+    return {};
+  const Block source = blockOf(from, ranks, blocks.first, blocks.extent);
+  const Block target = blockOf(to, ranks, blocks.first, blocks.extent);
+  if (source.end <= source.first || target.end <= target.first)
+    return {};
+  const int64_t begin = std::max({source.first, target.first - depth}) + blocks.shift;
+  const int64_t end = std::min(source.end, target.first) + blocks.shift;
+  return {std::max<int64_t>(begin, 0), std::max(std::max<int64_t>(begin, 0), std::min(end, dimExtent))};
+}
+
+RowLayout columnsOfRows(const RowLayout &layout, Rows rows) {
+  if (layout.prefixCount != 1)
+    throw std::logic_error("a pipeline's array is not two-dimensional with its rows along dimension 0");
+  const size_t rowBytes = size_t(layout.rowElements) * layout.elementBytes;
+  return {static_cast<char *>(layout.data) + size_t(rows.begin) * rowBytes, layout.elementBytes,
+          rows.end - rows.begin, layout.rowElements, 1};
+}
+
+struct PipelineStrips::Sends {
+  explicit Sends(RowCopies *copies) : messages(copies) {}
+  Messages messages;
+};
+
+PipelineStrips::PipelineStrips(const RowLayout &layout, const RowBlocks &blocks, int64_t depth,
+                               RowCopies *copies)
+    : layout_(layout), blocks_(blocks), depth_(depth), copies_(copies), sends_(new Sends(copies)) {}
+
+PipelineStrips::~PipelineStrips() { delete sends_; }
+
+void PipelineStrips::receive(Rows columns) {
+  int rank = 0, ranks = 1;
+  worldShape(rank, ranks);
+  if (ranks == 1 || holdsNothing(layout_) || columns.empty())
+    return;
+  Messages messages(copies_);
+  for (int peer = 0; peer < rank; ++peer) {
+    const Rows rows = pipelineRows(peer, rank, ranks, blocks_, depth_, layout_.dimExtent);
+    if (!rows.empty())
+      messages.receive(columnsOfRows(layout_, rows), columns, peer);
+  }
+  messages.wait();
+}
+
+void PipelineStrips::send(Rows columns) {
+  int rank = 0, ranks = 1;
+  worldShape(rank, ranks);
+  if (ranks == 1 || holdsNothing(layout_) || columns.empty())
+    return;
+  for (int peer = rank + 1; peer < ranks; ++peer) {
+    const Rows rows = pipelineRows(rank, peer, ranks, blocks_, depth_, layout_.dimExtent);
+    if (!rows.empty())
+      sends_->messages.send(columnsOfRows(layout_, rows), columns, peer);
+  }
+}
+
+void PipelineStrips::finish() {
+  sends_->messages.wait();
+  delete sends_;
+  sends_ = new Sends(copies_);
+}
+
+int64_t PipelineStrips::stripWidth(int64_t columns) {
+  if (const char *value = std::getenv("POLYC_MPI_STRIP"))
+    if (const long long width = std::atoll(value); width > 0)
+      return width;
+  int rank = 0, ranks = 1;
+  worldShape(rank, ranks);
+  const int64_t strips = 16 * int64_t(ranks);
+  return std::max<int64_t>(1, (columns + strips - 1) / strips);
+}
+
 void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi, RowCopies *copies) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);

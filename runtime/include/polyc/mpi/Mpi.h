@@ -88,6 +88,42 @@ void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, 
 // At the end of a run: rank 0 receives every other rank's rows of an output that only halos shared.
 void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies = nullptr);
 
+// A band the ranks run as a pipeline (compiler/map/Decompose.h, Pipeline) over a two-dimensional array of
+// `layout` (one run: rows along dimension 0, a row's elements its columns): rank r wrote the rows of its
+// block of `blocks`, and its block reads the `depth` rows before it, which earlier ranks wrote. The ranks
+// walk the columns in strips: before a strip each rank receives those rows in the strip's columns from
+// the ranks that wrote them (receive), after it sends its own rows that later blocks read (send; the
+// sends stay under way while the next strips are computed, finish waits for them).
+class PipelineStrips {
+public:
+  PipelineStrips(const RowLayout &layout, const RowBlocks &blocks, int64_t depth,
+                 RowCopies *copies = nullptr);
+  ~PipelineStrips();
+  PipelineStrips(const PipelineStrips &) = delete;
+  PipelineStrips &operator=(const PipelineStrips &) = delete;
+
+  void receive(Rows columns);
+  void send(Rows columns);
+  void finish();
+  // The columns of a strip: POLYC_MPI_STRIP, else `columns` over 16 strips a rank (a rank waits for the
+  // ones before it during (ranks - 1) strips of 16 x ranks), at least 1.
+  static int64_t stripWidth(int64_t columns);
+
+private:
+  struct Sends;
+  RowLayout layout_;
+  RowBlocks blocks_;
+  int64_t depth_;
+  RowCopies *copies_;
+  Sends *sends_;
+};
+// The rows of `blocks` that rank `from` wrote and a pipeline's rank `to` reads before its block: [to's
+// block.first - depth, to's block.first) within from's block (shifted); empty unless from < to.
+Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent);
+// `rows` of a layout of one run in `columns` (elements of a row) as a layout whose runs are those rows and
+// whose rows are the columns: the messages of a strip are then those of a block of rows.
+RowLayout columnsOfRows(const RowLayout &layout, Rows rows);
+
 // How the ranks' partial values of a reduction split by its terms are combined: summed, or the largest or
 // the smallest taken.
 enum class Combine { Sum, Max, Min };
