@@ -106,7 +106,7 @@ void polyc::codegen::printPipelineStrips(CodeWriter &w, const map::BandDecomposi
   w.comment("The columns in strips: before one, the rows of " + pipeline.array +
             " before this rank's block that it reads, from the ranks that wrote them; after it, its own rows "
             "that later blocks read, to those ranks.");
-  w.line("polyc::rt::mpi::PipelineStrips polyc_pipeline(" +
+  w.line("const polyc::rt::mpi::PipelineStrips polyc_pipeline(" +
          rowArguments(shared.exchanges.front(), shared.first, shared.extent, arrays) + ", " +
          spellParams(pipeline.depth, program) + ");");
   w.line("const int64_t polyc_strip = polyc::rt::mpi::PipelineStrips::stripWidth(" + columnExtent + ");");
@@ -118,7 +118,6 @@ void polyc::codegen::printPipelineStrips(CodeWriter &w, const map::BandDecomposi
   printStrip();
   w.line("polyc_pipeline.send(" + columns + ");");
   w.closeBlock();
-  w.line("polyc_pipeline.finish();");
 }
 
 void polyc::codegen::printGathers(CodeWriter &w, const map::Decomposition &decomposition, const MpiArrays &arrays) {

@@ -245,18 +245,7 @@ RowLayout columnsOfRows(const RowLayout &layout, Rows rows) {
           rows.end - rows.begin, layout.rowElements, 1};
 }
 
-struct PipelineStrips::Sends {
-  explicit Sends(RowCopies *copies) : messages(copies) {}
-  Messages messages;
-};
-
-PipelineStrips::PipelineStrips(const RowLayout &layout, const RowBlocks &blocks, int64_t depth,
-                               RowCopies *copies)
-    : layout_(layout), blocks_(blocks), depth_(depth), copies_(copies), sends_(new Sends(copies)) {}
-
-PipelineStrips::~PipelineStrips() { delete sends_; }
-
-void PipelineStrips::receive(Rows columns) {
+void PipelineStrips::receive(Rows columns) const {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout_) || columns.empty())
@@ -270,22 +259,18 @@ void PipelineStrips::receive(Rows columns) {
   messages.wait();
 }
 
-void PipelineStrips::send(Rows columns) {
+void PipelineStrips::send(Rows columns) const {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout_) || columns.empty())
     return;
+  Messages messages(copies_);
   for (int peer = rank + 1; peer < ranks; ++peer) {
     const Rows rows = pipelineRows(rank, peer, ranks, blocks_, depth_, layout_.dimExtent);
     if (!rows.empty())
-      sends_->messages.send(columnsOfRows(layout_, rows), columns, peer);
+      messages.send(columnsOfRows(layout_, rows), columns, peer);
   }
-}
-
-void PipelineStrips::finish() {
-  sends_->messages.wait();
-  delete sends_;
-  sends_ = new Sends(copies_);
+  messages.wait();
 }
 
 int64_t PipelineStrips::stripWidth(int64_t columns) {

@@ -92,30 +92,26 @@ void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies
 // `layout` (one run: rows along dimension 0, a row's elements its columns): rank r wrote the rows of its
 // block of `blocks`, and its block reads the `depth` rows before it, which earlier ranks wrote. The ranks
 // walk the columns in strips: before a strip each rank receives those rows in the strip's columns from
-// the ranks that wrote them (receive), after it sends its own rows that later blocks read (send; the
-// sends stay under way while the next strips are computed, finish waits for them).
+// the ranks that wrote them (receive), after it sends its own rows that later blocks read (send). A send
+// returns once the message is delivered: left under way while the next strip is computed, a message
+// larger than MPI's eager limit would wait for the sender's next MPI call, a strip later (measured: the
+// IIR at 2048^2, M = 17, on 2 CPU ranks, 0.84 s against 0.57 s).
 class PipelineStrips {
 public:
-  PipelineStrips(const RowLayout &layout, const RowBlocks &blocks, int64_t depth,
-                 RowCopies *copies = nullptr);
-  ~PipelineStrips();
-  PipelineStrips(const PipelineStrips &) = delete;
-  PipelineStrips &operator=(const PipelineStrips &) = delete;
+  PipelineStrips(const RowLayout &layout, const RowBlocks &blocks, int64_t depth, RowCopies *copies = nullptr)
+      : layout_(layout), blocks_(blocks), depth_(depth), copies_(copies) {}
 
-  void receive(Rows columns);
-  void send(Rows columns);
-  void finish();
+  void receive(Rows columns) const;
+  void send(Rows columns) const;
   // The columns of a strip: POLYC_MPI_STRIP, else `columns` over 16 strips a rank (a rank waits for the
   // ones before it during (ranks - 1) strips of 16 x ranks), at least 1.
   static int64_t stripWidth(int64_t columns);
 
 private:
-  struct Sends;
   RowLayout layout_;
   RowBlocks blocks_;
   int64_t depth_;
   RowCopies *copies_;
-  Sends *sends_;
 };
 // The rows of `blocks` that rank `from` wrote and a pipeline's rank `to` reads before its block: [to's
 // block.first - depth, to's block.first) within from's block (shifted); empty unless from < to.
