@@ -79,8 +79,10 @@ int byteCount(size_t bytes) {
 RowCopies *stagingFor(RowCopies *copies) {
   static HostRowCopies host;
   static const bool packed = [] {
-    const char *value = std::getenv("POLYC_MPI_PACKED");
-    return value && std::string(value) == "1";
+    const std::string value = std::getenv("POLYC_MPI_PACKED") ? std::getenv("POLYC_MPI_PACKED") : "";
+    if (value != "" && value != "0" && value != "1")
+      throw std::runtime_error("POLYC_MPI_PACKED: expected 0 or 1, got '" + value + "'");
+    return value == "1";
   }();
   return copies ? copies : packed ? &host : nullptr;
 }
@@ -274,9 +276,14 @@ void PipelineStrips::send(Rows columns) const {
 }
 
 int64_t PipelineStrips::stripWidth(int64_t columns) {
-  if (const char *value = std::getenv("POLYC_MPI_STRIP"))
-    if (const long long width = std::atoll(value); width > 0)
-      return width;
+  if (const char *value = std::getenv("POLYC_MPI_STRIP"); value && *value) {
+    char *end = nullptr;
+    const long long width = std::strtoll(value, &end, 10);
+    if (*end != '\0' || width <= 0)
+      throw std::runtime_error(std::string("POLYC_MPI_STRIP: expected a positive count of columns, got '") +
+                               value + "'");
+    return width;
+  }
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   const int64_t strips = 16 * int64_t(ranks);
