@@ -247,29 +247,25 @@ RowLayout columnsOfRows(const RowLayout &layout, Rows rows) {
           rows.end - rows.begin, layout.rowElements, 1};
 }
 
-void PipelineStrips::receive(Rows columns) const {
-  int rank = 0, ranks = 1;
-  worldShape(rank, ranks);
-  if (ranks == 1 || holdsNothing(layout_) || columns.empty())
-    return;
-  Messages messages(copies_);
-  for (int peer = 0; peer < rank; ++peer) {
-    const Rows rows = pipelineRows(peer, rank, ranks, blocks_, depth_, layout_.dimExtent);
-    if (!rows.empty())
-      messages.receive(columnsOfRows(layout_, rows), columns, peer);
-  }
-  messages.wait();
-}
+void PipelineStrips::receive(Rows columns) const { exchange(columns, true); }
+void PipelineStrips::send(Rows columns) const { exchange(columns, false); }
 
-void PipelineStrips::send(Rows columns) const {
+// The strip's messages from the ranks before this one (`receiving`) or to the ranks after it, all posted
+// at once and waited for.
+void PipelineStrips::exchange(Rows columns, bool receiving) const {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout_) || columns.empty())
     return;
   Messages messages(copies_);
-  for (int peer = rank + 1; peer < ranks; ++peer) {
-    const Rows rows = pipelineRows(rank, peer, ranks, blocks_, depth_, layout_.dimExtent);
-    if (!rows.empty())
+  for (int peer = receiving ? 0 : rank + 1; peer < (receiving ? rank : ranks); ++peer) {
+    const int from = receiving ? peer : rank, to = receiving ? rank : peer;
+    const Rows rows = pipelineRows(from, to, ranks, blocks_, depth_, layout_.dimExtent);
+    if (rows.empty())
+      continue;
+    if (receiving)
+      messages.receive(columnsOfRows(layout_, rows), columns, peer);
+    else
       messages.send(columnsOfRows(layout_, rows), columns, peer);
   }
   messages.wait();

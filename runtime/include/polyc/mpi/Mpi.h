@@ -108,6 +108,8 @@ public:
   static int64_t stripWidth(int64_t columns);
 
 private:
+  void exchange(Rows columns, bool receiving) const;
+
   RowLayout layout_;
   RowBlocks blocks_;
   int64_t depth_;
