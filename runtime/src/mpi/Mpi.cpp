@@ -282,6 +282,8 @@ int64_t PipelineStrips::stripWidth(int64_t columns) {
   }
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
+  if (ranks == 1)
+    return std::max<int64_t>(1, columns); // nothing to wait for: one strip, the wavefront started once
   const int64_t strips = 16 * int64_t(ranks);
   return std::max<int64_t>(1, (columns + strips - 1) / strips);
 }

@@ -104,7 +104,7 @@ public:
   void receive(Rows columns) const;
   void send(Rows columns) const;
   // The columns of a strip: POLYC_MPI_STRIP, else `columns` over 16 strips a rank (a rank waits for the
-  // ones before it during (ranks - 1) strips of 16 x ranks), at least 1.
+  // ones before it during (ranks - 1) strips of 16 x ranks), all of them on one rank, at least 1.
   static int64_t stripWidth(int64_t columns);
 
 private:
