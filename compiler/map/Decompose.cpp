@@ -350,22 +350,18 @@ std::string rowElementsText(const model::ArrayInfo &array, unsigned dim, const s
   return factors.empty() ? "1" : llvm::join(factors, " * ");
 }
 
-// The range of a band's member 0 or a pipeline's rows (C text: first and a count that is 0 where the
-// band has no instance), from their least and greatest values.
-void setBlocks(BandDecomposition &d, const Range &range, const isl::set &context) {
-  isl::pw_aff none = isl::manage(isl_pw_aff_val_on_domain(context.copy(), isl_val_zero(context.ctx().get())));
-  d.first = iu::pwAffToC(range.lo.gist_params(context), context);
-  d.extent = iu::pwAffToC(
-      isl::manage(isl_pw_aff_union_max(range.hi.sub(range.lo).add_constant(1).release(), none.release()))
-          .gist_params(context),
-      context);
-}
-
 // `value`, or 0 where it is less or undefined, as C text.
 std::string atLeastZero(const isl::pw_aff &value, const isl::set &context) {
   isl::pw_aff zero = isl::manage(isl_pw_aff_val_on_domain(context.copy(), isl_val_zero(context.ctx().get())));
   return iu::pwAffToC(isl::manage(isl_pw_aff_union_max(value.copy(), zero.release())).gist_params(context),
                       context);
+}
+
+// The range of a band's member 0 or a pipeline's rows (C text: first and a count that is 0 where the
+// band has no instance), from their least and greatest values.
+void setBlocks(BandDecomposition &d, const Range &range, const isl::set &context) {
+  d.first = iu::pwAffToC(range.lo.gist_params(context), context);
+  d.extent = atLeastZero(range.hi.sub(range.lo).add_constant(1), context);
 }
 
 // Band `b` as a pipeline (Pipeline), or why it is none: its one statement's dimensions 0 and 1 are the
