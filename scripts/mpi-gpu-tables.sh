@@ -33,11 +33,15 @@ if wants lkflow; then
   done
 fi
 if wants ratenet; then
-  # Its largest size, presynaptic indices sorted within a neuron (make_network.py), as the one-GPU tables.
+  # Its largest size, presynaptic indices sorted within a neuron (make_network.py), as the one-GPU tables;
+  # weak scaling from 20,000 neurons (80,000 on 4 GPUs).
+  network="python3 $root/examples/rate-network/make_network.py {dir} --neurons {N} --fan-in {C}"
   echo "## rate network"
-  bench 300 "$dir/ratenet-cuda" "$dir/ratenet-mpi" --param N=80000 --param C=8192 --param T=20 \
-    --int-bound pre=N --ranks "$ranks" --repeat 5 \
-    --inputs-command "python3 $root/examples/rate-network/make_network.py {dir} --neurons {N} --fan-in {C}"
+  bench 200 "$dir/ratenet-cuda" "$dir/ratenet-mpi" --param N=80000 --param C=8192 --param T=20 \
+    --int-bound pre=N --ranks "$ranks" --repeat 5 --inputs-command "$network"
+  echo "## rate network, weak"
+  bench 200 "$dir/ratenet-cuda" "$dir/ratenet-mpi" --param N=20000 --param C=8192 --param T=20 \
+    --int-bound pre=N --ranks "$ranks" --repeat 5 --weak N --inputs-command "$network"
 fi
 if wants mlp; then
   echo "## MLP, wide"
