@@ -33,6 +33,8 @@ struct CodegenInput {
   bool mpi = false;
   // --mpi: halos that later bands alone read are computed by widened blocks instead of sent (map::decompose).
   bool mpiRecompute = true;
+  // --mpi: 2-D recurrences run as pipelines across the ranks (the target prints them; map::Pipeline).
+  bool mpiPipelines = false;
 };
 
 // The program's C identifier: the source file's stem with characters outside [A-Za-z0-9_] replaced by

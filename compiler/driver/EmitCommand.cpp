@@ -102,10 +102,8 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   settings.input = sharedInput;
   settings.target = findTarget(sharedTarget);
   if (!settings.target) {
-    std::string names;
-    for (const TargetInfo &t : targets())
-      names += (names.empty() ? "" : ", ") + std::string(t.name);
-    errs() << "polyc: error: unknown target '" << sharedTarget << "' (expected one of: " << names << ")\n";
+    errs() << "polyc: error: unknown target '" << sharedTarget << "' (expected one of: " << targetNames()
+           << ")\n";
     return false;
   }
   if (!settings.target->emit) {

@@ -3,6 +3,7 @@
 #include "Commands.h"
 #include "ExplainPrinters.h"
 #include "Pipeline.h"
+#include "Targets.h"
 
 #include "compiler/support/SourceError.h"
 
@@ -75,8 +76,10 @@ int polyc::driver::runExplain() {
   auto params = parseParamAssignments(explainParams);
   if (!params)
     return reportError(params.takeError(), sm);
-  if (explainTarget != "cpu" && explainTarget != "cuda" && explainTarget != "opencl") {
-    errs() << "polyc: error: unknown target '" << explainTarget << "' (expected one of: cpu, cuda, opencl)\n";
+  const driver::TargetInfo *target = driver::findTarget(explainTarget);
+  if (!target) {
+    errs() << "polyc: error: unknown target '" << explainTarget
+           << "' (expected one of: " << driver::targetNames() << ")\n";
     return 1;
   }
   PipelineOptions options;
@@ -97,7 +100,7 @@ int polyc::driver::runExplain() {
     std::optional<map::Decomposition> decomposition;
     if (explainMpi)
       decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
-                                     {.recompute = !explainNoRecompute, .pipelines = explainTarget == "cpu"});
+                                     {.recompute = !explainNoRecompute, .pipelines = target->mpiPipelines});
     in.mpiTarget = explainTarget;
     in.decomposition = decomposition ? &*decomposition : nullptr;
     switch (explainFormat) {

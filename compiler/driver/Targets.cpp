@@ -16,10 +16,11 @@ using namespace polyc::driver;
 const std::vector<TargetInfo> &polyc::driver::targets() {
   static const std::vector<TargetInfo> table = {
       {"cpu", "C++17 + OpenMP", codegen::emitCpu, buildCpu, /*tilesForCaches=*/true, /*mapsToGpu=*/false,
-       /*streams=*/true, /*mpi=*/true},
+       /*streams=*/true, /*mpi=*/true, /*mpiPipelines=*/true},
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
-      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true, /*mpi=*/true},
+      {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true,
+       /*mpi=*/true},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL, false,
        /*mapsToGpu=*/true, /*streams=*/false, /*mpi=*/true},
   };
@@ -31,6 +32,13 @@ const TargetInfo *polyc::driver::findTarget(llvm::StringRef name) {
     if (name == t.name)
       return &t;
   return nullptr;
+}
+
+std::string polyc::driver::targetNames() {
+  std::string names;
+  for (const TargetInfo &t : targets())
+    names += (names.empty() ? "" : ", ") + std::string(t.name);
+  return names;
 }
 
 bool polyc::driver::generateSources(const EmitSettings &settings, llvm::SourceMgr &sm, std::string &programName,
@@ -48,6 +56,7 @@ bool polyc::driver::generateSources(const EmitSettings &settings, llvm::SourceMg
                               &compiled->mapping,
                               settings.pipeline.mpi};
   input.mpiRecompute = settings.pipeline.mpiRecompute;
+  input.mpiPipelines = settings.target->mpiPipelines;
   programName = codegen::programName(input);
   llvm::Expected<std::vector<codegen::GeneratedFile>> generated = [&] {
     try {

@@ -42,10 +42,14 @@ struct TargetInfo {
   bool mapsToGpu = false;      // prints the GPU mapping of the schedule tree (compiler/map)
   bool streams = false;        // supports --stream (Schedule::streaming)
   bool mpi = false;            // supports --mpi (ranks of MPI)
+  bool mpiPipelines = false;   // --mpi runs 2-D recurrences as pipelines across the ranks (map::Pipeline;
+                               // the cpu printer alone prints them so far)
 };
 
 const std::vector<TargetInfo> &targets();
 const TargetInfo *findTarget(llvm::StringRef name);
+// "cpu, cuda, opencl": the names --target takes, for errors.
+std::string targetNames();
 
 // The CPU target's build: the host C++ compiler with OpenMP, the runtime's headers and library.
 int buildCpu(const BuildJob &job);

@@ -843,7 +843,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   std::optional<map::Decomposition> decomposition;
   if (input.mpi)
     decomposition = map::decompose(model, input.schedule, input.allocation,
-                                   {.recompute = input.mpiRecompute, .pipelines = true});
+                                   {.recompute = input.mpiRecompute, .pipelines = input.mpiPipelines});
   CpuAstPrinter printer(input, loops, exprs, uses, decomposition ? &*decomposition : nullptr);
   if (llvm::Error e = printer.printSchedule())
     return e;

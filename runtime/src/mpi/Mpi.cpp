@@ -79,7 +79,8 @@ int byteCount(size_t bytes) {
 RowCopies *stagingFor(RowCopies *copies) {
   static HostRowCopies host;
   static const bool packed = [] {
-    const std::string value = std::getenv("POLYC_MPI_PACKED") ? std::getenv("POLYC_MPI_PACKED") : "";
+    const char *set = std::getenv("POLYC_MPI_PACKED");
+    const std::string value = set ? set : "";
     if (value != "" && value != "0" && value != "1")
       throw std::runtime_error("POLYC_MPI_PACKED: expected 0 or 1, got '" + value + "'");
     return value == "1";
@@ -234,9 +235,9 @@ Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t 
   const Block target = blockOf(to, ranks, blocks.first, blocks.extent);
   if (source.end <= source.first || target.end <= target.first)
     return {};
-  const int64_t begin = std::max({source.first, target.first - depth}) + blocks.shift;
-  const int64_t end = std::min(source.end, target.first) + blocks.shift;
-  return {std::max<int64_t>(begin, 0), std::max(std::max<int64_t>(begin, 0), std::min(end, dimExtent))};
+  const int64_t begin = std::max<int64_t>(std::max(source.first, target.first - depth) + blocks.shift, 0);
+  const int64_t end = std::min(std::min(source.end, target.first) + blocks.shift, dimExtent);
+  return {begin, std::max(begin, end)};
 }
 
 RowLayout columnsOfRows(const RowLayout &layout, Rows rows) {
