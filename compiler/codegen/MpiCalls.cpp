@@ -92,6 +92,11 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   w.line("}");
 }
 
+std::string polyc::codegen::pipelineArguments(const map::BandDecomposition &shared, const MpiArrays &arrays) {
+  return rowArguments(shared.exchanges.front(), shared.first, shared.extent, arrays) + ", " +
+         spellParams(shared.pipeline->depth, *arrays.model.program);
+}
+
 void polyc::codegen::printPipelineStrips(CodeWriter &w, const map::BandDecomposition &shared,
                                          const MpiArrays &arrays, const std::function<void()> &printStrip) {
   const map::Pipeline &pipeline = *shared.pipeline;
@@ -106,9 +111,8 @@ void polyc::codegen::printPipelineStrips(CodeWriter &w, const map::BandDecomposi
   w.comment("The columns in strips: before one, the rows of " + pipeline.array +
             " before this rank's block that it reads, from the ranks that wrote them; after it, its own rows "
             "that later blocks read, to those ranks.");
-  w.line("const polyc::rt::mpi::PipelineStrips polyc_pipeline(" +
-         rowArguments(shared.exchanges.front(), shared.first, shared.extent, arrays) + ", " +
-         spellParams(pipeline.depth, program) + ");");
+  w.line("const polyc::rt::mpi::PipelineStrips polyc_pipeline(" + pipelineArguments(shared, arrays) +
+         (arrays.copies.empty() ? "" : ", " + arrays.copies) + ");");
   w.line("const int64_t polyc_strip = polyc::rt::mpi::PipelineStrips::stripWidth(" + columnExtent + ");");
   w.openBlock("for (int64_t polyc_column = 0; polyc_column < " + columnExtent +
               "; polyc_column += polyc_strip)");

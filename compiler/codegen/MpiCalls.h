@@ -35,6 +35,8 @@ struct MpiArrays {
   const ExprPrinter &exprs;
   std::function<std::string(const model::ArrayInfo &)> data;
   std::string exchanges = "polyc::rt::mpi::";
+  // The RowCopies a pipeline's messages stage through (a GPU rank's device arrays), or empty.
+  std::string copies = {};
 };
 
 // A band the ranks share, in a block of its own: `polyc_rank` (this rank's block of the band's member 0)
@@ -49,6 +51,9 @@ void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition 
 // received, the strip's points printed by `printStrip`, the rank's rows that later blocks read sent.
 void printPipelineStrips(CodeWriter &w, const map::BandDecomposition &shared, const MpiArrays &arrays,
                          const std::function<void()> &printStrip);
+// The pipeline's array, blocks and depth as the arguments of PipelineStrips (and of a GPU target's
+// PeerPipeline): RowLayout, RowBlocks, depth.
+std::string pipelineArguments(const map::BandDecomposition &shared, const MpiArrays &arrays);
 
 // Reductions the ranks split by their terms (map::TermSplit), as the program prints them: each split
 // statement's block of terms is the program member splitBlockName(statement), set once a run

@@ -20,7 +20,7 @@ const std::vector<TargetInfo> &polyc::driver::targets() {
       // The CUDA and OpenCL code generators (compiler/codegen/cuda, compiler/codegen/opencl) fill in
       // their rows when they are part of the build.
       {"cuda", "CUDA", codegen::emitCuda, buildCuda, false, /*mapsToGpu=*/true, /*streams=*/true,
-       /*mpi=*/true},
+       /*mpi=*/true, /*mpiPipelines=*/true},
       {"opencl", "OpenCL C with a C++ host program", codegen::emitOpenCL, buildOpenCL, false,
        /*mapsToGpu=*/true, /*streams=*/false, /*mpi=*/true},
   };

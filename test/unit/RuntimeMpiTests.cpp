@@ -150,6 +150,40 @@ TEST(MpiPipeline, EachRankReceivesTheDepthRowsBeforeItsBlockFromTheirWriters) {
   }
 }
 
+// A pipeline as one kernel a rank (PeerPipeline): the sources are the ranks pipelineRows gives rows from,
+// in rank order; the targets the ranks it gives rows to, with those rows from the rank's first row; the
+// rows before the block reach back to the first row received. Blocks of 2 and 3 rows with depth 4: rank
+// 2 (rows 5 .. 6) reads rows 1 .. 4, from ranks 0 and 1.
+TEST(MpiPipeline, PeersOfARankAreTheWritersOfTheRowsItReadsAndTheReadersOfItsOwn) {
+  using polyc::rt::mpi::pipelinePeers;
+  using polyc::rt::mpi::PipelinePeers;
+  using polyc::rt::mpi::RowBlocks;
+  const RowBlocks blocks{0, 8, 0}; // 3 ranks: rows 0 .. 2, 3 .. 5, 6 .. 7
+  const PipelinePeers first = pipelinePeers(0, 3, blocks, 4, 8);
+  EXPECT_TRUE(first.sources.empty());
+  EXPECT_EQ(first.rowsBefore, 0);
+  ASSERT_EQ(first.targets.size(), 2u);
+  EXPECT_EQ(first.targets[0].rank, 1);
+  EXPECT_EQ(first.targets[0].first, 0); // rows 0 .. 2, all of rank 0's
+  EXPECT_EQ(first.targets[0].end, 3);
+  EXPECT_EQ(first.targets[1].rank, 2);
+  EXPECT_EQ(first.targets[1].first, 2); // row 2: rank 2 reads rows 2 .. 5
+  EXPECT_EQ(first.targets[1].end, 3);
+  const PipelinePeers last = pipelinePeers(2, 3, blocks, 4, 8);
+  EXPECT_EQ(last.sources, (std::vector<int>{0, 1}));
+  EXPECT_EQ(last.rowsBefore, 4);
+  EXPECT_TRUE(last.targets.empty());
+  // Shifted rows (the array's row = the statement's + 1) count from the block's first array row too.
+  const PipelinePeers shifted = pipelinePeers(0, 2, RowBlocks{0, 8, 1}, 2, 9);
+  ASSERT_EQ(shifted.targets.size(), 1u);
+  EXPECT_EQ(shifted.targets[0].first, 2);
+  EXPECT_EQ(shifted.targets[0].end, 4);
+  EXPECT_EQ(pipelinePeers(1, 2, RowBlocks{0, 8, 1}, 2, 9).rowsBefore, 2);
+  // One rank, or no depth: no peers.
+  EXPECT_TRUE(pipelinePeers(0, 1, blocks, 4, 8).targets.empty());
+  EXPECT_TRUE(pipelinePeers(1, 3, blocks, 0, 8).sources.empty());
+}
+
 // A strip's messages: rows [1, 3) of a 4 x 5 array in columns [2, 4) are the elements 7, 8, 12, 13,
 // packed row after row as rows [2, 4) of a layout whose runs are the array's rows 1 and 2.
 TEST(MpiPipeline, AStripOfRowsIsABlockOfRowsOfItsColumnsLayout) {

@@ -94,6 +94,8 @@ struct FlexibleVariant {
   std::string boxExtent;
 };
 
+struct FlexiblePlan; // planFlexible's
+
 // A data-parallel kernel whose threads take RowsPerThread points each along statement dimension `dim`.
 struct RowsKernel {
   unsigned statement = 0;
@@ -486,7 +488,7 @@ public:
   MpiArrays mpiArrays() const {
     return {input_.model, program_.exprs,
             [this](const model::ArrayInfo &a) { return program_.program + "." + program_.exprs.arrayRef(a); },
-            "polyc_rows."};
+            "polyc_rows.", "polyc_rows.hostCopies()"};
   }
 
 protected:
@@ -522,6 +524,11 @@ private:
   void printReduction(const BandView &band, const isl::ast_node &body);
   void printSequential(const BandView &band, const isl::ast_node &body);
   void printProduct(const BandView &band, const map::ProductForm &form);
+  bool planFlexible(const BandView &band, FlexiblePlan &plan) const;
+  std::string printDecoupledFunctor(unsigned band, const FlexibleVariant &variant);
+  std::string decoupledFits(const FlexibleVariant &variant) const;
+  void printPipeline(const BandView &band, const map::BandDecomposition &shared);
+  void printPipelineStripLaunches(const BandView &band, const map::Pipeline &pipeline);
   bool printFlexible(const BandView &band);
   void launchKernel(const LoopView &loop, const isl::ast_node_for &node);
   std::optional<RowsKernel> planRows(const LoopView &loop, const std::map<unsigned, std::string> &axes);
@@ -1180,7 +1187,12 @@ void CudaHostPrinter::printSplitBand(const BandView &band, const isl::ast_node &
 void CudaHostPrinter::printShared(const BandView &band, const isl::ast_node &body,
                                   const map::BandDecomposition &shared) {
   sharedBand_ = int(band.index);
-  printSharedBand(w_, band.index, shared, mpiArrays(), [&] { printBand(band, body); });
+  printSharedBand(w_, band.index, shared, mpiArrays(), [&] {
+    if (shared.pipeline)
+      printPipeline(band, shared);
+    else
+      printBand(band, body);
+  });
   sharedBand_ = -1;
 }
 
@@ -1597,14 +1609,24 @@ void CudaHostPrinter::printSequential(const BandView &band, const isl::ast_node 
 // ---------------------------------------------------------------------------------------------
 // The flexible wavefront
 
-namespace {
 // How the flexible strip reads one array.
 struct WindowPlan {
   const model::ArrayInfo *array = nullptr;
   bool recurrence = false;
   isl::set deltas; // read index - point, over (array dim 0, array dim 1)
 };
-} // namespace
+
+// What the flexible wavefront of a band makes of its statement (planFlexible), or why it does not apply.
+struct FlexiblePlan {
+  std::string refusal;
+  FlexibleVariant variant;
+  unsigned r = 0, c = 1; // the statement dimensions along the strips' rows and columns
+  isl::set domain;
+  const model::ArrayInfo *target = nullptr;
+  std::map<std::string, WindowPlan> windows;
+  std::vector<std::string> windowOrder; // the recurrence's own array first
+  std::set<std::string> staged, global;
+};
 
 // The decoupled step, for a floating-point recurrence over a full box window whose sum has a term table
 // (the table's extents are the box's) and whose other part has no sum: one thread computes that part for
@@ -1626,11 +1648,47 @@ static void planDecoupledStep(FlexibleVariant &variant, const model::Statement &
   variant.boxExtent = table->extents.front();
 }
 
-bool CudaHostPrinter::printFlexible(const BandView &band) {
+// The decoupled step's statement (polyc/cuda/DecoupledWindow.cuh, launchDecoupled) for the variant's
+// recurrence: its rows from `rowBase` on (a pipeline's block of rows; 0 otherwise).
+std::string CudaHostPrinter::printDecoupledFunctor(unsigned band, const FlexibleVariant &variant) {
+  const model::Statement &statement = input_.model.statements[variant.statement];
+  const std::string b = std::to_string(band), p = program_.program;
+  const std::string functor = program_.globalNames.fresh("Band" + b + "Decoupled");
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment("Band " + b + " (" + statement.name +
+             "), the decoupled step (polyc/cuda/DecoupledWindow.cuh): " + statement.name +
+             " is a recurrence over a full box window.");
+  kw.openBlock("struct " + functor);
+  kw.line("using Elem = " +
+          program_.exprs.typeName(input_.model.findArray(statement.write.array)->decl->elemType) + ";");
+  kw.line(program_.device + " " + p + ";");
+  kw.line("int rowBase = 0; // the statement's row of row 0");
+  kw.line("int rows = 0, cols = 0;");
+  kw.line("__device__ Elem coefficient(int k1, int k2) const { return " + p + "." + statement.name +
+          "Coefficient(k1, k2); }");
+  kw.line("__device__ Elem pointPart(int i, int j) const { return " + p + "." + statement.name +
+          "PointPart(rowBase + i, j); }");
+  kw.line("__device__ Elem *cell(int i, int j) const { return " + p + "." + statement.name +
+          "Cell(rowBase + i, j); }");
+  kw.closeBlock(";");
+  return functor;
+}
+
+// The decoupled step's parts compute in int (printDecoupledParts): the params and the sizes of the arrays
+// they read and write must fit.
+std::string CudaHostPrinter::decoupledFits(const FlexibleVariant &variant) const {
+  const model::Statement &statement = input_.model.statements[variant.statement];
+  std::vector<std::string> accessed{statement.write.array};
+  for (const model::Access &read : statement.reads)
+    accessed.push_back(read.array);
+  return fitInIntCall("", accessed);
+}
+
+bool CudaHostPrinter::planFlexible(const BandView &band, FlexiblePlan &plan) const {
   const model::Model &model = input_.model;
   auto refuse = [&](const std::string &reason) {
-    w_.comment("Band " + std::to_string(band.index) + ": the flexible wavefront does not apply (" + reason +
-               "); the fixed wavefront runs instead.");
+    plan.refusal = reason;
     return false;
   };
   if (band.statements.size() != 1)
@@ -1646,7 +1704,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   allocate::WavefrontMapping mapping;
   if (band.allocation && band.allocation->wavefront)
     mapping = *band.allocation->wavefront;
-  unsigned r = mapping.rowDim, c = mapping.columnDim;
+  unsigned &r = plan.r, &c = plan.c;
+  r = mapping.rowDim, c = mapping.columnDim;
   if (r > 1 || c > 1 || r == c)
     return refuse("its row and column dimensions are not the statement's two");
   // The strips' columns are the arrays' contiguous (last) dimension, whatever the allocation's
@@ -1655,11 +1714,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   // (checked below).
   if (c != 1)
     std::swap(r, c);
-  const model::ArrayInfo *target = model.findArray(statement.write.array);
+  const model::ArrayInfo *target = plan.target = model.findArray(statement.write.array);
   if (!target || target->decl->rank() != 2 || target->decl->effectiveBoundary != ast::Boundary::Zero)
     return refuse("the recurrence array is not 2D with the zero boundary");
 
-  isl::set domain = statement.domain;
+  isl::set &domain = plan.domain;
+  domain = statement.domain;
   if (!model.context.is_null())
     domain = domain.intersect_params(model.context);
   isl::set flat = resetTupleId(domain);
@@ -1672,8 +1732,8 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   // The reads: windows (2D, each index the point's dimension plus a bounded offset), staged arrays
   // (an input read at indices that do not depend on the point), or global memory.
   std::vector<const ast::IndexVar *> pointVars = {eq.indexVars[0].get(), eq.indexVars[1].get()};
-  std::map<std::string, WindowPlan> windows;
-  std::set<std::string> notWindowed, staged, global;
+  std::map<std::string, WindowPlan> &windows = plan.windows;
+  std::set<std::string> notWindowed, &staged = plan.staged, &global = plan.global;
   for (const model::Access &read : statement.reads) {
     if (!read.read || read.implicitUpdateRead)
       continue;
@@ -1723,7 +1783,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
     return refuse("it reads its own array other than at a bounded distance before the point");
   // The recurrence's window must look only back: rows and columns at or before the point's.
   isl::ctx ctx = domain.ctx();
-  std::vector<std::string> windowOrder;
+  std::vector<std::string> &windowOrder = plan.windowOrder;
   if (windows.count(statement.write.array)) {
     isl::set forward = isl::set(ctx, "{ [a, b] : a > 0 or b > 0 }");
     isl::set deltas = windows[statement.write.array].deltas;
@@ -1737,7 +1797,7 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
       windowOrder.push_back(name);
 
   // The statement's value function.
-  FlexibleVariant variant;
+  FlexibleVariant &variant = plan.variant;
   variant.statement = s;
   variant.function = statement.name + "Value";
   for (const std::string &name : windowOrder) {
@@ -1750,7 +1810,27 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   variant.convergedLanes = global.empty();
   planTermTables(variant, statement, domain, pointVars, windowOrder, staged);
   planDecoupledStep(variant, statement, target->decl->elemType, pointVars, staged);
-  program_.flexibleVariants.push_back(variant);
+  return true;
+}
+
+bool CudaHostPrinter::printFlexible(const BandView &band) {
+  FlexiblePlan plan;
+  if (!planFlexible(band, plan)) {
+    w_.comment("Band " + std::to_string(band.index) + ": the flexible wavefront does not apply (" +
+               plan.refusal + "); the fixed wavefront runs instead.");
+    return false;
+  }
+  program_.flexibleVariants.push_back(plan.variant);
+  const model::Model &model = input_.model;
+  const FlexibleVariant &variant = plan.variant;
+  const model::Statement &statement = model.statements[variant.statement];
+  const unsigned r = plan.r, c = plan.c;
+  const isl::set &domain = plan.domain;
+  const model::ArrayInfo *target = plan.target;
+  std::map<std::string, WindowPlan> &windows = plan.windows;
+  const std::vector<std::string> &windowOrder = plan.windowOrder;
+  const std::set<std::string> &staged = plan.staged, &global = plan.global;
+  isl::ctx ctx = domain.ctx();
 
   // The strip: its windows, staged arrays, steps; the argument struct; the persistent kernel.
   std::string b = std::to_string(band.index);
@@ -1982,32 +2062,12 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
   w_.closeBlock(";");
   bool afterDecoupled = false; // the alternatives below are else-ifs of the decoupled step's
   if (variant.box) {
-    std::string functor = program_.globalNames.fresh("Band" + b + "Decoupled");
-    kw.blank();
-    kw.comment("Band " + b + " (" + statement.name + "), the decoupled step (polyc/cuda/DecoupledWindow.cuh): " +
-               statement.name + " is a recurrence over a full box window.");
-    kw.openBlock("struct " + functor);
-    kw.line("using Elem = " + elem + ";");
-    kw.line(program_.device + " " + program_.program + ";");
-    kw.line("int rows = 0, cols = 0;");
-    kw.line("__device__ Elem coefficient(int k1, int k2) const { return " + program_.program + "." + statement.name +
-            "Coefficient(k1, k2); }");
-    kw.line("__device__ Elem pointPart(int i, int j) const { return " + program_.program + "." + statement.name +
-            "PointPart(i, j); }");
-    kw.line("__device__ Elem *cell(int i, int j) const { return " + program_.program + "." + statement.name +
-            "Cell(i, j); }");
-    kw.closeBlock(";");
-    // Its parts compute in int (printDecoupledParts): the params and the sizes of the arrays they read and
-    // write must fit.
-    std::vector<std::string> accessed{statement.write.array};
-    for (const model::Access &read : statement.reads)
-      accessed.push_back(read.array);
+    const std::string functor = printDecoupledFunctor(band.index, variant);
     w_.comment("A recurrence over a full box window: the decoupled step, for the window extents it is built for "
                "and indices in int (else as below).");
-    w_.openBlock("if (" + fitInIntCall("", accessed) + " && " +
-                 "polyc::rt::cuda::launchDecoupled(" + functor + "{" + program_.program + "}, " +
-                 rows + ", " + columns + ", " +
-                 variant.boxExtent + ", " + board + ", " + program_.stream + ", \"" +
+    w_.openBlock("if (" + decoupledFits(variant) + " && " + "polyc::rt::cuda::launchDecoupled(" + functor +
+                 "{" + program_.program + "}, " + rows + ", " + columns + ", " + variant.boxExtent + ", " +
+                 board + ", " + program_.stream + ", \"" +
                  program_.globalNames.fresh("band" + b + "Decoupled") + "\"))");
     w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" + statement.name +
                 "): flexible wavefront, decoupled step\\n\");");
@@ -2051,6 +2111,96 @@ bool CudaHostPrinter::printFlexible(const BandView &band) {
               "): flexible wavefront\\n\");");
   w_.elseBlock();
   return true;
+}
+
+// A band the ranks run as a pipeline (map::Pipeline) over their blocks of rows: where the statement takes
+// the decoupled step, one kernel a rank whose strips hand the rows later blocks read straight to the
+// later ranks' GPUs (polyc/cuda/PeerPipeline.h); otherwise, or where the GPUs cannot reach each other's
+// memory, the strips of columns one after another, a launch per anti-diagonal of the block, with messages
+// between the ranks (printPipelineStrips).
+void CudaHostPrinter::printPipeline(const BandView &band, const map::BandDecomposition &shared) {
+  const map::Pipeline &pipeline = *shared.pipeline;
+  const std::string b = std::to_string(band.index);
+  FlexiblePlan plan;
+  const bool direct =
+      planFlexible(band, plan) && plan.variant.box && plan.variant.statement == pipeline.statement;
+  if (direct) {
+    program_.flexibleVariants.push_back(plan.variant);
+    const std::string functor = printDecoupledFunctor(band.index, plan.variant);
+    const std::string peers = "band" + b + "Peers_", board = "band" + b + "Board_";
+    program_.memberVariables.push_back("polyc::rt::cuda::FlexibleBoardStorage " + board + ";");
+    program_.memberVariables.push_back("polyc::rt::cuda::PeerPipeline " + peers + ";");
+    const std::string columns =
+        paramsExpr(dimMax(plan.domain, plan.c).add_constant(isl::val(plan.domain.ctx(), 1)));
+    w_.comment(
+        "The decoupled step over this rank's block of rows, the rows before it arriving from the earlier "
+        "ranks' GPUs and its last rows going to the later ones', strip by strip; where the GPUs cannot "
+        "reach each other's memory, or the step does not apply, the strips of columns in turn.");
+    w_.openBlock("if (" + decoupledFits(plan.variant) + " && polyc::rt::cuda::launchDecoupled(" + functor +
+                 "{" + program_.program + ", int(polyc_rank.first)}, polyc_rank.end - polyc_rank.first, " +
+                 columns + ", " + plan.variant.boxExtent + ", " + board + ", " + program_.stream + ", \"" +
+                 program_.globalNames.fresh("band" + b + "Decoupled") + "\", " + peers + ".connector(" +
+                 pipelineArguments(shared, mpiArrays()) + ", " + program_.stream + ")))");
+    w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " + b + " (" +
+                input_.model.statements[pipeline.statement].name +
+                "): pipeline across the ranks, decoupled step\\n\");");
+    w_.elseBlock();
+  }
+  printPipelineStrips(w_, shared, mpiArrays(), [&] { printPipelineStripLaunches(band, pipeline); });
+  if (direct)
+    w_.closeBlock();
+}
+
+// A strip of a pipeline (printPipelineStrips) on a GPU rank: the rank's block of rows and the strip's
+// columns, one launch per anti-diagonal, a point per group of threads (as the fixed wavefront's).
+void CudaHostPrinter::printPipelineStripLaunches(const BandView &band, const map::Pipeline &pipeline) {
+  const std::string group = wavefrontGroup(band);
+  const std::string kernel = program_.globalNames.fresh("band" + std::to_string(band.index) + "Strip");
+  const std::string layout = "polyc::rt::cuda::GroupLayout<G>";
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment(
+      "Band " + std::to_string(band.index) + " (" + input_.model.statements[pipeline.statement].name +
+      ") on a strip of the ranks' pipeline: anti-diagonal d of the rows [rowFirst, rowFirst + rows) and the "
+      "columns [colFirst, colFirst + cols), " +
+      (group == "1" ? "a thread" : "a group of G threads") + " a point.");
+  kw.line(kernelTemplate({"unsigned G"}));
+  kw.openBlock(
+      "__global__ void __launch_bounds__(" + layout + "::Threads) " + kernel + "(const " +
+      program_.indexedDevice() + " " + program_.program +
+      ", const int64_t rowFirst, const int64_t rows, const int64_t colFirst, const int64_t cols, const "
+      "int64_t d)");
+  kw.openBlock("for (int64_t q = polyc_max(int64_t(0), d - rows + 1) + " + layout +
+               "::point(); q <= polyc_min(cols - "
+               "1, d); q += " +
+               layout + "::points())");
+  std::vector<std::string> args = {IndexType + std::string("(rowFirst + d - q)"),
+                                   IndexType + std::string("(colFirst + q)")};
+  if (group == "1") {
+    kw.line(program_.program + "." + program_.statementFunction(pipeline.statement, false) + "(" +
+            llvm::join(args, ", ") + ");");
+  } else {
+    args.push_back(layout + "::lane()");
+    kw.line(program_.program + "." + program_.statementFunction(pipeline.statement, true) + "<G>(" +
+            llvm::join(args, ", ") + ");");
+  }
+  kw.closeBlock();
+  kw.closeBlock();
+
+  const std::string columnFirst = spellParams(pipeline.columnFirst, *input_.model.program);
+  const std::string used = "polyc::rt::cuda::GroupLayout<" + group + ">";
+  w_.line("const int64_t polyc_blockRows = polyc_rank.end - polyc_rank.first, polyc_stripColumns = "
+          "polyc_columnEnd - "
+          "polyc_column;");
+  w_.openBlock("for (int64_t polyc_d = 0; polyc_blockRows > 0 && polyc_d < polyc_blockRows + "
+               "polyc_stripColumns - 1; ++polyc_d)");
+  w_.line("const dim3 grid = polyc::rt::cuda::gridFor(std::min(polyc_stripColumns, polyc_d + 1), " + used +
+          "::PointsPerBlock, 1, 1);");
+  w_.line(kernelInstance(kernel, {group}) + "<<<grid, " + used + "::Threads, 0, " + program_.stream + ">>>(" +
+          program_.program + ", polyc_rank.first, polyc_blockRows, " +
+          (columnFirst == "0" ? "" : columnFirst + " + ") + "polyc_column, polyc_stripColumns, polyc_d);");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + kernel + "\");");
+  w_.closeBlock();
 }
 
 } // namespace
@@ -2365,6 +2515,8 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
   w.line("#include <polyc/cuda/Device.h>");
   if (names({"polyc::rt::cuda::RankRows"}))
     w.line("#include <polyc/cuda/MpiRows.h>");
+  if (names({"polyc::rt::cuda::PeerPipeline"}))
+    w.line("#include <polyc/cuda/PeerPipeline.h>");
   if (persistent)
     w.line("#include <polyc/cuda/Persistent.cuh>");
   if (product)
@@ -2404,7 +2556,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   std::optional<map::Mapping> rankMapping;
   CodegenInput input = given;
   if (given.mpi) {
-    decomposition = map::decompose(given.model, given.schedule, given.allocation, {given.mpiRecompute});
+    decomposition = map::decompose(given.model, given.schedule, given.allocation,
+                                   {.recompute = given.mpiRecompute, .pipelines = given.mpiPipelines});
     rankMapping = map::mappingForRanks(*given.mapping, *decomposition);
     input.mapping = &*rankMapping;
   }

@@ -240,6 +240,22 @@ Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t 
   return {begin, std::max(begin, end)};
 }
 
+PipelinePeers pipelinePeers(int rank, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent) {
+  const int64_t firstRow = blockOf(rank, ranks, blocks.first, blocks.extent).first + blocks.shift;
+  PipelinePeers peers;
+  for (int peer = 0; peer < ranks; ++peer) {
+    const Rows in = pipelineRows(peer, rank, ranks, blocks, depth, dimExtent);
+    const Rows out = pipelineRows(rank, peer, ranks, blocks, depth, dimExtent);
+    if (!in.empty()) {
+      peers.sources.push_back(peer);
+      peers.rowsBefore = std::max(peers.rowsBefore, firstRow - in.begin);
+    }
+    if (!out.empty())
+      peers.targets.push_back({peer, out.begin - firstRow, out.end - firstRow});
+  }
+  return peers;
+}
+
 RowLayout columnsOfRows(const RowLayout &layout, Rows rows) {
   if (layout.prefixCount != 1)
     throw std::logic_error("a pipeline's array is not two-dimensional with its rows along dimension 0");
@@ -343,6 +359,34 @@ private:
 };
 
 } // namespace
+
+World world() {
+  World w;
+  worldShape(w.rank, w.ranks);
+  return w;
+}
+
+bool onEveryRank(bool value) {
+  int all = value ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+bool oneHost() {
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int onHost = 0, ranks = 0;
+  MPI_Comm_size(host, &onHost);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm_free(&host);
+  return onEveryRank(onHost == ranks);
+}
+
+void allGatherBytes(const void *mine, size_t bytes, void *all) {
+  MPI_Allgather(mine, byteCount(bytes), MPI_BYTE, all, byteCount(bytes), MPI_BYTE, MPI_COMM_WORLD);
+}
+
+void barrier() { MPI_Barrier(MPI_COMM_WORLD); }
 
 int runMainMpi(int argc, char **argv, const ProgramInfo &info, Compute &compute) {
   MPI_Init(&argc, &argv);

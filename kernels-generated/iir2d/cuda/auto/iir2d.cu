@@ -443,10 +443,11 @@ __global__ void __launch_bounds__(polyc::rt::cuda::flexibleBlockThreads(Band1Str
 struct Band1Decoupled {
   using Elem = float;
   Iir2dDevice program;
+  int rowBase = 0; // the statement's row of row 0
   int rows = 0, cols = 0;
   __device__ Elem coefficient(int k1, int k2) const { return program.S0Coefficient(k1, k2); }
-  __device__ Elem pointPart(int i, int j) const { return program.S0PointPart(i, j); }
-  __device__ Elem *cell(int i, int j) const { return program.S0Cell(i, j); }
+  __device__ Elem pointPart(int i, int j) const { return program.S0PointPart(rowBase + i, j); }
+  __device__ Elem *cell(int i, int j) const { return program.S0Cell(rowBase + i, j); }
 };
 
 // Band 1 (S0), fixed wavefront: a group of 32 threads per point.

@@ -49,6 +49,7 @@
 #pragma once
 
 #include "polyc/cuda/Device.h"
+#include "polyc/cuda/PipelineLinks.h"
 #include "polyc/cuda/Wavefront.cuh"
 
 #include <cstdint>
@@ -176,10 +177,15 @@ __device__ void decoupledWindowStrip(const Elem (&coef)[Shape::B][Shape::M], Dec
 }
 
 // The chain group's part of one strip (threads below ChainThreads). Steps run from `first` = -(M - 1)
-// (before it, every cell a step reads is zero) to `last`.
+// (before it, every cell a step reads is zero; in a pipeline's later block, -2 (M - 1)) to `last`.
+//
+// In a pipeline's later block (PipelineLinks::rowsBefore > 0) the rows before row 0 are the earlier
+// ranks' values rather than zeros: a column thread "computes" them by loading them (in place of E, whose
+// load they take), and the halo lanes load them like any halo cell.
 template <class Shape, class Statement>
 __device__ void decoupledChainStrip(const Statement &st, int strip,
-                                    DecoupledShared<Shape, typename Statement::Elem> &shared, int first, int last) {
+                                    DecoupledShared<Shape, typename Statement::Elem> &shared, int first,
+                                    int last, int rowsBefore) {
   using Elem = typename Statement::Elem;
   constexpr int S = Shape::S, Halo = Shape::Halo, All = Shape::BlockThreads;
   const int c0 = strip * S;
@@ -194,15 +200,18 @@ __device__ void decoupledChainStrip(const Statement &st, int strip,
   // The halo cell of slot `slot` (row slot + h), or null outside the image (a zero).
   auto haloCell = [&](int slot) -> const Elem * {
     const int row = slot + h;
-    return strip == 0 || row < 0 || row >= st.rows ? nullptr : st.cell(row, c0 - h);
+    return strip == 0 || row < -rowsBefore || row >= st.rows ? nullptr : st.cell(row, c0 - h);
   };
   auto loadHalo = [&](int slot) -> Elem {
     const Elem *cell = haloCell(slot);
     return cell ? loadCellRelaxed(cell) : Elem(0);
   };
+  // E, or a received cell before row 0.
   auto loadPoint = [&](int step) -> Elem {
     const int row = step - g, col = c0 + g;
-    return column && row >= 0 && row < st.rows && col < st.cols ? st.pointPart(row, col) : Elem(0);
+    if (!column || row < -rowsBefore || row >= st.rows || col >= st.cols)
+      return Elem(0);
+    return row >= 0 ? st.pointPart(row, col) : loadCellRelaxed(st.cell(row, col));
   };
   // E and the halo cells, loaded Ahead steps before the step that takes them. Entry k serves the steps u
   // with (u - first) % Ahead == k, and the loop is unrolled by Ahead so that each entry stays in its own
@@ -228,7 +237,7 @@ __device__ void decoupledChainStrip(const Statement &st, int strip,
         const int row = u - g, col = c0 + g;
         const bool inside = row >= 0 && row < st.rows && col < st.cols;
         const Elem value =
-            inside ? pointPipe[k] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : Elem(0);
+            inside ? pointPipe[k] + shared.far[u & 1][g] + b10 * newest[0] + b01 * newest[-1] : pointPipe[k];
         own[Halo + g] = value;
         if (inside && edge)
           storeCellRelaxed(st.cell(row, col), value);
@@ -269,18 +278,56 @@ __global__ void decoupledMarkEdges(const Statement st, int strips) {
   }
 }
 
+// A pipeline's strip, before it starts: thread k waits until sender k's rows of the strip and of the strip
+// before it (the halo) have arrived. The acquire at system scope pairs with the sender's release
+// (sendStripRows); the block's barrier after it orders the other threads' loads.
+__device__ inline void awaitStripRows(const PipelineLinks &links, int strip) {
+  if (int(threadIdx.x) >= links.receives)
+    return;
+  const unsigned *flags = links.arrived[threadIdx.x];
+  for (int s = strip > 0 ? strip - 1 : strip; s <= strip; ++s) {
+    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_system> flag(*const_cast<unsigned *>(flags + s));
+    while (flag.load(::cuda::memory_order_acquire) < links.generation)
+      __nanosleep(256);
+  }
+}
+
+// A pipeline's strip, once its cells are stored: the rows each later rank reads, in the strip's columns,
+// copied into that rank's array (peer memory), then, after a system-wide fence, the strip's flag there.
+template <class Shape, class Statement>
+__device__ void sendStripRows(const Statement &st, const PipelineLinks &links, int strip) {
+  using Elem = typename Statement::Elem;
+  const int c0 = strip * Shape::S, width = min(Shape::S, st.cols - c0);
+  for (int k = 0; k < links.sends; ++k) {
+    const int count = (links.sendEnd[k] - links.sendFirst[k]) * width;
+    for (int e = int(threadIdx.x); e < count; e += int(blockDim.x)) {
+      Elem *cell = st.cell(links.sendFirst[k] + e / width, c0 + e % width);
+      *reinterpret_cast<Elem *>(reinterpret_cast<char *>(cell) + links.peerOffset[k]) = loadCellRelaxed(cell);
+    }
+  }
+  __threadfence_system();
+  __syncthreads();
+  if (int(threadIdx.x) < links.sends)
+    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_system>(links.peerArrived[threadIdx.x][strip])
+        .store(links.generation, ::cuda::memory_order_release);
+}
+
 // The persistent kernel. `Statement` (generated) gives: `Elem`; `rows`, `cols` (the domain
 // [0, rows) x [0, cols)); `coefficient(k1, k2)` (C); `pointPart(i, j)` (E); `cell(i, j)` (the address of
 // Y[i, j]). board.columns is the number of strips; board.frontier[0], zero at the start, is the ticket.
 // One block an SM at least: without it ptxas held M = 3 to 32 registers and spilled (as if for 12 blocks
 // an SM).
+// A pipeline's block of rows (links: PipelineLinks) waits, before a strip, for the strip's rows before
+// it and for its left neighbour's (the halo's), and sends, after it, the strip's rows later ranks read.
 template <class Shape, class Statement>
 __global__ void __launch_bounds__(Shape::BlockThreads, 1)
-    decoupledWavefront(const Statement st, const FlexibleBoard board) {
+    decoupledWavefront(const Statement st, const FlexibleBoard board, const PipelineLinks links) {
   using Elem = typename Statement::Elem;
   constexpr int M = Shape::M, G = Shape::G, B = Shape::B;
   __shared__ DecoupledShared<Shape, Elem> shared;
-  const int first = -(M - 1), last = st.rows + Shape::S - 2;
+  // Received rows before row 0 reach the halo's slots too: cell (r, c0 - h) is in slot r - h, down to
+  // -2 (M - 1) for row -(M - 1).
+  const int first = -(M - 1) - (links.rowsBefore > 0 ? M - 1 : 0), last = st.rows + Shape::S - 2;
   const bool window = int(threadIdx.x) >= Shape::ChainThreads;
   Elem coef[B][M]; // a window lane's coefficients, without the two nearest terms
   if (window) {
@@ -304,11 +351,17 @@ __global__ void __launch_bounds__(Shape::BlockThreads, 1)
     const int strip = shared.taken;
     if (strip >= board.columns)
       return;
+    if (links.receives > 0) {
+      awaitStripRows(links, strip);
+      __syncthreads();
+    }
     if (window)
       decoupledWindowStrip<Shape>(coef, shared, first, last);
     else
-      decoupledChainStrip<Shape>(st, strip, shared, first, last);
-    __syncthreads(); // every thread has read `taken` and is done with the ring
+      decoupledChainStrip<Shape>(st, strip, shared, first, last, links.rowsBefore);
+    __syncthreads(); // every thread has read `taken` and is done with the ring, the strip's cells stored
+    if (links.sends > 0)
+      sendStripRows<Shape>(st, links, strip);
   }
 }
 
@@ -323,9 +376,12 @@ template <typename Body> bool withDecoupledExtent(int64_t extent, Body &&body) {
 // an element type other than float and double (PendingCell), an extent outside [DecoupledMinExtent,
 // DecoupledMaxExtent], a domain whose steps do not fit in int, POLYC_CUDA_LANES set (a term-table
 // setting), or POLYC_CUDA_DECOUPLED=0. `Statement` as for decoupledWavefront; this sets its rows and cols.
-template <class Statement>
+// A pipeline's block of rows passes `connect` (PeerPipeline::connector): called with the number of strips
+// on every rank, before anything is launched, it fills the kernel's links, or returns false (on every rank)
+// and nothing runs.
+template <class Statement, class Connect = NoPipeline>
 bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, FlexibleBoardStorage &storage,
-                     cudaStream_t stream, const char *name) {
+                     cudaStream_t stream, const char *name, Connect &&connect = {}) {
   using Elem = typename Statement::Elem;
   if constexpr (!std::is_same_v<Elem, float> && !std::is_same_v<Elem, double>) {
     return false;
@@ -339,10 +395,13 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
       return false;
     st.rows = int(rows);
     st.cols = int(cols);
-    return withDecoupledExtent(extent, [&](auto m) {
+    bool connected = true;
+    const bool built = withDecoupledExtent(extent, [&](auto m) {
       using Shape = DecoupledShape<decltype(m)::value>;
       const int strips = int((cols + Shape::S - 1) / Shape::S);
-      if (strips <= 0 || rows <= 0)
+      PipelineLinks links;
+      connected = connect(std::max(strips, 0), links);
+      if (!connected || strips <= 0 || rows <= 0)
         return;
       const auto kernel = decoupledWavefront<Shape, Statement>;
       const int grid = flexibleGridSize(kernel, Shape::BlockThreads, 0, strips, name);
@@ -356,9 +415,10 @@ bool launchDecoupled(Statement st, int64_t rows, int64_t cols, int64_t extent, F
         POLYC_CUDA_CHECK_LAUNCH(name);
       }
       const FlexibleBoard board = storage.reset(strips, 0, 0, stream); // the ticket
-      kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board);
+      kernel<<<grid, Shape::BlockThreads, 0, stream>>>(st, board, links);
       POLYC_CUDA_CHECK_LAUNCH(name);
     });
+    return built && connected;
   }
 }
 

@@ -200,6 +200,9 @@ public:
     mpi::shareRowBlocks(layout, blocks, &hostCopies_);
   }
 
+  // The copies a pipeline's messages stage through when its strips run a launch each
+  // (mpi::PipelineStrips; polyc/cuda/PeerPipeline.h hands them GPU to GPU where it can).
+  mpi::RowCopies *hostCopies() { return &hostCopies_; }
   // A reduction split by its terms (docs/running.md): the `count` partial values at `values` (device
   // memory) of every rank combined element by element, in place, so that every rank holds the combined
   // ones: one ncclAllReduce on the stream, else through a pinned host buffer and mpi::combineValues.

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace polyc::rt::mpi {
 
@@ -118,6 +119,19 @@ private:
 // The rows of `blocks` that rank `from` wrote and a pipeline's rank `to` reads before its block: [to's
 // block.first - depth, to's block.first) within from's block (shifted); empty unless from < to.
 Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent);
+// A pipeline's rank `rank` as one kernel a rank sees it (polyc/cuda/PeerPipeline.h): the earlier ranks it
+// receives rows from, the later ranks it sends rows to and which (from its block's first row: the
+// array's row block.first + blocks.shift), and how many rows before its block it reads.
+struct PipelinePeers {
+  struct Target {
+    int rank = 0;
+    int64_t first = 0, end = 0;
+  };
+  std::vector<int> sources;
+  std::vector<Target> targets;
+  int64_t rowsBefore = 0;
+};
+PipelinePeers pipelinePeers(int rank, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent);
 // `rows` of a layout of one run in `columns` (elements of a row) as a layout whose runs are those rows and
 // whose rows are the columns: the messages of a strip are then those of a block of rows.
 RowLayout columnsOfRows(const RowLayout &layout, Rows rows);
@@ -135,6 +149,21 @@ template <typename T> T combineValue(T value, Combine op) {
   combineValues(&value, 1, op);
   return value;
 }
+
+// What the GPU ranks' direct paths agree on before they are taken (polyc/cuda/PeerPipeline.h): every call
+// is collective, on MPI_COMM_WORLD.
+struct World {
+  int rank = 0, ranks = 1;
+};
+World world();
+// Whether `value` holds on every rank.
+bool onEveryRank(bool value);
+// Whether every rank runs on this host (MPI_COMM_TYPE_SHARED).
+bool oneHost();
+// Rank r's `bytes` bytes at `mine` into all[r * bytes, (r + 1) * bytes), on every rank.
+void allGatherBytes(const void *mine, size_t bytes, void *all);
+// Every rank waits for the others.
+void barrier();
 
 // runMain (Runtime.h) under MPI: initialises MPI, runs the program on every rank with the outputs and the
 // report on rank 0 only, and turns a failure on any rank into MPI_Abort with its exit status.
