@@ -73,10 +73,42 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
     block = "polyc::rt::mpi::widenBlock(" + block + ", " + first + ", " + extent + ", " +
             std::to_string(shared.widenBefore) + ", " + std::to_string(shared.widenAfter) + ")";
   }
-  w.line("const polyc::rt::mpi::Block polyc_rank = " + block + ";");
-  printBand();
+  // The halos that travel while the block's interior runs: not beside a widened block, whose rows other
+  // ranks read are not at its edges, nor a pipeline, whose strips span its block.
+  std::vector<const map::RowExchange *> overlapped;
+  int64_t firstRows = 0, lastRows = 0; // the rows at the block's edges that other ranks read
+  for (const map::RowExchange &exchange : shared.exchanges)
+    if (!arrays.overlap.begin.empty() && !shared.widenBefore && !shared.widenAfter && !shared.pipeline &&
+        exchange.kind == map::ExchangeKind::Halo && exchange.sends()) {
+      overlapped.push_back(&exchange);
+      firstRows = std::max(firstRows, exchange.hi - exchange.shift);
+      lastRows = std::max(lastRows, exchange.shift - exchange.lo);
+    }
+  if (overlapped.empty()) {
+    w.line("const polyc::rt::mpi::Block polyc_rank = " + block + ";");
+    printBand();
+  } else {
+    w.comment("Its first " + std::to_string(firstRows) + " and last " + std::to_string(lastRows) +
+              " rows first, which other ranks read; then, while they travel, the rows between.");
+    w.line("const std::array<polyc::rt::mpi::Block, 3> polyc_parts = polyc::rt::mpi::edgesFirst(" + block +
+           ", " + std::to_string(firstRows) + ", " + std::to_string(lastRows) + ");");
+    if (!arrays.overlap.declare.empty())
+      w.line(arrays.overlap.declare);
+    w.openBlock("for (int polyc_part = 0; polyc_part < 3; ++polyc_part)");
+    w.openBlock("if (polyc_part == 2)");
+    for (const map::RowExchange *exchange : overlapped)
+      w.line(arrays.overlap.begin + rowArguments(*exchange, shared.first, shared.extent, arrays) + ", " +
+             std::to_string(exchange->lo) + ", " + std::to_string(exchange->hi) + ");");
+    w.closeBlock();
+    w.line("const polyc::rt::mpi::Block polyc_rank = polyc_parts[polyc_part];");
+    printBand();
+    w.closeBlock();
+    w.line(arrays.overlap.finish);
+  }
   for (const map::RowExchange &exchange : shared.exchanges) {
     std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
+    if (llvm::is_contained(overlapped, &exchange))
+      continue;
     if (exchange.recomputed)
       w.comment("No message for " + exchange.array +
                 ": the widened block computed the rows other blocks read.");

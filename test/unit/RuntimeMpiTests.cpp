@@ -107,6 +107,29 @@ TEST(MpiPacked, RowsOfEveryRunArePackedRunAfterRunAndUnpackedInPlace) {
   EXPECT_EQ(polyc::rt::mpi::packedBytes({array.data(), sizeof(int32_t), 0, 4, 3}, rows), 0u);
 }
 
+// A block computed edges first (HaloExchanges overlapping its interior): the three parts cover the block
+// once, in order first rows, last rows, interior; edges wider than the block take it all, the first first.
+TEST(MpiHalo, EdgesFirstCoverTheBlockOnceWithTheEdgesBeforeTheInterior) {
+  using polyc::rt::mpi::edgesFirst;
+  for (int64_t size : {0, 1, 2, 3, 7}) {
+    for (int64_t firstRows : {0, 1, 2, 9}) {
+      for (int64_t lastRows : {0, 1, 3}) {
+        const Block block{5, 5 + size};
+        const std::array<Block, 3> parts = edgesFirst(block, firstRows, lastRows);
+        std::vector<int> covered(size_t(size), 0);
+        for (const Block &part : parts)
+          for (int64_t r = part.first; r < part.end; ++r)
+            ++covered[size_t(r - 5)];
+        EXPECT_EQ(covered, std::vector<int>(size_t(size), 1)) << size << " " << firstRows << " " << lastRows;
+        EXPECT_EQ(parts[0].first, block.first);
+        EXPECT_EQ(parts[0].end - parts[0].first, std::min(size, firstRows));
+        EXPECT_EQ(parts[1].end, block.end);
+        EXPECT_EQ(parts[1].end - parts[1].first, std::min(size - std::min(size, firstRows), lastRows));
+      }
+    }
+  }
+}
+
 // A pipeline (PipelineStrips): rank `to` receives the `depth` rows before its block, each from the
 // earlier rank that wrote it, whichever rank's block holds it (a block may be shorter than the depth),
 // and nothing from itself or a later rank.

@@ -281,7 +281,10 @@ private:
   void printSplitBand(const BandView &band, const isl::ast_node &body);
   void printForBody(const LoopView &loop, const isl::ast_node_for &node);
   MpiArrays mpiArrays() const {
-    return {input_.model, exprs_, [this](const model::ArrayInfo &a) { return exprs_.arrayRef(a); }};
+    MpiArrays arrays{input_.model, exprs_, [this](const model::ArrayInfo &a) { return exprs_.arrayRef(a); }};
+    arrays.overlap = {"polyc::rt::mpi::HaloExchanges polyc_halos;", "polyc_halos.begin(",
+                      "polyc_halos.finish();"};
+    return arrays;
   }
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;

@@ -486,9 +486,12 @@ public:
 
   // --mpi: the arrays of the MPI calls: the device arrays of the run's view, exchanged by RankRows.
   MpiArrays mpiArrays() const {
-    return {input_.model, program_.exprs,
-            [this](const model::ArrayInfo &a) { return program_.program + "." + program_.exprs.arrayRef(a); },
-            "polyc_rows.", "polyc_rows.hostCopies()"};
+    MpiArrays arrays{
+        input_.model, program_.exprs,
+        [this](const model::ArrayInfo &a) { return program_.program + "." + program_.exprs.arrayRef(a); },
+        "polyc_rows.", "polyc_rows.hostCopies()"};
+    arrays.overlap = {"", "polyc_rows.beginHalo(", "polyc_rows.finishHalos();"};
+    return arrays;
   }
 
 protected:

@@ -305,17 +305,43 @@ int64_t PipelineStrips::stripWidth(int64_t columns) {
   return std::max<int64_t>(1, (columns + strips - 1) / strips);
 }
 
-void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi, RowCopies *copies) {
+struct HaloExchanges::Pending {
+  Messages messages;
+};
+
+HaloExchanges::HaloExchanges(RowCopies *copies) : copies_(copies) {}
+HaloExchanges::~HaloExchanges() { finish(); }
+
+void HaloExchanges::begin(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi) {
   int rank = 0, ranks = 1;
   worldShape(rank, ranks);
   if (ranks == 1 || holdsNothing(layout))
     return;
-  Messages messages(copies);
+  if (!pending_)
+    pending_ = std::make_unique<Pending>(Pending{Messages(copies_)});
   for (int peer = 0; peer < ranks; ++peer) {
-    messages.receive(layout, haloRows(peer, rank, ranks, blocks, lo, hi, layout.dimExtent), peer);
-    messages.send(layout, haloRows(rank, peer, ranks, blocks, lo, hi, layout.dimExtent), peer);
+    pending_->messages.receive(layout, haloRows(peer, rank, ranks, blocks, lo, hi, layout.dimExtent), peer);
+    pending_->messages.send(layout, haloRows(rank, peer, ranks, blocks, lo, hi, layout.dimExtent), peer);
   }
-  messages.wait();
+}
+
+void HaloExchanges::finish() {
+  if (pending_)
+    pending_->messages.wait();
+  pending_.reset();
+}
+
+std::array<Block, 3> edgesFirst(Block block, int64_t firstRows, int64_t lastRows) {
+  const int64_t firstEnd = std::min(block.end, block.first + std::max<int64_t>(firstRows, 0));
+  const int64_t lastBegin = std::max(firstEnd, block.end - std::max<int64_t>(lastRows, 0));
+  return {Block{block.first, firstEnd}, Block{lastBegin, block.end}, Block{firstEnd, lastBegin}};
+}
+
+void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi,
+                  RowCopies *copies) {
+  HaloExchanges exchanges(copies);
+  exchanges.begin(layout, blocks, lo, hi);
+  exchanges.finish();
 }
 
 void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies) {

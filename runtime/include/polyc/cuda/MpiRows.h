@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace polyc::rt::cuda {
@@ -160,10 +161,15 @@ inline void *rankCommunicator() { return nullptr; }
 // after, by 2-D copies on the stream.
 class RankRows {
 public:
-  explicit RankRows(cudaStream_t stream) : stream_(stream), hostCopies_(stream) {}
+  explicit RankRows(cudaStream_t stream) : stream_(stream), hostCopies_(stream), hostHalos_(&hostCopies_) {}
   ~RankRows() {
     if (scratch_)
       cudaFree(scratch_);
+    if (side_) {
+      cudaStreamDestroy(side_);
+      cudaEventDestroy(edgesDone_);
+      cudaEventDestroy(halosDone_);
+    }
   }
   RankRows(const RankRows &) = delete;
   RankRows &operator=(const RankRows &) = delete;
@@ -184,6 +190,37 @@ public:
     mpi::exchangeHalo(layout, blocks, lo, hi, &hostCopies_);
   }
 
+  // exchangeHalo begun apart from its finish, so that the kernels enqueued between (a block's interior)
+  // run beside the messages: with NCCL on a stream of its own after the work enqueued so far (the
+  // block's edges), the program's stream waiting for it at finishHalos(); through host memory, the
+  // messages posted now (the edges' rows copied out first) and the received rows copied in at finishHalos.
+  void beginHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
+#ifdef POLYC_WITH_NCCL
+    if (rankCommunicator()) {
+      if (!side_) {
+        POLYC_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+        POLYC_CUDA_CHECK(cudaEventCreateWithFlags(&edgesDone_, cudaEventDisableTiming));
+        POLYC_CUDA_CHECK(cudaEventCreateWithFlags(&halosDone_, cudaEventDisableTiming));
+      }
+      POLYC_CUDA_CHECK(cudaEventRecord(edgesDone_, stream_));
+      POLYC_CUDA_CHECK(cudaStreamWaitEvent(side_, edgesDone_, 0));
+      const cudaStream_t program = std::exchange(stream_, side_);
+      exchangeHalo(layout, blocks, lo, hi);
+      stream_ = program;
+      halosUnderWay_ = true;
+      return;
+    }
+#endif
+    hostHalos_.begin(layout, blocks, lo, hi);
+  }
+  void finishHalos() {
+    if (halosUnderWay_) {
+      POLYC_CUDA_CHECK(cudaEventRecord(halosDone_, side_));
+      POLYC_CUDA_CHECK(cudaStreamWaitEvent(stream_, halosDone_, 0));
+      halosUnderWay_ = false;
+    }
+    hostHalos_.finish();
+  }
   void shareRowBlocks(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks) {
 #ifdef POLYC_WITH_NCCL
     if (ncclComm_t comm = rankCommunicator()) {
@@ -344,6 +381,10 @@ private:
 
   cudaStream_t stream_;
   DeviceRowCopies hostCopies_;
+  mpi::HaloExchanges hostHalos_;
+  cudaStream_t side_ = nullptr; // beginHalo's messages, beside the program's stream
+  cudaEvent_t edgesDone_ = nullptr, halosDone_ = nullptr;
+  bool halosUnderWay_ = false;
   void *scratch_ = nullptr;
   size_t capacity_ = 0;
 };

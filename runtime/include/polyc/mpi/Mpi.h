@@ -7,8 +7,10 @@
 
 #include "polyc/Runtime.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace polyc::rt::mpi {
@@ -86,6 +88,27 @@ void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies 
 // others the rows its block reads ([block.first + lo, block.end + hi)), point to point, all at once.
 void exchangeHalo(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi,
                   RowCopies *copies = nullptr);
+// exchangeHalo begun and finished apart, so that the work between overlaps the messages: begin() posts
+// an exchange's messages (several may be under way), finish() waits for all of them and, with copies,
+// copies the received rows into place; the destructor finishes. Between the two, no other MPI call, and
+// no work that writes the rows sent or reads the rows received.
+class HaloExchanges {
+public:
+  explicit HaloExchanges(RowCopies *copies = nullptr);
+  ~HaloExchanges();
+  HaloExchanges(const HaloExchanges &) = delete;
+  HaloExchanges &operator=(const HaloExchanges &) = delete;
+  void begin(const RowLayout &layout, const RowBlocks &blocks, int64_t lo, int64_t hi);
+  void finish();
+
+private:
+  struct Pending;
+  RowCopies *copies_;
+  std::unique_ptr<Pending> pending_;
+};
+// A shared band's block in the order that lets its halos travel while it works: the `firstRows` rows at
+// its start and the `lastRows` at its end (those other ranks read), then the rows between.
+std::array<Block, 3> edgesFirst(Block block, int64_t firstRows, int64_t lastRows);
 // At the end of a run: rank 0 receives every other rank's rows of an output that only halos shared.
 void gatherRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies *copies = nullptr);
 
