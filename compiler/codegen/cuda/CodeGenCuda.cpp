@@ -2138,8 +2138,10 @@ void CudaHostPrinter::printPipeline(const BandView &band, const map::BandDecompo
     w_.comment(
         "The decoupled step over this rank's block of rows, the rows before it arriving from the earlier "
         "ranks' GPUs and its last rows going to the later ones', strip by strip; where the GPUs cannot "
-        "reach each other's memory, or the step does not apply, the strips of columns in turn.");
-    w_.openBlock("if (" + decoupledFits(plan.variant) + " && polyc::rt::cuda::launchDecoupled(" + functor +
+        "reach each other's memory, the step does not apply, or POLYC_CUDA_WAVEFRONT=fixed, the strips of "
+        "columns in turn.");
+    w_.openBlock("if (wavefront != polyc::rt::cuda::WavefrontOverride::Fixed && " + decoupledFits(plan.variant) +
+                 " && polyc::rt::cuda::launchDecoupled(" + functor +
                  "{" + program_.program + ", int(polyc_rank.first)}, polyc_rank.end - polyc_rank.first, " +
                  columns + ", " + plan.variant.boxExtent + ", " + board + ", " + program_.stream + ", \"" +
                  program_.globalNames.fresh("band" + b + "Decoupled") + "\", " + peers + ".connector(" +
