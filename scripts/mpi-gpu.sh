@@ -68,7 +68,11 @@ check)
     name=$(field "$p" 1) source=$(field "$p" 2) params=$(field "$p" 3) reference=$(field "$p" 4)
     options=$(field "$p" 5) environment=$(field "$p" 6)
     options=${options//\{gpus\}/$gpus}
-    options=${options//\{peer-ranks\}/--ranks $(tr , '\n' <<<"${RANKS:-1,2,3,4}" | awk -v g="$gpus" '$1 <= g' | paste -sd,)}
+    if [[ $options == *"{peer-ranks}"* ]]; then
+      peerRanks=$(tr , '\n' <<<"${RANKS:-1,2,3,4}" | awk -v g="$gpus" '$1 <= g' | paste -sd,)
+      [[ -n $peerRanks ]] || continue
+      options=${options//\{peer-ranks\}/--ranks $peerRanks}
+    fi
     exe=$(basename "$source" .poly)
     ref=$dir/$exe-cuda
     [[ $reference == alone ]] && ref=$dir/$exe-mpi
