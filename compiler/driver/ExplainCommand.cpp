@@ -97,12 +97,16 @@ int polyc::driver::runExplain() {
   ExplainInput in{explainInput, compiled->model, compiled->deps, compiled->schedule, compiled->allocation,
                   compiled->mapping};
   try {
-    std::optional<map::Decomposition> decomposition;
-    if (explainMpi)
+    std::optional<map::Decomposition> decomposition, sent;
+    if (explainMpi) {
       decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
                                      {.recompute = !explainNoRecompute, .pipelines = target->mpiPipelines});
+      sent = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
+                            {.recompute = false, .pipelines = target->mpiPipelines});
+    }
     in.mpiTarget = explainTarget;
     in.decomposition = decomposition ? &*decomposition : nullptr;
+    in.sentDecomposition = sent ? &*sent : nullptr;
     switch (explainFormat) {
     case ExplainFormat::Text:
       printExplainText(in, sm, outs());

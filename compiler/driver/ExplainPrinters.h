@@ -22,6 +22,8 @@ struct ExplainInput {
   const allocate::Allocation &allocation;
   const map::Mapping &mapping;
   const map::Decomposition *decomposition = nullptr; // --mpi: the bands the ranks share
+  // --mpi: the same with every halo sent (--no-recompute), the volumes recomputing saves (text only)
+  const map::Decomposition *sentDecomposition = nullptr;
   std::string mpiTarget = "cpu";                     // --mpi: the target whose decomposition it is
 };
 

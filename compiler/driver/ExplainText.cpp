@@ -7,6 +7,7 @@
 
 #include "compiler/model/IslUtil.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
 namespace polyc::driver {
@@ -14,6 +15,43 @@ namespace polyc::driver {
 namespace {
 
 std::string rowCount(int64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
+
+// What a rank receives of a halo: "up to 1 row before its block and 1 row after it, N elements of 4 bytes
+// a row".
+std::string haloVolume(const map::RowExchange &e) {
+  const int64_t before = std::max<int64_t>(0, e.shift - e.lo), after = std::max<int64_t>(0, e.hi - e.shift);
+  return "up to " + rowCount(before) + " before its block and " + rowCount(after) + " after it, " +
+         e.rowElements + " element" + (e.rowElements == "1" ? "" : "s") + " of " +
+         std::to_string(e.elementBytes) + " bytes a row";
+}
+
+// Why halos are recomputed (seed 000's cut point): what the widened blocks compute, against what sending
+// every halo (`sent`, the --no-recompute decomposition) would move that the chosen one does not.
+std::string recomputingAgainstSending(const map::Decomposition &chosen, const map::Decomposition &sent) {
+  std::vector<std::string> widened, moved;
+  for (const map::BandDecomposition &d : chosen.bands)
+    if (d.widenBefore || d.widenAfter)
+      widened.push_back("band " + std::to_string(d.band) + ": " + rowCount(d.widenBefore + d.widenAfter));
+  if (widened.empty())
+    return "";
+  auto sentByChosen = [&](unsigned band, const std::string &array) {
+    for (const map::BandDecomposition &d : chosen.bands)
+      for (const map::RowExchange &e : d.exchanges)
+        if (d.band == band && e.array == array)
+          return e.kind == map::ExchangeKind::Halo && e.sends();
+    return false;
+  };
+  for (const map::BandDecomposition &d : sent.bands)
+    for (const map::RowExchange &e : d.exchanges)
+      if (e.kind == map::ExchangeKind::Halo && e.sends() && !sentByChosen(d.band, e.array))
+        moved.push_back(e.array + " (" + haloVolume(e) + ")");
+  return "halos recomputed rather than sent, no message for them: the widened blocks compute more rows each "
+         "time they run (" +
+         llvm::join(widened, ", ") + ")" +
+         (moved.empty() ? std::string(", and sending would move no fewer rows")
+                        : ", where sending every halo (--no-recompute) would have each rank receive " +
+                              llvm::join(moved, "; ") + " each time its writer runs");
+}
 
 // One exchange after a distributed band, with its volume: "halo of As (dimension 1) for S2, S5: each rank
 // receives up to 1 row before its block and 1 after it, N elements of 4 bytes a row (reads -1..+1 from
@@ -31,10 +69,8 @@ std::string describeExchange(const map::RowExchange &e) {
   if (!e.sends())
     return "no message: no rank reads another's rows of " + rows + " (" + e.why + ")";
   auto signedText = [](int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); };
-  int64_t before = std::max<int64_t>(0, e.shift - e.lo), after = std::max<int64_t>(0, e.hi - e.shift);
-  return "halo of " + rows + ", " + e.why + ": each rank receives up to " + rowCount(before) +
-         " before its block and " + rowCount(after) + " after it, " + row + " (reads " + signedText(e.lo) +
-         ".." + signedText(e.hi) + " from the block's rows)";
+  return "halo of " + rows + ", " + e.why + ": each rank receives " + haloVolume(e) + " (reads " +
+         signedText(e.lo) + ".." + signedText(e.hi) + " from the block's rows)";
 }
 
 } // namespace
@@ -226,6 +262,9 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
                              : std::string("after each instance"))
          << "\n";
     }
+    if (in.sentDecomposition)
+      if (std::string why = recomputingAgainstSending(*in.decomposition, *in.sentDecomposition); !why.empty())
+        os << "  " << why << "\n";
     for (const map::RowGather &g : in.decomposition->gathers)
       os << "  at the end: rank 0 collects the other ranks' rows of " << g.rows.array << " (an output)\n";
   }
