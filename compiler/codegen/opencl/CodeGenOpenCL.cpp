@@ -865,6 +865,7 @@ void OpenCLPrinter::printShared(const BandView &band, const isl::ast_node &body,
   MpiArrays arrays{input_.model, exprs_,
                    [](const model::ArrayInfo &a) { return "static_cast<void *>(" + cIdentifier(a.name) + "_.get())"; },
                    "polyc_rows."};
+  arrays.overlap = {"", "polyc_rows.beginHalo(", "polyc_rows.finishHalos();"};
   sharedBand_ = int(band.index);
   printSharedBand(w_, band.index, shared, arrays, [&] { printBand(band, body); });
   sharedBand_ = -1;

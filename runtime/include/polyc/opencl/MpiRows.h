@@ -50,10 +50,17 @@ private:
 // The exchanges of an OpenCL rank's run, which generated code calls after the bands the ranks share.
 class RankRows {
 public:
-  explicit RankRows(const Device &device) : device_(device), copies_(device) {}
+  explicit RankRows(const Device &device) : device_(device), copies_(device), halos_(&copies_) {}
   void exchangeHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
     mpi::exchangeHalo(layout, blocks, lo, hi, &copies_);
   }
+  // exchangeHalo begun apart from its finish (the rows sent read from the buffers now, after the kernels
+  // enqueued so far; the received ones written at finishHalos, after the kernels enqueued since), so that
+  // the messages travel while the device runs a block's interior.
+  void beginHalo(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks, int64_t lo, int64_t hi) {
+    halos_.begin(layout, blocks, lo, hi);
+  }
+  void finishHalos() { halos_.finish(); }
   void shareRowBlocks(const mpi::RowLayout &layout, const mpi::RowBlocks &blocks) {
     mpi::shareRowBlocks(layout, blocks, &copies_);
   }
@@ -77,6 +84,7 @@ public:
 private:
   const Device &device_;
   BufferRowCopies copies_;
+  mpi::HaloExchanges halos_; // beginHalo's messages under way
   std::vector<double> host_; // the partial values on the host (doubles: aligned for every element type)
 };
 
