@@ -316,9 +316,8 @@ __device__ void sendStripRows(const Statement &st, const PipelineLinks &links, i
 // [0, rows) x [0, cols)); `coefficient(k1, k2)` (C); `pointPart(i, j)` (E); `cell(i, j)` (the address of
 // Y[i, j]). board.columns is the number of strips; board.frontier[0], zero at the start, is the ticket.
 // One block an SM at least: without it ptxas held M = 3 to 32 registers and spilled (as if for 12 blocks
-// an SM).
-// A pipeline's block of rows (links: PipelineLinks) waits, before a strip, for the strip's rows before
-// it and for its left neighbour's (the halo's), and sends, after it, the strip's rows later ranks read.
+// an SM). In a pipeline's block of rows (`links`, PipelineLinks) a strip first waits for its rows before
+// the block and its left neighbour's (the halo's), and after its last step sends the rows later ranks read.
 template <class Shape, class Statement>
 __global__ void __launch_bounds__(Shape::BlockThreads, 1)
     decoupledWavefront(const Statement st, const FlexibleBoard board, const PipelineLinks links) {
