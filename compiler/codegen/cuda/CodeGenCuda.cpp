@@ -110,9 +110,22 @@ struct RowsKernel {
 
 // The host statements that run a band's launches from a member function of the Compute class.
 struct CapturedCall {
-  std::string replay; // replays its CUDA graph (captured first when needed)
-  std::string direct; // launches directly
+  std::string replay;  // replays its CUDA graph (captured first when needed)
+  std::string direct;  // launches directly
+  std::string prepare; // captures it (Compute::prepare)
 };
+
+// A capture's guard in prepare when either of two uses may run (empty: always; "false": never, the graph
+// captured when it first runs).
+std::string eitherGuard(const std::string &a, const std::string &b) {
+  if (a.empty() || b.empty())
+    return "";
+  if (a == "false")
+    return b;
+  if (b == "false")
+    return a;
+  return "(" + a + ") || (" + b + ")";
+}
 
 // What the printers collect for the file around the host code.
 struct CudaProgram {
@@ -522,6 +535,7 @@ private:
   void printReplayed(const BandView &band, const std::string &what,
                      const std::function<void(CudaHostPrinter &)> &launches);
   void printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body);
+  void printFlexibleThenFixed(const BandView &band, const isl::ast_node &body, const std::string &fixedRuns);
   void printMapped(const BandView &band, const isl::ast_node &body, const std::string &group, AllocationKind kind);
   void printFixed(const BandView &band, const isl::ast_node &body);
   void printReduction(const BandView &band, const isl::ast_node &body);
@@ -1135,10 +1149,7 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
                   "polyc::rt::cuda::WavefrontOverride::Auto && " +
                   flexibleWhen + ")";
       w_.openBlock("if (" + condition + ")");
-      printVariant(AllocationKind::FlexibleWavefront, band, body);
-      w_.elseBlock();
-      printVariant(AllocationKind::FixedWavefront, band, body);
-      w_.closeBlock();
+      printFlexibleThenFixed(band, body, "!(" + condition + ")");
       return;
     }
     w_.openBlock("if " + condition);
@@ -1155,10 +1166,7 @@ void CudaHostPrinter::printBand(const BandView &band, const isl::ast_node &body)
     w_.comment("Band " + std::to_string(band.index) +
                ": flexible wavefront (POLYC_CUDA_WAVEFRONT=fixed runs the fixed one instead).");
     w_.openBlock("if (wavefront != polyc::rt::cuda::WavefrontOverride::Fixed)");
-    printVariant(AllocationKind::FlexibleWavefront, band, body);
-    w_.elseBlock();
-    printVariant(AllocationKind::FixedWavefront, band, body);
-    w_.closeBlock();
+    printFlexibleThenFixed(band, body, "wavefront == polyc::rt::cuda::WavefrontOverride::Fixed");
     return;
   }
   printVariant(a->kind, band, body);
@@ -1197,6 +1205,23 @@ void CudaHostPrinter::printShared(const BandView &band, const isl::ast_node &bod
       printBand(band, body);
   });
   sharedBand_ = -1;
+}
+
+// The branches of a wavefront band's choice, the flexible one's open: the flexible wavefront, then, under
+// `fixedRuns`, the fixed one. Compute::prepare captures the fixed wavefront's graph only where
+// `fixedRuns` holds, not a graph of H + W - 1 launches that never runs (its time and memory; the IIR's
+// flexible run timed the same with it and without it, within run-to-run noise, on an H200). Where the
+// flexible wavefront falls back on the fixed one (its windows do not fit), the graph is captured when it
+// first runs.
+void CudaHostPrinter::printFlexibleThenFixed(const BandView &band, const isl::ast_node &body,
+                                             const std::string &fixedRuns) {
+  choiceGuards_.push_back("false");
+  printVariant(AllocationKind::FlexibleWavefront, band, body);
+  choiceGuards_.back() = fixedRuns;
+  w_.elseBlock();
+  printVariant(AllocationKind::FixedWavefront, band, body);
+  choiceGuards_.pop_back();
+  w_.closeBlock();
 }
 
 void CudaHostPrinter::printVariant(AllocationKind kind, const BandView &band, const isl::ast_node &body) {
@@ -1337,8 +1362,13 @@ CapturedCall CudaHostPrinter::capturedCall(const BandView &band, const std::stri
                                                             const std::function<void(CudaHostPrinter &)> &print) {
   std::string key = std::to_string(band.index) + " " + what;
   auto known = program_.capturedCalls.find(key);
-  if (known != program_.capturedCalls.end())
+  if (known != program_.capturedCalls.end()) {
+    // Captured in prepare when any of its uses may run.
+    for (CudaProgram::GraphCapture &capture : program_.prepareLines)
+      if (capture.call == known->second.prepare)
+        capture.guard = eitherGuard(capture.guard, prepareGuard);
     return known->second;
+  }
   std::string function = program_.globalNames.fresh("enqueueBand" + std::to_string(band.index));
   std::string graph = program_.globalNames.fresh("band" + std::to_string(band.index) + "Graph_");
   CodeWriter fw;
@@ -1365,7 +1395,8 @@ CapturedCall CudaHostPrinter::capturedCall(const BandView &band, const std::stri
            program_.program + ", replayed); });";
   };
   program_.prepareLines.push_back({prepareGuard, call("true")});
-  CapturedCall result{call("false"), function + "(" + program_.program + ", " + program_.stream + ");"};
+  CapturedCall result{call("false"), function + "(" + program_.program + ", " + program_.stream + ");",
+                      call("true")};
   program_.capturedCalls.emplace(key, result);
   return result;
 }
@@ -1376,10 +1407,11 @@ void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body
   std::string group = wavefrontGroup(band);
   if (!hostLoops_.empty() || !band.band)
     return printMapped(band, body, group, AllocationKind::FixedWavefront);
-  CapturedCall call = capturedCall(band, "fixed wavefront: one launch per hyperplane", "", [&](CudaHostPrinter &nested) {
-    nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
-    nested.printNode(body);
-  });
+  CapturedCall call = capturedCall(band, "fixed wavefront: one launch per hyperplane",
+                                   llvm::join(choiceGuards_, " && "), [&](CudaHostPrinter &nested) {
+                                     nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
+                                     nested.printNode(body);
+                                   });
   w_.comment("One launch per hyperplane, replayed from a captured CUDA graph unless POLYC_CUDA_GRAPH=0.");
   w_.line(call.replay);
 }
@@ -2702,6 +2734,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
     for (auto &p : program.params)
       w.line("[[maybe_unused]] const int64_t " + cIdentifier(p->name) + " = " + cp.program + "." + cIdentifier(p->name) +
              ";");
+    w.line("[[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront = "
+           "polyc::rt::cuda::wavefrontOverride();");
     w.comment("Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.");
     w.openBlock("if (polyc::rt::cuda::useCudaGraph())");
     for (const CudaProgram::GraphCapture &capture : cp.prepareLines) {

@@ -372,6 +372,8 @@ private:
     [[maybe_unused]] const int64_t J = program.J;
     [[maybe_unused]] const int64_t K = program.K;
     [[maybe_unused]] const int64_t E = program.E;
+    [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
+        = polyc::rt::cuda::wavefrontOverride();
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
       if ((E) <= polyc::rt::cuda::GraphIterationsMax) {

@@ -825,6 +825,8 @@ private:
     [[maybe_unused]] const int64_t T = program.T;
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
+    [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
+        = polyc::rt::cuda::wavefrontOverride();
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
       if (!polyc::rt::cuda::persistentChoice((H * W) <= 2048) && (T) <= polyc::rt::cuda::GraphIterationsMax) {

@@ -260,6 +260,8 @@ private:
     [[maybe_unused]] const int64_t N = program.N;
     [[maybe_unused]] const int64_t C = program.C;
     [[maybe_unused]] const int64_t T = program.T;
+    [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
+        = polyc::rt::cuda::wavefrontOverride();
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
       if (!polyc::rt::cuda::persistentChoice((N) * 32 >= 262144 || (N) * 32 <= 2048) && (T - 1)

@@ -341,6 +341,8 @@ private:
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
     [[maybe_unused]] const int64_t M = program.M;
+    [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
+        = polyc::rt::cuda::wavefrontOverride();
     // Capture the fixed wavefronts' and the host loops' launches once, outside the timed region.
     if (polyc::rt::cuda::useCudaGraph()) {
       polyc::rt::cuda::enqueueOrReplay(band1Graph_, graphKey(program), stream, true,
