@@ -78,7 +78,7 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   std::vector<const map::RowExchange *> overlapped;
   int64_t firstRows = 0, lastRows = 0; // the rows at the block's edges that other ranks read
   for (const map::RowExchange &exchange : shared.exchanges)
-    if (!arrays.overlap.begin.empty() && !shared.widenBefore && !shared.widenAfter && !shared.pipeline &&
+    if (!shared.widenBefore && !shared.widenAfter && !shared.pipeline &&
         exchange.kind == map::ExchangeKind::Halo && exchange.sends()) {
       overlapped.push_back(&exchange);
       firstRows = std::max(firstRows, exchange.hi - exchange.shift);
@@ -106,9 +106,9 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
     w.line(arrays.overlap.finish);
   }
   for (const map::RowExchange &exchange : shared.exchanges) {
-    std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
     if (llvm::is_contained(overlapped, &exchange))
       continue;
+    std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
     if (exchange.recomputed)
       w.comment("No message for " + exchange.array +
                 ": the widened block computed the rows other blocks read.");

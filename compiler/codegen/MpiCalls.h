@@ -39,8 +39,7 @@ struct MpiArrays {
   std::string copies = {};
   // How a halo exchange is begun before a block's interior and finished after it (printSharedBand): the
   // declaration of what holds the messages under way (or empty), the call that begins one (its
-  // arguments follow, as exchangeHalo's), the statement that finishes them all. Empty `begin`: halos
-  // are exchanged after the whole block.
+  // arguments follow, as exchangeHalo's), the statement that finishes them all.
   struct {
     std::string declare, begin, finish;
   } overlap = {};
@@ -49,9 +48,9 @@ struct MpiArrays {
 // A band the ranks share, in a block of its own: `polyc_rank` (this rank's block of the band's member 0)
 // declared, the band printed by `printBand`, then each array's rows sent to the ranks that read them
 // (exchangeHalo or shareRowBlocks), or a comment when no rank reads another's rows. Where it sends halos
-// and the target can overlap them (`arrays.overlap`), the band runs in a loop over three parts of the
-// block, `polyc_rank` each in turn: the rows other ranks read first, then, their messages begun, the
-// interior, and the halos are finished after it.
+// (and is neither widened nor a pipeline), the band runs in a loop over three parts of the block,
+// `polyc_rank` each in turn: the rows other ranks read first, then, their messages begun
+// (`arrays.overlap`), the interior, and the halos are finished after it.
 void printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared, const MpiArrays &arrays,
                      const std::function<void()> &printBand);
 

@@ -101,8 +101,9 @@ int polyc::driver::runExplain() {
     if (explainMpi) {
       decomposition = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
                                      {.recompute = !explainNoRecompute, .pipelines = target->mpiPipelines});
-      sent = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
-                            {.recompute = false, .pipelines = target->mpiPipelines});
+      if (explainFormat == ExplainFormat::Text && !explainNoRecompute) // what recomputing saves (text only)
+        sent = map::decompose(compiled->model, compiled->schedule, compiled->allocation,
+                              {.recompute = false, .pipelines = target->mpiPipelines});
     }
     in.mpiTarget = explainTarget;
     in.decomposition = decomposition ? &*decomposition : nullptr;

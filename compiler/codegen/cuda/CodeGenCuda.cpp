@@ -601,7 +601,8 @@ private:
   std::vector<std::string> choiceGuards_;
   std::string guardWith(const std::string &condition) const {
     std::vector<std::string> all = choiceGuards_;
-    all.push_back(condition);
+    if (!condition.empty())
+      all.push_back(condition);
     return llvm::join(all, " && ");
   }
 };
@@ -1407,8 +1408,8 @@ void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body
   std::string group = wavefrontGroup(band);
   if (!hostLoops_.empty() || !band.band)
     return printMapped(band, body, group, AllocationKind::FixedWavefront);
-  CapturedCall call = capturedCall(band, "fixed wavefront: one launch per hyperplane",
-                                   llvm::join(choiceGuards_, " && "), [&](CudaHostPrinter &nested) {
+  CapturedCall call = capturedCall(band, "fixed wavefront: one launch per hyperplane", guardWith(""),
+                                   [&](CudaHostPrinter &nested) {
                                      nested.gpu_ = GpuBand{&band, group, AllocationKind::FixedWavefront};
                                      nested.printNode(body);
                                    });
