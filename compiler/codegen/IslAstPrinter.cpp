@@ -127,11 +127,20 @@ std::string IslAstPrinter::paramExpr(const isl::pw_aff &value) const {
   return expr(isl::ast_build::from_context(buildContext(input_)).expr_from(value));
 }
 
+namespace {
+// How markBands sets up each band's loops for AST generation.
+struct LoopTypes {
+  std::function<bool(const BandView &)> atomic;   // every member atomic (isl_ast_loop_atomic)
+  std::function<bool(const BandView &)> separate; // the outer member separate (isl_ast_loop_separate)
+  bool tile = false;                              // tile the bands that have tile sizes
+};
+} // namespace
+
 // Inserts a mark "polyc_band<k>" above every band node, k in pre-order, and records a BandView for
-// each; tiles the bands that have tile sizes when `tile`. Returns a node at the position `node` had.
+// each; sets its loop types as `types` says. Returns a node at the position `node` had.
 static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput &input,
                                     std::vector<BandView> &views, std::vector<bool> &used,
-                                    const std::function<bool(const BandView &)> &atomic, bool tile) {
+                                    const LoopTypes &types) {
   bool marked = false;
   bool inPointBand = false; // the band was tiled: `node` is its point band, below the tile band
   if (node.isa<isl::schedule_node_band>()) {
@@ -173,11 +182,13 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     } else {
       view.index = ~0u;
     }
-    if (atomic(view))
+    if (types.atomic(view))
       for (unsigned m = 0; m < members; ++m)
         node = node.as<isl::schedule_node_band>().member_set_ast_loop_atomic(static_cast<int>(m));
-    else if (tile && view.band && view.band->tileSizes.size() == members)
+    else if (types.tile && view.band && view.band->tileSizes.size() == members)
       view.tiled = true;
+    else if (view.band && types.separate(view))
+      node = node.as<isl::schedule_node_band>().member_set_ast_loop_separate(0);
     if (view.tiled)
       node = tileBand(node.as<isl::schedule_node_band>(), view.band->tileSizes);
     isl::id id(node.ctx(), MarkPrefix + std::to_string(views.size()));
@@ -190,10 +201,30 @@ static isl::schedule_node markBands(isl::schedule_node node, const CodegenInput 
     }
   }
   for (unsigned i = 0; i < node.n_children(); ++i)
-    node = markBands(node.child(i), input, views, used, atomic, tile).parent();
+    node = markBands(node.child(i), input, views, used, types).parent();
   if (inPointBand)
     node = node.parent();
   return marked ? node.parent() : node;
+}
+
+// The most times one band's mark occurs in `root`: 1 unless separated loops copied it.
+static unsigned mostCopiesOfABand(const isl::ast_node &root) {
+  std::map<std::string, unsigned> copies;
+  isl_ast_node_foreach_descendant_top_down(
+      root.get(),
+      [](isl_ast_node *node, void *user) -> isl_bool {
+        if (isl_ast_node_get_type(node) == isl_ast_node_mark) {
+          isl_id *id = isl_ast_node_mark_get_id(node);
+          ++(*static_cast<std::map<std::string, unsigned> *>(user))[isl_id_get_name(id)];
+          isl_id_free(id);
+        }
+        return isl_bool_true;
+      },
+      &copies);
+  unsigned most = 0;
+  for (const auto &[name, count] : copies)
+    most = std::max(most, count);
+  return most;
 }
 
 llvm::Error IslAstPrinter::printSchedule() {
@@ -201,22 +232,33 @@ llvm::Error IslAstPrinter::printSchedule() {
     isl::schedule tree = input_.schedule.tree;
     if (tree.is_null())
       return llvm::createStringError("code generation: the schedule has no schedule tree");
-    std::vector<bool> used(input_.schedule.bands.size(), false);
-    bandViews_.clear();
+    LoopTypes types;
     // A streamed outer loop is one loop, not split into pieces: the hooks around its body run once a step.
-    auto atomic = [this](const BandView &view) {
+    types.atomic = [this](const BandView &view) {
       return printsStatementsOnce(view) || (input_.schedule.streaming && view.index == 0);
     };
+    types.separate = [this](const BandView &view) { return separatesIterations(view); };
+    types.tile = tilesBands();
     isl::ctx ctx = tree.ctx();
     // Tile loops step by the tile size (for (i_tile = 0; i_tile < N; i_tile += 32)); point loops run
     // over the schedule's values (for (i = i_tile; ...)), not from 0 within the tile.
     isl_options_set_tile_scale_tile_loops(ctx.get(), 1);
     isl_options_set_tile_shift_point_loops(ctx.get(), 0);
-    isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, atomic, tilesBands()).schedule();
     // Prefer min/max in bounds over if-splitting: shorter, more readable loops.
     isl_options_set_ast_build_detect_min_max(ctx.get(), 1);
-    isl::ast_build build = isl::ast_build::from_context(buildContext(input_));
-    isl::ast_node root = build.node_from(marked);
+    auto generate = [&](const LoopTypes &loopTypes) {
+      std::vector<bool> used(input_.schedule.bands.size(), false);
+      bandViews_.clear();
+      isl::schedule marked = markBands(tree.root(), input_, bandViews_, used, loopTypes).schedule();
+      return isl::ast_build::from_context(buildContext(input_)).node_from(marked);
+    };
+    isl::ast_node root = generate(types);
+    // Separated iterations copy the bands inside once per piece; past a few copies the guards they save
+    // are not worth the code (and the compile time) they add.
+    if (mostCopiesOfABand(root) > MaxSeparatedCopies) {
+      types.separate = [](const BandView &) { return false; };
+      root = generate(types);
+    }
     printNode(root);
     if (printsStepHooks() && input_.schedule.streaming && stepLoops_ != 1)
       return llvm::createStringError(
@@ -261,6 +303,11 @@ void IslAstPrinter::printMark(const isl::ast_node_mark &node) {
 }
 
 void IslAstPrinter::printBand(const BandView &, const isl::ast_node &body) { printNode(body); }
+
+bool IslAstPrinter::separatesIterations(const BandView &band) const {
+  return input_.mapping && band.index < input_.mapping->bands.size() &&
+         input_.mapping->bands[band.index].placement == map::Placement::HostLoop;
+}
 
 bool IslAstPrinter::mayComputePointsByGroups(const BandView &band) {
   const allocate::BandAllocation *allocation = band.allocation;

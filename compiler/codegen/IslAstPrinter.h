@@ -98,6 +98,13 @@ protected:
   // Whether the band's loops are generated atomic (isl_ast_loop_atomic): each statement printed once
   // per loop, a non-convex domain as one guard, instead of one copy per convex piece.
   virtual bool printsStatementsOnce(const BandView &) const { return false; }
+  // Whether the band's outer loop is generated separate (isl_ast_loop_separate): its iterations split
+  // into runs over which the same statements execute, each printed apart, so that a guard such as the
+  // first step's `t == 1` is decided once for a run instead of at every instance inside it. Not taken
+  // where a band inside would be printed more than MaxSeparatedCopies times.
+  // The default: a host loop of the GPU mapping (CodegenInput::mapping, which only the GPU targets have).
+  virtual bool separatesIterations(const BandView &band) const;
+  static constexpr unsigned MaxSeparatedCopies = 3;
   // Whether this target applies the schedule's tile sizes (Band::tileSizes; the CPU's caches).
   virtual bool tilesBands() const { return false; }
   // Whether a GPU target may compute each point of the band with a whole work-group (thread block):
