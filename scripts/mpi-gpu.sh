@@ -28,6 +28,9 @@ python=${PYTHON:-python3}
 programs=(
   "gemm|test/polybench/gemm.poly|--param NI=37 --param NJ=41 --param NK=43|alone"
   "jacobi-2d|test/polybench/jacobi-2d.poly|--param N=97 --param T=9|plain"
+  "syrk|test/polybench/syrk.poly|--param N=53 --param M=17|plain"
+  "syrk-few|test/polybench/syrk.poly|--param N=5 --param M=3|plain"
+  "cholesky|test/polybench/cholesky.poly|--param N=29|plain"
   "halo|test/run/mpi/Inputs/halo.poly|--param N=13 --param T=5|plain"
   "halo-small|test/run/mpi/Inputs/halo.poly|--param N=2 --param T=3|plain"
   "mlp|examples/mlp/mlp.poly|--param P=37 --param I=5 --param J=9 --param K=3 --param E=4|alone|--rtol 1e-5"

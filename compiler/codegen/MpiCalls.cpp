@@ -50,12 +50,14 @@ static std::string rowLayout(const map::RowExchange &exchange, const MpiArrays &
          storageExtent(exchange.dim) + ", " + product(after) + "}";
 }
 
-// The RowLayout and RowBlocks arguments of a call for `exchange`, blocks of [first, first + extent).
-static std::string rowArguments(const map::RowExchange &exchange, const std::string &first, const std::string &extent,
-                                const MpiArrays &arrays) {
+// The RowLayout and RowBlocks arguments of a call for `exchange`, blocks of [first, first + extent), in
+// `chunks` chunks a rank where more than 1.
+static std::string rowArguments(const map::RowExchange &exchange, const std::string &first,
+                                const std::string &extent, const MpiArrays &arrays, int64_t chunks = 1) {
   const ast::Program &program = *arrays.model.program;
-  return rowLayout(exchange, arrays) + ", polyc::rt::mpi::RowBlocks{" + spellParams(first, program) + ", " + spellParams(extent, program) +
-         ", " + std::to_string(exchange.shift) + "}";
+  return rowLayout(exchange, arrays) + ", polyc::rt::mpi::RowBlocks{" + spellParams(first, program) + ", " +
+         spellParams(extent, program) + ", " + std::to_string(exchange.shift) +
+         (chunks > 1 ? ", " + std::to_string(chunks) : "") + "}";
 }
 
 void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::BandDecomposition &shared,
@@ -84,7 +86,14 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
       firstRows = std::max(firstRows, exchange.hi - exchange.shift);
       lastRows = std::max(lastRows, exchange.shift - exchange.lo);
     }
-  if (overlapped.empty()) {
+  if (shared.chunks > 1) {
+    w.comment("Block-cyclic: " + shared.chunksWhy + ", so each rank runs " + std::to_string(shared.chunks) +
+              " chunks dealt along the range in snake order.");
+    w.openBlock("for (const polyc::rt::mpi::Block polyc_rank : polyc::rt::mpi::rankChunks(" + first + ", " +
+                extent + ", " + std::to_string(shared.chunks) + "))");
+    printBand();
+    w.closeBlock();
+  } else if (overlapped.empty()) {
     w.line("const polyc::rt::mpi::Block polyc_rank = " + block + ";");
     printBand();
   } else {
@@ -108,7 +117,7 @@ void polyc::codegen::printSharedBand(CodeWriter &w, unsigned band, const map::Ba
   for (const map::RowExchange &exchange : shared.exchanges) {
     if (llvm::is_contained(overlapped, &exchange))
       continue;
-    std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays);
+    std::string rows = rowArguments(exchange, shared.first, shared.extent, arrays, shared.chunks);
     if (exchange.recomputed)
       w.comment("No message for " + exchange.array +
                 ": the widened block computed the rows other blocks read.");

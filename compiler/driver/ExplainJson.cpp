@@ -255,6 +255,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
         o["first"] = d.first;
         o["extent"] = d.extent;
         o["widen"] = intArray({d.widenBefore, d.widenAfter});
+        o["chunks"] = d.chunks;
         Array exchanges;
         for (const map::RowExchange &e : d.exchanges)
           exchanges.push_back(rowExchangeJson(e));

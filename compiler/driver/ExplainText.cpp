@@ -246,6 +246,9 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
            << d.pipeline->columnExtent << " values from " << d.pipeline->columnFirst
            << "); before a strip each rank receives " << d.pipeline->depth << " rows of " << d.pipeline->array
            << " before its block from the ranks before it\n";
+      if (d.chunks > 1)
+        os << "    block-cyclic: " << d.chunksWhy << ", so each rank runs " << d.chunks
+           << " chunks of the range dealt in snake order, not one block\n";
       if (d.widenBefore || d.widenAfter)
         os << "    widened: each rank runs " << rowCount(d.widenBefore) << " more before its block and "
            << rowCount(d.widenAfter) << " after it: it " << d.widenWhy << "\n";

@@ -14,6 +14,8 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <set>
+
 namespace polyc::map {
 
 namespace iu = polyc::islutil;
@@ -137,6 +139,7 @@ bool withinRange(const isl::set &values, const Range &range) {
 struct FoundSplit {
   TermSplit split;
   Range range;
+  std::vector<unsigned> writers; // the bands that computed the rows its terms read
 };
 std::optional<FoundSplit> findTermSplit(unsigned s, const model::Model &model, const schedule::Schedule &schedule,
                                         const std::vector<Shared> &shared) {
@@ -168,9 +171,12 @@ std::optional<FoundSplit> findTermSplit(unsigned s, const model::Model &model, c
         split.variable = var;
         split.first = shared[w].band->first;
         split.extent = shared[w].band->extent;
-        found.emplace(FoundSplit{std::move(split), shared[w].range}); // (isl objects are not default-copied)
+        found.emplace(
+            FoundSplit{std::move(split), shared[w].range, {}}); // (isl objects are not default-copied)
       }
       found->split.ownRows.push_back(read);
+      if (!llvm::is_contained(found->writers, w))
+        found->writers.push_back(w);
       std::string writer = read->name + " (band " + std::to_string(w) + ")";
       if (!llvm::is_contained(writers, writer))
         writers.push_back(writer);
@@ -332,6 +338,54 @@ void setHaloRows(std::vector<BandDecomposition> &bands, const Reaches &reaches) 
         exchange.hi = std::max(exchange.hi, r.hi + (exchange.recomputed ? 0 : reader.widenAfter));
       }
     }
+}
+
+// Whether the work of `statement` at `points` (its instances, and each one's terms of a sum) varies with
+// its dimension `dim`: the work's set is not the product of its values along `dim` and the rest
+// (syrk's C[i, j] where j <= i, or a sum over k in 0..i).
+bool workVaries(const model::Statement &statement, const isl::set &points, unsigned dim) {
+  std::vector<isl::set> work = {points};
+  for (const model::ReductionInfo &info : statement.reductions)
+    if (info.reduction)
+      work.push_back(
+          isl::manage(isl_set_flatten(isl_map_wrap(info.range.intersect_domain(points).release()))));
+  return llvm::any_of(work, [&](const isl::set &set) {
+    isl::map byValue =
+        isl::manage(isl_map_move_dims(isl_map_from_range(set.copy()), isl_dim_in, 0, isl_dim_out, dim, 1));
+    return !byValue.is_equal(iu::crossProduct(byValue.domain(), byValue.range()));
+  });
+}
+
+// The bands that run block-cyclic (BandDecomposition::chunks): distributed, not a pipeline nor widened,
+// every exchange a broadcast, reading no halo (whose rows come from contiguous blocks like its own) and
+// computing no rows that a split of terms reads in blocks, and with work that varies along member 0.
+void chooseChunks(std::vector<BandDecomposition> &bands, const Reaches &reaches,
+                  const std::map<unsigned, FoundSplit> &splits, const model::Model &model,
+                  const std::vector<BandNode> &nodes) {
+  std::set<unsigned> fixed; // bands whose blocks another decision relies on
+  for (unsigned w = 0; w < bands.size(); ++w)
+    for (size_t e = 0; e < bands[w].exchanges.size(); ++e)
+      if (bands[w].exchanges[e].kind == ExchangeKind::Halo)
+        for (const ReaderReach &reader : reaches[w][e])
+          fixed.insert(reader.band);
+  for (const auto &[s, found] : splits)
+    fixed.insert(found.writers.begin(), found.writers.end());
+  for (BandDecomposition &d : bands) {
+    if (!d.distributed || d.pipeline || d.widenBefore || d.widenAfter || fixed.count(d.band) ||
+        llvm::any_of(d.exchanges, [](const RowExchange &e) { return e.kind != ExchangeKind::Broadcast; }))
+      continue;
+    for (const auto &[s, dim] : d.statementDims) {
+      const model::Statement &statement = model.statements[s];
+      isl::set points = isl::manage(isl_union_set_extract_set(nodes[d.band].domain.copy(),
+                                                              statement.domain.get_space().release()))
+                            .intersect_params(model.context);
+      if (points.is_empty() || !workVaries(statement, points, dim))
+        continue;
+      d.chunks = kChunksPerRank;
+      d.chunksWhy = statement.name + "'s work per " + statement.dimNames[dim] + " varies";
+      break;
+    }
+  }
 }
 
 // The elements of one row of `array` along `dim` in one run of the dimensions before it, as C text.
@@ -579,6 +633,7 @@ Decomposition decompose(const model::Model &model, const schedule::Schedule &sch
   if (options.recompute)
     recomputeHalos(result.bands, reaches);
   setHaloRows(result.bands, reaches);
+  chooseChunks(result.bands, reaches, splits, model, nodes);
   for (const model::ArrayInfo &array : model.arrays) {
     if (array.decl->kind != ast::ArrayKind::Output && array.decl->kind != ast::ArrayKind::InOut)
       continue;

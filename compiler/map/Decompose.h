@@ -85,6 +85,13 @@ struct BandDecomposition {
   // range): the rows later bands read beyond their blocks, computed here rather than received.
   int64_t widenBefore = 0, widenAfter = 0;
   std::string widenWhy; // the recomputed arrays and what they feed
+  // Block-cyclic (the cost model's choice where the work per value of member 0 varies, a triangle's
+  // rows): each rank runs `chunks` chunks of the range dealt in snake order (polyc::rt::mpi::chunksOf)
+  // instead of one block, so that the ranks' shares of the work are alike. Only for a band every one of
+  // whose exchanges is a broadcast and whose blocks no other decision depends on (halos it reads, terms
+  // split over its rows); 1 otherwise.
+  int64_t chunks = 1;
+  std::string chunksWhy; // the statement whose work varies
 };
 
 // An output whose rows stay with the ranks that computed them (halo exchanges only): rank 0 collects
@@ -121,6 +128,10 @@ struct Decomposition {
 
 // The most rows a band's block is widened by on either side to recompute halos; beyond it, rows are sent.
 constexpr int64_t kMaxWidening = 16;
+// The chunks a rank of a block-cyclic band runs (BandDecomposition::chunks): with work growing linearly
+// along the range, any even number balances the ranks; 4 also evens out curvature (a sum over a triangle)
+// at a broadcast per chunk.
+constexpr int64_t kChunksPerRank = 4;
 
 struct DecomposeOptions {
   bool recompute = true; // polyc --no-recompute clears it: every halo is sent

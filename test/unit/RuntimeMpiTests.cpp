@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -40,6 +41,58 @@ TEST(MpiBlocks, TheFirstRanksTakeTheRemainder) {
 
 // A halo: rank `to` receives from each other rank the rows of that rank's block that its own block reads,
 // [block.first + lo, block.end + hi), within the array; and nothing from itself.
+TEST(MpiChunks, EveryValueLiesInExactlyOneChunkOfOneRank) {
+  for (int64_t extent : {0, 1, 5, 8, 37, 1000})
+    for (int ranks : {1, 2, 3, 4})
+      for (int64_t chunks : {1, 2, 3, 4}) {
+        std::vector<int> owners(size_t(extent), -1);
+        for (int rank = 0; rank < ranks; ++rank) {
+          std::vector<Block> mine = polyc::rt::mpi::chunksOf(rank, ranks, 3, extent, chunks);
+          EXPECT_EQ(int64_t(mine.size()), chunks);
+          for (const Block &chunk : mine)
+            for (int64_t v = chunk.first; v < chunk.end; ++v) {
+              ASSERT_GE(v, 3);
+              ASSERT_LT(v, 3 + extent);
+              EXPECT_EQ(owners[size_t(v - 3)], -1) << "value " << v << " twice";
+              owners[size_t(v - 3)] = rank;
+            }
+        }
+        for (int64_t v = 0; v < extent; ++v)
+          EXPECT_GE(owners[size_t(v)], 0) << "value " << v << " of " << extent << " on no rank";
+      }
+}
+
+TEST(MpiChunks, OneChunkIsTheRanksBlock) {
+  for (int rank = 0; rank < 3; ++rank) {
+    std::vector<Block> mine = polyc::rt::mpi::chunksOf(rank, 3, 0, 10, 1);
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(mine[0].first, blockOf(rank, 3, 0, 10).first);
+    EXPECT_EQ(mine[0].end, blockOf(rank, 3, 0, 10).end);
+  }
+}
+
+TEST(MpiChunks, SnakeOrderBalancesWorkThatGrowsWithTheValue) {
+  // A triangle's rows: row v costs v + 1. Plain blocks give 2 ranks 1/4 and 3/4 of the work.
+  const int64_t extent = 1024;
+  auto work = [](const std::vector<Block> &blocks) {
+    int64_t total = 0;
+    for (const Block &b : blocks)
+      for (int64_t v = b.first; v < b.end; ++v)
+        total += v + 1;
+    return total;
+  };
+  for (int ranks : {2, 3, 4}) {
+    int64_t least = INT64_MAX, most = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      int64_t w = work(polyc::rt::mpi::chunksOf(rank, ranks, 0, extent, 4));
+      least = std::min(least, w);
+      most = std::max(most, w);
+    }
+    EXPECT_LE(double(most) / double(least), 1.01) << ranks << " ranks";
+  }
+  EXPECT_GT(double(work({blockOf(1, 2, 0, extent)})) / double(work({blockOf(0, 2, 0, extent)})), 2.9);
+}
+
 TEST(MpiHalo, EachRankReceivesTheRowsItsBlockReadsFromTheirOwners) {
   using polyc::rt::mpi::haloRows;
   using polyc::rt::mpi::RowBlocks;

@@ -35,6 +35,25 @@ Block rankBlock(int64_t first, int64_t extent) {
   return blockOf(rank, ranks, first, extent);
 }
 
+std::vector<Block> chunksOf(int rank, int ranks, int64_t first, int64_t extent, int64_t chunks) {
+  if (chunks <= 1)
+    return {blockOf(rank, ranks, first, extent)};
+  std::vector<Block> mine;
+  const int64_t count = int64_t(ranks) * chunks;
+  for (int64_t round = 0; round < chunks; ++round) {
+    const int64_t position = round % 2 == 0 ? rank : ranks - 1 - rank;
+    const Block chunk = blockOf(int(round * ranks + position), int(count), first, extent);
+    mine.push_back(chunk);
+  }
+  return mine;
+}
+
+std::vector<Block> rankChunks(int64_t first, int64_t extent, int64_t chunks) {
+  int rank = 0, ranks = 1;
+  worldShape(rank, ranks);
+  return chunksOf(rank, ranks, first, extent, chunks);
+}
+
 Rows haloRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t lo, int64_t hi,
               int64_t dimExtent) {
   if (from == to)
@@ -220,12 +239,10 @@ void shareRowBlocks(const RowLayout &layout, const RowBlocks &blocks, RowCopies 
   if (ranks == 1 || holdsNothing(layout))
     return;
   copies = stagingFor(copies);
-  for (int root = 0; root < ranks; ++root) {
-    const Block block = blockOf(root, ranks, blocks.first, blocks.extent);
-    if (block.end <= block.first)
-      continue;
-    broadcastRows(layout, {block.first + blocks.shift, block.end + blocks.shift}, root, rank, copies);
-  }
+  for (int root = 0; root < ranks; ++root)
+    for (const Block &block : chunksOf(root, ranks, blocks.first, blocks.extent, blocks.chunks))
+      if (block.first < block.end)
+        broadcastRows(layout, {block.first + blocks.shift, block.end + blocks.shift}, root, rank, copies);
 }
 
 Rows pipelineRows(int from, int to, int ranks, const RowBlocks &blocks, int64_t depth, int64_t dimExtent) {

@@ -25,6 +25,14 @@ struct Block {
 Block blockOf(int rank, int ranks, int64_t first, int64_t extent);
 // This process's block (MPI_COMM_WORLD).
 Block rankBlock(int64_t first, int64_t extent);
+// Block-cyclic blocks, for a band whose work per value varies (a triangle's rows: Decompose.h,
+// BandDecomposition::chunks): the `extent` values from `first` split as blockOf into ranks x `chunks`
+// chunks, dealt to the ranks in snake order (0, 1, .., R - 1, then R - 1, .., 0, and again), so that each
+// rank gets `chunks` of them from along the whole range; where the work grows linearly with the value,
+// every pair of rounds gives every rank the same. `chunks` 1 is blockOf's one block.
+std::vector<Block> chunksOf(int rank, int ranks, int64_t first, int64_t extent, int64_t chunks);
+// This process's chunks.
+std::vector<Block> rankChunks(int64_t first, int64_t extent, int64_t chunks);
 // `block` of the `extent` values from `first` widened by `before` and `after` values, within them; an
 // empty block stays empty (no rank's later band reads through it).
 inline Block widenBlock(Block block, int64_t first, int64_t extent, int64_t before, int64_t after) {
@@ -42,10 +50,13 @@ struct RowLayout {
   int64_t prefixCount = 0, dimExtent = 0, rowElements = 0;
 };
 
-// The blocks of a distributed band: rank r ran blockOf(r, ranks, first, extent) of its first member and
-// wrote rows [block.first + shift, block.end + shift) of every run.
+// The blocks of a distributed band: rank r ran blockOf(r, ranks, first, extent) of its first member, or
+// its chunksOf(r, ranks, first, extent, chunks) when `chunks` > 1, and wrote rows [block.first + shift,
+// block.end + shift) of every run for each. Only shareRowBlocks takes chunks; the halo, gather and
+// pipeline calls take one block a rank (Decompose.h never chunks their bands).
 struct RowBlocks {
   int64_t first = 0, extent = 0, shift = 0;
+  int64_t chunks = 1;
 };
 
 // Rows [begin, end) of the dimension.
