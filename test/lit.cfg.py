@@ -36,6 +36,14 @@ for name in ("OCL_ICD_VENDORS", "POCL_DEVICES", "CXX", "HOME"):
 
 for feature in config.available_features_list:
     config.available_features.add(feature)
+# GCC as the host compiler (polyc build works around GCC bugs: compiler/driver/BuildCommand.cpp).
+try:
+    version = subprocess.run((os.environ.get("CXX") or "c++").split() + ["--version"], capture_output=True,
+                             text=True).stdout
+    if "Free Software Foundation" in version:
+        config.available_features.add("gcc")
+except OSError:
+    pass
 # The datasets scikit-learn ships (the MLP example's iris; scripts/install-deps.sh installs it).
 if subprocess.run([config.python_path, "-c", "import sklearn"], capture_output=True).returncode == 0:
     config.available_features.add("sklearn")

@@ -79,8 +79,14 @@ int polyc::driver::buildCpu(const BuildJob &job) {
     return 1;
   SmallString<256> source(job.sourceDir);
   sys::path::append(source, job.programName + ".cpp");
+  const bool gnu = isGnuCompiler(job, args);
   for (const char *flag : {"-std=c++17", "-O3", "-fopenmp"})
     args.push_back(flag);
+  // GCC 12's loop distribution (on at -O3) reorders a loop nest that reads a row written two iterations
+  // of the outer loop before at a stride-2 column under a guard, and reads it before it is written
+  // (fuzz seed 91001466; scripts/toolchain-bugs/gcc-loop-distribution.cpp, 15 lines, no polyc).
+  if (gnu)
+    args.push_back("-fno-tree-loop-distribution");
   if (!job.march.empty())
     args.push_back("-march=" + job.march);
   // Extra flags for experiments (sanitizers), after ours so they can override.

@@ -77,6 +77,18 @@ bool polyc::driver::findHostCompiler(StringRef requirement, std::vector<std::str
   return true;
 }
 
+bool polyc::driver::isGnuCompiler(const BuildJob &job, const std::vector<std::string> &compiler) {
+  SmallString<256> versionPath(job.sourceDir);
+  sys::path::append(versionPath, "compiler-version.txt");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(versionPath), StringRef(versionPath)};
+  std::vector<StringRef> argRefs(compiler.begin(), compiler.end());
+  argRefs.push_back("--version");
+  if (sys::ExecuteAndWait(compiler.front(), argRefs, std::nullopt, redirects) != 0)
+    return false;
+  auto version = MemoryBuffer::getFile(versionPath);
+  return version && (*version)->getBuffer().contains("Free Software Foundation");
+}
+
 void polyc::driver::appendFlagsFromEnvironment(std::vector<std::string> &args, const char *variable) {
   const char *flags = std::getenv(variable);
   if (!flags)

@@ -42,6 +42,10 @@ bool findMpi(std::string &wrapper, std::string &library);
 bool hostCompilerFor(const BuildJob &job, llvm::StringRef requirement, std::vector<std::string> &command,
                      std::string &mpiLibrary);
 
+// Whether `compiler` (a command as hostCompilerFor gives it; a wrapper such as mpicxx reports the compiler
+// it runs) is GCC: its --version names the Free Software Foundation.
+bool isGnuCompiler(const BuildJob &job, const std::vector<std::string> &compiler);
+
 // Appends the space-separated words of the environment variable `variable` (extra flags for
 // experiments, such as POLYC_CXXFLAGS), if set.
 void appendFlagsFromEnvironment(std::vector<std::string> &args, const char *variable);
