@@ -12,9 +12,17 @@ using namespace polyc::codegen;
 
 void polyc::codegen::narrowToRankBlock(LoopView &loop) {
   const std::string init = "(" + loop.init + ")";
-  loop.init = loop.tileLoop ? "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " +
-                                  loop.inc + " * " + loop.inc + ")"
-                            : "polyc_max(" + init + ", polyc_rank.first)";
+  if (loop.tileLoop)
+    // The tile holding the block's first value.
+    loop.init = "polyc_max(" + init + ", " + init + " + (polyc_rank.first - " + init + ") / " + loop.inc +
+                " * " + loop.inc + ")";
+  else if (loop.inc != "1")
+    // A loop by steps (a skewed band's `c += 3`): its first value in the block, on its own steps (fuzz seed
+    // 93000277: starting at the block's first value ran the points between them).
+    loop.init = "polyc_max(" + init + ", " + init + " - polyc_floord(" + init + " - polyc_rank.first, " +
+                loop.inc + ") * " + loop.inc + ")";
+  else
+    loop.init = "polyc_max(" + init + ", polyc_rank.first)";
   // isl prints `i < B` or `i <= B`.
   const std::string below = loop.iterator + " < ", upTo = loop.iterator + " <= ";
   if (llvm::StringRef(loop.cond).starts_with(upTo))
