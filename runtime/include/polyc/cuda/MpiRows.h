@@ -227,13 +227,13 @@ public:
       int rank = 0, ranks = 1;
       shape(comm, rank, ranks);
       // One all-gather a round of chunks (mpi::chunksOf): each rank's k-th chunk in the k-th.
-      for (int64_t round = 0; round < std::max<int64_t>(1, blocks.chunks); ++round) {
+      std::vector<std::vector<mpi::Block>> chunks;
+      for (int root = 0; root < ranks; ++root)
+        chunks.push_back(mpi::chunksOf(root, ranks, blocks.first, blocks.extent, blocks.chunks));
+      for (size_t round = 0; round < chunks.front().size(); ++round) {
         std::vector<mpi::Rows> rowsOf;
-        for (int root = 0; root < ranks; ++root) {
-          const mpi::Block block =
-              mpi::chunksOf(root, ranks, blocks.first, blocks.extent, blocks.chunks)[size_t(round)];
-          rowsOf.push_back({block.first + blocks.shift, block.end + blocks.shift});
-        }
+        for (const std::vector<mpi::Block> &mine : chunks)
+          rowsOf.push_back({mine[round].first + blocks.shift, mine[round].end + blocks.shift});
         allGather(comm, layout, rowsOf, rank);
       }
       return;
