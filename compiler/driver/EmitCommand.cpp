@@ -140,6 +140,7 @@ bool polyc::driver::readEmitSettings(StringRef subcommand, EmitSettings &setting
   // A time tile runs several steps at once, between which the ranks would exchange rows: not with --mpi.
   timeTiling.enabled = timeTiling.enabled && settings.pipeline.tiling.enabled && !sharedMpi;
   settings.pipeline.gpuMapping = settings.target->mapsToGpu;
+  settings.pipeline.fuseSiblings = settings.target->mapsToGpu;
   auto params = parseParamAssignments(sharedParams);
   if (!params) {
     errs() << "polyc: error: " << toString(params.takeError()) << "\n";

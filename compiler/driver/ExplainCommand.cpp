@@ -86,6 +86,8 @@ int polyc::driver::runExplain() {
   options.params = std::move(*params);
   options.allocation = explainAllocation;
   options.fuse = !explainNoFuse;
+  // The schedule of the GPU targets, whose mapping explain shows; with --mpi, the target's.
+  options.fuseSiblings = !explainMpi || target->mapsToGpu;
   options.hoist = !explainNoHoist;
   options.factor = !explainNoFactor;
   options.stream = explainStream;

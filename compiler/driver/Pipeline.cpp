@@ -112,6 +112,7 @@ std::unique_ptr<CompiledProgram> polyc::driver::compileProgram(llvm::SourceMgr &
     compiled->deps = std::move(*deps);
     schedule::ScheduleOptions scheduleOptions;
     scheduleOptions.fuse = options.fuse;
+    scheduleOptions.fuseSiblings = options.fuseSiblings;
     scheduleOptions.streamSteps = options.stream;
     auto schedule = schedule::chooseSchedule(compiled->model, compiled->deps, scheduleOptions);
     if (!schedule)

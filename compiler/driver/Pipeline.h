@@ -26,6 +26,7 @@ struct PipelineOptions {
   std::map<std::string, int64_t> params; // --param NAME=VALUE
   allocate::AllocationChoice allocation = allocate::AllocationChoice::Auto;
   bool fuse = true;       // --no-fuse clears it
+  bool fuseSiblings = true; // the GPU targets' (schedule::ScheduleOptions::fuseSiblings)
   bool hoist = true;      // --no-hoist clears it: no HoistInputTerms rewrite
   bool factor = true;     // --no-factor clears it: no FactorSums or PointTerms rewrite
   int64_t blockSize = 0;  // --block, 0: the cost model's

@@ -1,7 +1,8 @@
 // Fusion. "Package execution" (seed 000): consecutive statements of a region that read a common array
 // over the same domain, with no dependence between them other than at the same point, share one loop
 // nest, so what they read is loaded once for all of them. Definition pieces: the equations of one array
-// (interior and boundary) share one loop nest over the array.
+// (interior and boundary) share one loop nest over the array. Sibling definitions: whole definitions of
+// several arrays that read a common array over the same domain and do not depend on each other.
 #include "compiler/schedule/Fusion.h"
 
 #include "compiler/model/IslUtil.h"
@@ -191,6 +192,99 @@ PieceMerge mergeDefinitionPieces(const Model &model, const std::vector<std::vect
                    "'s definition: one loop nest over the array";
     result.groups.push_back(std::move(group));
   }
+  return result;
+}
+
+PieceMerge fuseSiblingDefinitions(const Model &model, PieceMerge merged, unsigned fixedDims,
+                                  const isl::union_map &regionDeps) {
+  const std::vector<std::vector<unsigned>> &components = merged.components;
+  // A definition: a merged set of pieces, or one statement that could have been a piece.
+  auto definition = [&](const std::vector<unsigned> &component) {
+    if (component.size() > 1)
+      return llvm::any_of(merged.groups, [&](const FusionGroup &g) { return g.statements == component; });
+    const Statement &stmt = model.statements[component.front()];
+    return !stmt.isUpdate() && stmt.reductions.empty() && stmt.dimNames.size() > fixedDims &&
+           between(model, regionDeps, component.front(), component.front()).is_empty();
+  };
+  auto domain = [&](const std::vector<unsigned> &component) {
+    isl::set all = polyc::islutil::anonymousSet(model.statements[component.front()].domain);
+    for (unsigned s : component)
+      all = all.unite(polyc::islutil::anonymousSet(model.statements[s].domain));
+    return all;
+  };
+  auto reads = [&](const std::vector<unsigned> &component) {
+    std::set<std::string> names;
+    for (unsigned s : component)
+      names.merge(readArrays(model.statements[s]));
+    return names;
+  };
+  auto independent = [&](const std::vector<unsigned> &a, const std::vector<unsigned> &b) {
+    for (unsigned s : a)
+      for (unsigned t : b)
+        if (!between(model, regionDeps, s, t).is_empty() || !between(model, regionDeps, t, s).is_empty())
+          return false;
+    return true;
+  };
+  auto dims = [&](const std::vector<unsigned> &component) {
+    return model.statements[component.front()].dimNames.size();
+  };
+
+  PieceMerge result;
+  for (size_t c = 0; c < components.size();) {
+    std::vector<std::vector<unsigned>> run{components[c]};
+    std::set<std::string> common = reads(components[c]);
+    size_t next = c + 1;
+    if (definition(components[c])) {
+      for (; next < components.size(); ++next) {
+        const std::vector<unsigned> &candidate = components[next];
+        if (!definition(candidate) || dims(candidate) != dims(run.front()) ||
+            !domain(candidate).is_equal(domain(run.front())) ||
+            !llvm::all_of(
+                run, [&](const std::vector<unsigned> &member) { return independent(member, candidate); }))
+          break;
+        std::set<std::string> shared;
+        for (const std::string &name : reads(candidate))
+          if (common.count(name))
+            shared.insert(name);
+        if (shared.empty())
+          break;
+        run.push_back(candidate);
+        common = std::move(shared);
+      }
+    }
+    // Pairs of single statements are package execution's (findFusionGroups): a run here holds pieces.
+    bool hasPieces = llvm::any_of(run, [](const std::vector<unsigned> &member) { return member.size() > 1; });
+    if (run.size() < 2 || !hasPieces) {
+      for (size_t k = c; k < c + run.size(); ++k) {
+        result.components.push_back(components[k]);
+        auto own =
+            llvm::find_if(merged.groups, [&](const FusionGroup &g) { return g.statements == components[k]; });
+        if (own != merged.groups.end())
+          result.groups.push_back(*own);
+      }
+      c += run.size();
+      continue;
+    }
+    FusionGroup group;
+    std::string arrays, names;
+    for (const std::vector<unsigned> &member : run) {
+      group.statements.insert(group.statements.end(), member.begin(), member.end());
+      arrays += (arrays.empty() ? "" : " and ") + model.statements[member.front()].write.array;
+    }
+    for (const std::string &name : common)
+      names += (names.empty() ? "" : ", ") + name;
+    group.reason = "the definitions of " + arrays + ": no dependence between them, " +
+                   (run.size() == 2 ? "both" : "all") + " read " + names + " over the same domain";
+    result.components.push_back(group.statements);
+    result.groups.push_back(std::move(group));
+    c = next;
+  }
+  // Every set of pieces keeps its group, fused or not.
+  for (const FusionGroup &own : merged.groups)
+    if (llvm::none_of(result.groups, [&](const FusionGroup &g) {
+          return llvm::is_contained(g.statements, own.statements.front());
+        }))
+      result.groups.push_back(own);
   return result;
 }
 

@@ -27,4 +27,12 @@ struct PieceMerge {
 PieceMerge mergeDefinitionPieces(const model::Model &model, const std::vector<std::vector<unsigned>> &components,
                                  unsigned fixedDims, const isl::union_map &regionDeps);
 
+// Sibling definitions, after mergeDefinitionPieces: consecutive components that are each a whole array's
+// definition (its merged pieces, or one statement), over the same domain, with no dependence between
+// them and an array they all read, become one component and one group (fdtd-2d's ey and ex updates: one
+// launch or grid barrier a step for both, where apart each was one). At least one of them has pieces;
+// runs of single statements are findFusionGroups'.
+PieceMerge fuseSiblingDefinitions(const model::Model &model, PieceMerge merged, unsigned fixedDims,
+                                  const isl::union_map &regionDeps);
+
 } // namespace polyc::schedule

@@ -695,6 +695,8 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
   std::vector<FusionGroup> pieceGroups, groups;
   if (options_.fuse) {
     PieceMerge merged = mergeDefinitionPieces(model_, components, fixed, deps);
+    if (options_.fuseSiblings)
+      merged = fuseSiblingDefinitions(model_, std::move(merged), fixed, deps);
     components = std::move(merged.components);
     pieceGroups = std::move(merged.groups);
     std::vector<unsigned> order;

@@ -666,6 +666,45 @@ TEST(Fusion, DefinitionPiecesShareALoopNestUnlessAStatementSitsBetween) {
   EXPECT_EQ(apart->bands.size(), 3u);
 }
 
+// Two arrays' definitions with pieces, over one domain, both reading x, independent: one loop nest for
+// the GPU targets (fuseSiblings), apart for the CPU's; and apart when one reads the other.
+TEST(Fusion, SiblingDefinitionsShareALoopNestOnTheGpuTargets) {
+  for (bool dependent : {false, true}) {
+    ModelBuilder b("[N]", "N >= 1");
+    b.array("x", "x[a] : 0 <= a < N", ast::ArrayKind::Input);
+    b.array("y", "y[a] : 0 <= a < N", ast::ArrayKind::Output);
+    b.array("z", "z[a] : 0 <= a < N", ast::ArrayKind::Output);
+    b.statement({"i"}, "S0[i] : i = 0", "S0[i] -> y[i]", {"S0[i] -> x[i]"});
+    b.statement({"i"}, "S1[i] : 1 <= i < N", "S1[i] -> y[i]", {"S1[i] -> x[i - 1]"});
+    b.statement({"i"}, "S2[i] : i = N - 1", "S2[i] -> z[i]", {"S2[i] -> x[i]"});
+    if (dependent)
+      b.statement({"i"}, "S3[i] : 0 <= i < N - 1", "S3[i] -> z[i]", {"S3[i] -> x[i + 1]", "S3[i] -> y[i]"});
+    else
+      b.statement({"i"}, "S3[i] : 0 <= i < N - 1", "S3[i] -> z[i]", {"S3[i] -> x[i + 1]"});
+    auto deps = analysis::computeDependences(b.model);
+    ASSERT_TRUE(static_cast<bool>(deps));
+    auto gpu = schedule::chooseSchedule(b.model, *deps, {});
+    ASSERT_TRUE(static_cast<bool>(gpu)) << errorText(gpu.takeError());
+    ASSERT_FALSE(gpu->fusionGroups.empty());
+    if (dependent) {
+      EXPECT_EQ(gpu->fusionGroups.size(), 2u);
+      EXPECT_EQ(gpu->bands.size(), 2u);
+      continue;
+    }
+    ASSERT_EQ(gpu->fusionGroups.size(), 1u);
+    EXPECT_EQ(gpu->fusionGroups[0].statements, (std::vector<unsigned>{0, 1, 2, 3}));
+    EXPECT_EQ(gpu->fusionGroups[0].reason,
+              "the definitions of y and z: no dependence between them, both read x over the same domain");
+    EXPECT_EQ(gpu->bands.size(), 1u);
+    schedule::ScheduleOptions cpu;
+    cpu.fuseSiblings = false;
+    auto apart = schedule::chooseSchedule(b.model, *deps, cpu);
+    ASSERT_TRUE(static_cast<bool>(apart));
+    EXPECT_EQ(apart->fusionGroups.size(), 2u);
+    EXPECT_EQ(apart->bands.size(), 2u);
+  }
+}
+
 TEST(CostModel, CalibratedConstants) {
   // Seed 004's model with its base cost calibrated to polyc's kernels: flexible wins for m > 1 (with
   // p1 = 0), so only a window of one column stays fixed; seed 001: groups of 32..1024 threads.
