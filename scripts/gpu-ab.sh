@@ -6,7 +6,8 @@
 #                int64_t indices forced (POLYC_CUDA_INDEX=64) and with the persistent form forced, and the
 #                2D IIR end to end (scripts/gpu-check.sh, stages runtime and e2e; it builds this tree's
 #                kernels-generated itself);
-#   STAGE=bench  times every bundle: the stencils at PolyBench LARGE against their floor, the other kernels
+#   STAGE=bench  times every bundle: the stencils at PolyBench LARGE against their floor (BANDWIDTH, GB/s,
+#                default 3000: the H100 SXM; 4009 measured on the H200), the other kernels
 #                at `bench`, and scripts/bench-gpu-mapping.py; the tables of A, then of B (then of C...).
 # The builds go to WORK (default gpu-bin/ab, ignored by git): STAGE=bench after STAGE=check reuses them
 # when it finds them, that is on a machine still warm (the lent one stays so 30 s after a call); else it
@@ -71,9 +72,9 @@ else
   others=gemm,2mm,atax,bicg,mvt,gesummv,syrk,trisolv,lu-right-looking,cholesky,durbin,floyd-warshall
   for side in "${sides[@]}"; do
     echo "== $side"
-    python3 "$driver" bench "$work/$side" cuda --kernels $stencils --preset large --repeat 3 --bandwidth 3000 \
+    python3 "$driver" bench "$work/$side" cuda --kernels $stencils --preset large --repeat 3 --bandwidth ${BANDWIDTH:-3000} \
       --work "$work/run-$side"
-    python3 "$driver" bench "$work/$side" cuda --kernels $others --preset bench --repeat 3 --bandwidth 3000 \
+    python3 "$driver" bench "$work/$side" cuda --kernels $others --preset bench --repeat 3 --bandwidth ${BANDWIDTH:-3000} \
       --work "$work/run-$side" | tail -n +4
     timeout 150 python3 scripts/bench-gpu-mapping.py "$work/$side/gm" --repeat 5
   done

@@ -215,11 +215,14 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     }
     if (b.persistent) {
       Object p{{"pointsPerStep", b.persistent->pointsPerStep},
-               {"threadsMin", b.persistent->threadsMin},
                {"oneBlockThreadsMax", b.persistent->oneBlockThreadsMax},
                {"condition", b.persistent->condition},
                {"barriersPerStep", b.persistent->barriersPerStep},
                {"threadsPerPoint", b.persistent->threadsPerPoint}};
+      if (b.persistent->gridWide)
+        p["threadsMin"] = b.persistent->threadsMin;
+      else
+        p["oneBlockOnly"] = b.persistent->whyOneBlockOnly;
       if (b.persistent->chosen)
         p["chosen"] = *b.persistent->chosen;
       o["persistent"] = std::move(p);

@@ -50,6 +50,17 @@ static bool sumsAlone(const model::Model &model, const schedule::Band &band, con
          llvm::any_of(band.statements, [&](unsigned s) { return !model.statements[s].reductions.empty(); });
 }
 
+// Every band inside a host loop a thread a point, none reducing: its launches (CUDA) have an instance for
+// a grid with a thread for every point (polyc::rt::cuda::gridCovers), without the grid-stride loops the
+// persistent kernel keeps, and ran faster than the persistent kernel at every size that took it before
+// (PolyBench LARGE on the H200: jacobi-2d 1.6x its floor a step against 1.9x, heat-3d 1.9x against 2.7x,
+// fdtd-2d 1.3x against 1.6x; docs/performance.md). Such loops are persistent as one block only.
+static bool threadAPointOnly(const model::Model &model, const schedule::Band &band,
+                             const map::BandMapping &mapping, const allocate::BandAllocation &allocation) {
+  return mapping.persistentGroup == 1 && allocation.kind == AllocationKind::DataParallel &&
+         llvm::none_of(band.statements, [&](unsigned s) { return !model.statements[s].reductions.empty(); });
+}
+
 // A step of at most this many threads runs as a persistent kernel of one block, whose barriers are the
 // block's (__syncthreads, well under a launch's 1.8 us): 8 points a thread of its 256. Below it a launch
 // or a grid barrier costs far more than a step's work (jacobi-1d at N = 2000: 2000 points a step).
@@ -319,7 +330,7 @@ void Mapper::attachFollowers(unsigned band, Mapping &mapping) const {
 // The persistent form of a top-level host loop, or none with the reason in `why`.
 std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mapping &mapping, std::string &why) const {
   PersistentForm form;
-  bool constant = true;
+  bool constant = true, threadAPoint = true;
   int64_t largest = 0;
   std::vector<std::string> launches;
   for (unsigned b = band + 1; b < nodes_.size(); ++b) {
@@ -338,7 +349,11 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     }
     std::string points = pointsOfLaunch(b, mapping.bands[b].gridMembers);
     form.threadsPerPoint = std::max(form.threadsPerPoint, mapping.bands[b].persistentGroup);
-    form.gridWide = form.gridWide && !sumsAlone(model_, schedule_.bands[b], mapping.bands[b]);
+    if (sumsAlone(model_, schedule_.bands[b], mapping.bands[b]))
+      form.whyOneBlockOnly =
+          "a thread of a band inside sums a whole reduction alone: a launch is a small part "
+          "of its step, and a grid-wide persistent kernel ran slower";
+    threadAPoint = threadAPoint && threadAPointOnly(model_, schedule_.bands[b], mapping.bands[b], a);
     if (points.empty()) {
       why = "the points of band " + std::to_string(b) + "'s launches are not an affine expression of the params";
       return std::nullopt;
@@ -361,6 +376,11 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     why = "no launch inside";
     return std::nullopt;
   }
+  if (threadAPoint && form.whyOneBlockOnly.empty())
+    form.whyOneBlockOnly =
+        "every band inside is a thread a point: its launches, whose grid has a thread for every "
+        "point, ran faster than a grid-wide persistent kernel";
+  form.gridWide = form.whyOneBlockOnly.empty();
   form.threadsMin = PersistentThreadsMin;
   form.oneBlockThreadsMax = OneBlockThreadsMax;
   const std::string perPoint = form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "";
@@ -423,8 +443,7 @@ Mapping Mapper::run() {
                        "with block barriers when it takes at most " + std::to_string(form.oneBlockThreadsMax);
     if (!form.gridWide)
       rule = "one block with block barriers when the largest launch inside takes at most " +
-             std::to_string(form.oneBlockThreadsMax) + " threads (a thread of a band inside sums a whole "
-             "reduction alone: a launch is a small part of its step, and a grid-wide persistent kernel ran slower)";
+             std::to_string(form.oneBlockThreadsMax) + " threads (" + form.whyOneBlockOnly + ")";
     if (form.chosen)
       band.reason += "; " + rule + ": " + form.pointsPerStep + " points -> " +
                      (*form.chosen ? "persistent kernel" : "host loop");

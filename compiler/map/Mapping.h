@@ -30,8 +30,10 @@ struct PersistentForm {
   unsigned threadsPerPoint = 1; // the most threads a point of a band inside takes
   int64_t threadsMin = 0;       // the persistent kernel is chosen from pointsPerStep x threadsPerPoint threads
   int64_t oneBlockThreadsMax = 0; // and up to this many, as one block with block barriers
-  // False when a thread of a band inside sums a whole reduction alone: then only the one-block form.
+  // False when only the one-block form pays (whyOneBlockOnly): a thread of a band inside sums a whole
+  // reduction alone, or every band inside is a thread a point with no reduction.
   bool gridWide = true;
+  std::string whyOneBlockOnly;
   std::string condition;        // that choice as a C expression of the params ("true"/"false" when fixed)
   std::optional<bool> chosen;   // the choice when the params fix pointsPerStep; else made at run time
   unsigned barriersPerStep = 0; // grid barriers per iteration of the loop

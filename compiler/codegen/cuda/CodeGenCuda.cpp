@@ -214,6 +214,9 @@ public:
   // --mpi: the statement dimension of the shared band's member 0, when no loop of the rank's block encloses
   // the kernel (an instance isl puts outside them runs on the rank that owns its row).
   const std::map<unsigned, unsigned> *rowDims = nullptr;
+  // The kernel has the `polyc_covers` instance (CudaHostPrinter::covering): its grid loops stop after one
+  // iteration there.
+  bool covering = false;
 
 protected:
   std::string loopIndexType() const override { return IndexType; }
@@ -231,6 +234,8 @@ protected:
     bound_.insert(loop.member);
     printNode(node.body());
     bound_.erase(loop.member);
+    if (covering)
+      w_.line("if constexpr (polyc_covers) break;");
     w_.closeBlock();
   }
   void printStatementCall(const StatementCall &call) override {
@@ -574,6 +579,7 @@ private:
   std::string kernelArgs() const;
   std::optional<std::string> boundingExtent(const BandView &band, unsigned member) const;
   std::string extentOf(const BandView &band, unsigned member);
+  bool covering(const LoopView &loop, const std::map<unsigned, std::string> &axes, const RowsKernel *rows);
   std::string paramsExpr(const isl::pw_aff &aff) const;
   std::string wavefrontGroup(const BandView &band) const;
   std::optional<std::string> windowSumLength(const model::Statement &statement, const isl::set &domain) const;
@@ -931,11 +937,14 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
+  const bool covers = covering(loop, axes, rows);
   std::vector<std::string> templateParams;
   if (templated)
     templateParams.push_back("unsigned G");
   if (rows)
     templateParams.push_back("int " + std::string(CudaExprPrinter::RowsRun));
+  if (covers)
+    templateParams.push_back("bool polyc_covers");
   kw.line(kernelTemplate(templateParams));
   std::string kernelGroup = templated ? "G" : "1";
   std::string threads = kernelGroup == "1" ? std::to_string(ThreadsPerBlock)
@@ -943,6 +952,11 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
   kw.openBlock("__global__ void __launch_bounds__(" + threads + ") " + name + "(" + kernelParams() + ")");
   kernelPrologue(kw, kernelGroup);
   CudaKernelPrinter kp(*this, kw, program_, &band, axes, kernelGroup, rows);
+  kp.covering = covers;
+  if (covers)
+    kw.comment(
+        "polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis "
+        "runs once.");
   if (outsideRankBlock() && !inSharedBlock(loop))
     kp.rowDims = &program_.decomposition->bands.at(size_t(sharedBand_)).statementDims;
   for (auto &[member, axis] : axes) {
@@ -1014,15 +1028,18 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
   std::string what = kernelThreads(group, rows);
   w_.comment(loopComment(loop) + ": kernel " + name + " (" + what + ")");
   w_.openBlock("");
-  std::string grid = "grid";
+  std::string grid = "grid", covers;
   if (tiled(group, rows) && extentFor("y") != "1") {
     w_.line("const polyc::rt::cuda::Tile tile = polyc::rt::cuda::tileFor(" + extentFor("x") + ", " +
             extentFor("y") + ", " + extentFor("z") + ");");
     grid = "tile.grid";
     launchThreads = "tile.block";
+    covers = "tile.covers";
   } else {
     w_.line("const dim3 grid = polyc::rt::cuda::gridFor(" + extentFor("x") + ", " + pointsPerBlock + ", " +
             extentFor("y") + ", " + extentFor("z") + ");");
+    covers = "polyc::rt::cuda::gridCovers(grid, " + extentFor("x") + ", " + pointsPerBlock + ", " +
+             extentFor("y") + ", " + extentFor("z") + ")";
   }
   auto launch = [&](const std::string &kernel) {
     w_.line(kernel + "<<<" + grid + ", " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() +
@@ -1036,10 +1053,29 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
     std::vector<std::string> args{"decltype(polyc_run)::value"};
     launch(kernelInstance(name, args));
     w_.closeBlock(");");
+  } else if (covering(loop, axes, rows)) {
+    w_.openBlock("if (" + covers + ")");
+    launch(kernelInstance(name, {"true"}));
+    w_.elseBlock();
+    launch(kernelInstance(name, {"false"}));
+    w_.closeBlock();
   } else {
     launch(group != "1" ? kernelInstance(name, {group}) : kernelInstance(name));
   }
   w_.closeBlock();
+}
+
+// Whether the kernel at `loop` has an instance for a grid that covers its points (polyc::rt::cuda::
+// gridCovers): a thread a point (not a group, not the Rows variant), and every axis' extent known (the
+// outermost loop's trip count or the band's bounding box), so that the host can tell.
+bool CudaHostPrinter::covering(const LoopView &loop, const std::map<unsigned, std::string> &axes,
+                               const RowsKernel *rows) {
+  if (gpu_->group != "1" || rows)
+    return false;
+  for (auto &[member, axis] : axes)
+    if (!(member == loop.member && loopBound(loop)) && !boundingExtent(*gpu_->band, member))
+      return false;
+  return true;
 }
 
 void CudaHostPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node) {

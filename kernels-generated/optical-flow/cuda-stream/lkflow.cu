@@ -379,12 +379,13 @@ struct LkflowDeviceOf {
 };
 using LkflowDevice = LkflowDeviceOf<int64_t>;
 // Band 1 (S0, S1, S2), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band1Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -396,17 +397,20 @@ __global__ void __launch_bounds__(256) band1Kernel(const LkflowDeviceOf<polyc_in
       program.S0(t, y, x);
       program.S1(t, y, x);
       program.S2(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 2 (S3), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band2Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -416,17 +420,20 @@ __global__ void __launch_bounds__(256) band2Kernel(const LkflowDeviceOf<polyc_in
     // S3, band 2 dimension 1: x; carries no dependence; spread over the grid's x dimension
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S3(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 3 (S4, S5), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -437,17 +444,20 @@ __global__ void __launch_bounds__(256) band3Kernel(const LkflowDeviceOf<polyc_in
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S4(t, y, x);
       program.S5(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 4 (S6, S7), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band4Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -458,17 +468,20 @@ __global__ void __launch_bounds__(256) band4Kernel(const LkflowDeviceOf<polyc_in
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S6(t, y, x);
       program.S7(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 5 (S8, S9, S10, S11, S12), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band5Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -482,17 +495,20 @@ __global__ void __launch_bounds__(256) band5Kernel(const LkflowDeviceOf<polyc_in
       program.S10(t, y, x);
       program.S11(t, y, x);
       program.S12(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 6 (S13, S14, S15, S16, S17), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band6Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -507,17 +523,20 @@ __global__ void __launch_bounds__(256) band6Kernel(const LkflowDeviceOf<polyc_in
       program.S15(t, y, x);
       program.S16(t, y, x);
       program.S17(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 7 (S18, S19, S20), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band7Kernel(const LkflowDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index T = program.T;
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -529,7 +548,9 @@ __global__ void __launch_bounds__(256) band7Kernel(const LkflowDeviceOf<polyc_in
       program.S18(t, y, x);
       program.S19(t, y, x);
       program.S20(t, y, x);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
@@ -591,8 +612,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band1Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
+        if (tile.covers) {
+          band1Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
+        } else {
+          band1Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band1Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 2 (S3): data-parallel\n");
@@ -600,8 +626,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band2Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
+        if (tile.covers) {
+          band2Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
+        } else {
+          band2Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band2Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 3 (S4, S5): data-parallel\n");
@@ -609,8 +640,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band3Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+        if (tile.covers) {
+          band3Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+        } else {
+          band3Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 4 (S6, S7): data-parallel\n");
@@ -618,8 +654,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band4Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
+        if (tile.covers) {
+          band4Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
+        } else {
+          band4Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 5 (S8, S9, S10, S11, S12): data-parallel\n");
@@ -628,8 +669,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band5Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
+        if (tile.covers) {
+          band5Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
+        } else {
+          band5Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band5Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 6 (S13, S14, S15, S16, S17): data-parallel\n");
@@ -638,8 +684,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band6Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+        if (tile.covers) {
+          band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+        } else {
+          band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+        }
       }
       if (polyc::rt::cuda::verbose())
         std::fprintf(stderr, "polyc: band 7 (S18, S19, S20): data-parallel\n");
@@ -647,8 +698,13 @@ private:
       {
         const polyc::rt::cuda::Tile tile
             = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-        band7Kernel<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
-        POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+        if (tile.covers) {
+          band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+        } else {
+          band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, t);
+          POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+        }
       }
       polyc_steps->afterStep(t);
     }

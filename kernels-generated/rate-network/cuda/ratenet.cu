@@ -145,16 +145,18 @@ struct RatenetDeviceOf {
 };
 using RatenetDevice = RatenetDeviceOf<int64_t>;
 // Band 0 (S0), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band0Kernel(const RatenetDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index N = program.N;
   [[maybe_unused]] const polyc_index C = program.C;
   [[maybe_unused]] const polyc_index T = program.T;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S0, band 0 dimension 0: j; carries no dependence; spread over the grid's x dimension
   for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S0(j);
+    if constexpr (polyc_covers) break;
   }
 }
 
@@ -195,31 +197,35 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
 }
 
 // Band 2 (S1), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band2Kernel1(const RatenetDeviceOf<polyc_index> program,
     const polyc_index t) {
   [[maybe_unused]] const polyc_index N = program.N;
   [[maybe_unused]] const polyc_index C = program.C;
   [[maybe_unused]] const polyc_index T = program.T;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S1, band 2 dimension 0: j; carries no dependence; spread over the grid's x dimension
   for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S1(t, j);
+    if constexpr (polyc_covers) break;
   }
 }
 
 // Band 3 (S2), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band3Kernel(const RatenetDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index N = program.N;
   [[maybe_unused]] const polyc_index C = program.C;
   [[maybe_unused]] const polyc_index T = program.T;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
       = polyc_index(gridDim.x) * blockDim.x;
   // S2, band 3 dimension 0: j; carries no dependence; spread over the grid's x dimension
   for (polyc_index j = 0 + firstX; j < N; j += strideX) {
     program.S2(j);
+    if constexpr (polyc_covers) break;
   }
 }
 
@@ -286,8 +292,13 @@ private:
       // S0, band 0 dimension 0: j; carries no dependence: kernel band0Kernel (one thread per point)
       {
         const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-        band0Kernel<polyc_index><<<grid, 256, 0, stream>>>(program);
-        POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        if (polyc::rt::cuda::gridCovers(grid, std::max<int64_t>(1, (N) - (0)), 256, 1, 1)) {
+          band0Kernel<true, polyc_index><<<grid, 256, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        } else {
+          band0Kernel<false, polyc_index><<<grid, 256, 0, stream>>>(program);
+          POLYC_CUDA_CHECK_LAUNCH("band0Kernel");
+        }
       }
     }
     // Band 1 (S1): one persistent kernel when the largest launch inside an iteration takes at least 262144
@@ -313,8 +324,13 @@ private:
     // S2, band 3 dimension 0: j; carries no dependence: kernel band3Kernel (one thread per point)
     {
       const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-      band3Kernel<polyc_index><<<grid, 256, 0, stream>>>(program);
-      POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+      if (polyc::rt::cuda::gridCovers(grid, std::max<int64_t>(1, (N) - (0)), 256, 1, 1)) {
+        band3Kernel<true, polyc_index><<<grid, 256, 0, stream>>>(program);
+        POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+      } else {
+        band3Kernel<false, polyc_index><<<grid, 256, 0, stream>>>(program);
+        POLYC_CUDA_CHECK_LAUNCH("band3Kernel");
+      }
     }
   }
 
@@ -380,8 +396,13 @@ private:
         // S1, band 2 dimension 0: j; carries no dependence: kernel band2Kernel1 (one thread per point)
         {
           const dim3 grid = polyc::rt::cuda::gridFor(std::max<int64_t>(1, (N) - (0)), 256, 1, 1);
-          band2Kernel1<polyc_index><<<grid, 256, 0, stream>>>(program, t);
-          POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
+          if (polyc::rt::cuda::gridCovers(grid, std::max<int64_t>(1, (N) - (0)), 256, 1, 1)) {
+            band2Kernel1<true, polyc_index><<<grid, 256, 0, stream>>>(program, t);
+            POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
+          } else {
+            band2Kernel1<false, polyc_index><<<grid, 256, 0, stream>>>(program, t);
+            POLYC_CUDA_CHECK_LAUNCH("band2Kernel1");
+          }
         }
       }
     }

@@ -271,11 +271,12 @@ __global__ void __launch_bounds__(256) band0Rows(const Iir2dDeviceOf<polyc_index
 }
 
 // Band 0 (S1), data-parallel: one thread per point.
-template <typename polyc_index>
+template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
   [[maybe_unused]] const polyc_index M = program.M;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
   const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
@@ -285,7 +286,9 @@ __global__ void __launch_bounds__(256) band0Kernel1(const Iir2dDeviceOf<polyc_in
     // S1, band 0 dimension 1: j; carries no dependence; spread over the grid's x dimension
     for (polyc_index j = 0 + firstX; j < W; j += strideX) {
       program.S1(i, j);
+      if constexpr (polyc_covers) break;
     }
+    if constexpr (polyc_covers) break;
   }
 }
 
@@ -396,8 +399,13 @@ private:
         {
           const polyc::rt::cuda::Tile tile
               = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-          band0Kernel1<polyc_index><<<tile.grid, tile.block, 0, stream>>>(program);
-          POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+          if (tile.covers) {
+            band0Kernel1<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program);
+            POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+          } else {
+            band0Kernel1<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program);
+            POLYC_CUDA_CHECK_LAUNCH("band0Kernel1");
+          }
         }
       }
     }

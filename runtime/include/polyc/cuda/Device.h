@@ -127,15 +127,28 @@ inline dim3 gridFor(int64_t x, int64_t pointsPerBlock, int64_t y = 1, int64_t z 
 // block read from one row only; 32 x 8 idles 8 of 128 there, and its rows share the cache lines of their
 // neighbours' reads. Fewer rows than TileY take fewer rows a block, so a single row keeps 256 x 1.
 inline constexpr unsigned TileThreads = 256, TileY = 8;
+
+// Whether `grid`, of `pointsPerBlock` threads a block along x, has a thread for every point of an x by y
+// by z launch (y and z in blocks): each thread then takes at most one point along each axis, and a
+// kernel's grid-stride loops run once. The kernels have an instance for that (`polyc_covers`), whose loops
+// stop after their first iteration: without the loops' back edges heat-3d's step kernel ran 1.3x faster
+// on the H200 (docs/performance.md). gridFor clamps a grid too large for the device; then they loop.
+inline bool gridCovers(dim3 grid, int64_t x, int64_t pointsPerBlock, int64_t y = 1, int64_t z = 1) {
+  return int64_t(grid.x) * pointsPerBlock >= x && int64_t(grid.y) >= y && int64_t(grid.z) >= z;
+}
+
 struct Tile {
   dim3 grid, block;
+  bool covers = false; // gridCovers: a thread for every point
 };
 inline Tile tileFor(int64_t x, int64_t y, int64_t z = 1) {
   unsigned rows = 1;
   while (rows < TileY && int64_t(rows) < y)
     rows *= 2;
   const unsigned columns = TileThreads / rows;
-  return {gridFor(x, columns, (y + rows - 1) / rows, z), dim3(columns, rows)};
+  const int64_t blockRows = (y + rows - 1) / rows;
+  const dim3 grid = gridFor(x, columns, blockRows, z);
+  return {grid, dim3(columns, rows), gridCovers(grid, x, columns, blockRows, z)};
 }
 
 // The threads per output of a reduction of `length` terms at each of `outputs` outputs (seed 001: from
