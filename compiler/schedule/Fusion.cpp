@@ -253,16 +253,15 @@ PieceMerge fuseSiblingDefinitions(const Model &model, PieceMerge merged, unsigne
       }
     }
     // Pairs of single statements are package execution's (findFusionGroups): a run here holds pieces.
+    // Without one, the next component may still start a run of its own.
     bool hasPieces = llvm::any_of(run, [](const std::vector<unsigned> &member) { return member.size() > 1; });
     if (run.size() < 2 || !hasPieces) {
-      for (size_t k = c; k < c + run.size(); ++k) {
-        result.components.push_back(components[k]);
-        auto own =
-            llvm::find_if(merged.groups, [&](const FusionGroup &g) { return g.statements == components[k]; });
-        if (own != merged.groups.end())
-          result.groups.push_back(*own);
-      }
-      c += run.size();
+      result.components.push_back(components[c]);
+      auto own =
+          llvm::find_if(merged.groups, [&](const FusionGroup &g) { return g.statements == components[c]; });
+      if (own != merged.groups.end())
+        result.groups.push_back(*own);
+      ++c;
       continue;
     }
     FusionGroup group;
