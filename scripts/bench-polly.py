@@ -123,6 +123,10 @@ def main():
         sys.exit(f"bench-polly: {args.polybench_dir} is not a PolyBench/C checkout (no utilities/polybench.c)")
     if shutil.which(CLANG) is None:
         sys.exit(f"bench-polly: {CLANG} not found (apt-get install clang-19 libomp-19-dev)")
+    probe = subprocess.run([CLANG, "-fopenmp", "-x", "c", "-fsyntax-only", "-"], input="#include <omp.h>\n",
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        sys.exit(f"bench-polly: {CLANG} -fopenmp finds no omp.h (apt-get install libomp-19-dev)")
     kernels = args.kernels.split(",") if args.kernels else sorted(SOURCES)
     march = [f"-march={args.march}"] if args.march else []
     polyc_march = [f"--march={args.march}"] if args.march else []

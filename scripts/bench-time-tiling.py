@@ -4,7 +4,7 @@ on the same executable (POLYC_TIME_TILE=0 and 1), at PolyBench's MEDIUM and LARG
 last-level cache. Prints a markdown table: seconds (median of --repeat runs) and step / tiled.
 
   scripts/bench-time-tiling.py [--polyc build/compiler/driver/polyc] [--repeat 3] [--work DIR]
-                               [--time-tile S,W] [--kernels seidel-2d,...]
+                               [--time-tile S,W] [--march CPU] [--kernels seidel-2d,...]
 """
 import argparse
 import json
@@ -16,6 +16,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLYBENCH = os.path.join(ROOT, "test", "polybench")
 CASES = [
+    ("jacobi-1d", "N=400,T=100"),
+    ("jacobi-1d", "N=2000,T=500"),
+    ("jacobi-1d", "N=4000000,T=100"),
+    ("jacobi-1d", "N=16000000,T=100"),
     ("jacobi-2d", "N=250,T=100"),
     ("jacobi-2d", "N=1300,T=500"),
     ("jacobi-2d", "N=2800,T=100"),
@@ -23,6 +27,9 @@ CASES = [
     ("fdtd-2d", "NX=200,NY=240,T=100"),
     ("fdtd-2d", "NX=1000,NY=1200,T=500"),
     ("fdtd-2d", "NX=2800,NY=2800,T=100"),
+    ("heat-3d", "N=40,T=100"),
+    ("heat-3d", "N=120,T=500"),
+    ("heat-3d", "N=250,T=100"),
     ("seidel-2d", "N=400,T=100"),
     ("seidel-2d", "N=2000,T=500"),
 ]
@@ -41,8 +48,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", default=tempfile.mkdtemp(prefix="bench-time-tiling-"))
     ap.add_argument("--time-tile", help="sizes for polyc's --time-tile")
+    ap.add_argument("--march", help="polyc build --march (native, x86-64-v3, ...); default the baseline")
     ap.add_argument("--kernels", help="comma-separated kernels (default: all)")
     args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
     cases = [c for c in CASES if not args.kernels or c[0] in args.kernels.split(",")]
     python = python_with_numpy()
     exes = {}
@@ -51,6 +60,8 @@ def main():
         cmd = [args.polyc, "build", os.path.join(POLYBENCH, kernel + ".poly"), "--target=cpu", "-o", exe]
         if args.time_tile:
             cmd.append("--time-tile=" + args.time_tile)
+        if args.march:
+            cmd.append("--march=" + args.march)
         subprocess.run(cmd, check=True)
         exes[kernel] = exe
     print("| kernel | sizes | step by step s | time-tiled s | step / tiled |")

@@ -113,29 +113,33 @@ if stage e2e; then
     run_case "${H}x$W M=$M flexible (decoupled)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=1 -- "$auto"
     run_case "${H}x$W M=$M flexible (term tables)" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_DECOUPLED=0 -- "$auto"
   done
-  # run_verbose ENV... -- PATTERN: the verbose launch lines of $case_dir's run contain PATTERN.
+  # need_case H W M: make_case, a failure counted (a check skipped silently would shrink the count).
+  need_case() { make_case "$@" || { fail "inputs $1x$2 M=$3"; return 1; }; }
+  # run_verbose ENV... -- PATTERN: the verbose launch lines of $case_dir's run contain PATTERN. (grep reads
+  # them all: `grep -q` would stop at the match, and under pipefail the run's SIGPIPE on its next line would
+  # fail the check; the H200 run of session 42 failed "64x8192 M=17" so.)
   run_verbose() {
     local envs=()
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done
     env "${envs[@]}" POLYC_CUDA_WAVEFRONT=flexible POLYC_CUDA_VERBOSE=1 "$auto" --in x="$case_dir/x.npy" \
-      --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 | grep -q -- "$2"
+      --in a="$case_dir/a.npy" --in b="$case_dir/b.npy" --out y="$case_dir/y.npy" 2>&1 | grep -- "$2" >/dev/null
   }
   # More strips of 16 (512) than blocks can be resident (264 on an H100, two an SM): the term tables' wide
   # 8 x 32 shape (Device.h, WideTermTableShape), whose 256 strips the verbose launch line reports.
-  make_case 64 8192 17 && run_case "64x8192 M=17 flexible (term tables, wide strips)" POLYC_CUDA_WAVEFRONT=flexible \
+  need_case 64 8192 17 && run_case "64x8192 M=17 flexible (term tables, wide strips)" POLYC_CUDA_WAVEFRONT=flexible \
     POLYC_CUDA_DECOUPLED=0 -- "$auto"
   run_verbose POLYC_CUDA_DECOUPLED=0 -- "columns 256)" && pass || fail "64x8192 M=17: the wide strip shape was not chosen"
   # The default takes the decoupled step wherever it is built for (Device.h, decoupledStepBuiltFor):
   # windows 2 to 32, never beyond.
   run_verbose -- "decoupled step, window 17, 4 lanes x 96 columns" && pass || fail "64x8192 M=17: not the decoupled step"
-  make_case 64 2048 2 && { run_verbose -- "decoupled step, window 2, 1 lanes x 128 columns" && pass ||
+  need_case 64 2048 2 && { run_verbose -- "decoupled step, window 2, 1 lanes x 128 columns" && pass ||
     fail "64x2048 M=2: not the decoupled step"; }
-  make_case 64 2048 9 && { run_verbose -- "decoupled step, window 9, 4 lanes x 96 columns" && pass ||
+  need_case 64 2048 9 && { run_verbose -- "decoupled step, window 9, 4 lanes x 96 columns" && pass ||
     fail "64x2048 M=9: not the decoupled step"; }
-  make_case 97 131 20 && { run_verbose -- "decoupled step, window 20, 16 lanes x 32 columns" && pass ||
+  need_case 97 131 20 && { run_verbose -- "decoupled step, window 20, 16 lanes x 32 columns" && pass ||
     fail "97x131 M=20: not the decoupled step"; }
-  make_case 70 100 33 && { run_verbose POLYC_CUDA_DECOUPLED=1 -- "decoupled step" && fail "70x100 M=33: the decoupled step" || pass; }
-  make_case 300 257 5
+  need_case 70 100 33 && { run_verbose POLYC_CUDA_DECOUPLED=1 -- "decoupled step" && fail "70x100 M=33: the decoupled step" || pass; }
+  need_case 300 257 5
   for lanes in 4 8 16 32; do
     for publish in 1 3; do
       run_case "300x257 M=5 flexible lanes $lanes publish $publish" POLYC_CUDA_WAVEFRONT=flexible \

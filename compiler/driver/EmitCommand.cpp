@@ -57,7 +57,7 @@ static cl::opt<std::string> sharedTile(
 static cl::opt<std::string> sharedTimeTile(
     "time-tile",
     cl::desc("Time tiles of iterated stencils on the CPU target: S,W (steps, then rows of the skewed "
-             "space), or none (default: 16,64)"),
+             "space), or none (default: 16,64; 64,8192 for a 1-D stencil)"),
     cl::value_desc("sizes|none"), cl::sub(EmitCommand), cl::sub(BuildCommand));
 static cl::list<std::string> sharedParams("param", cl::desc("Fix a parameter at compile time: NAME=VALUE"),
                                           cl::value_desc("NAME=VALUE"), cl::sub(EmitCommand),

@@ -21,10 +21,8 @@ using model::Model;
 
 namespace {
 
-// The skewed bands time tiling takes: the time step and two space dimensions. Measured
-// (docs/performance.md, "Time tiling"): a 1-D stencil's tiles, one element a point, ran 3 to 4x slower
-// than its steps; a 3-D one's storage check took minutes.
-constexpr unsigned SkewedMembers = 3;
+// The skewed bands time tiling takes: the time step and one to three space dimensions.
+constexpr unsigned MinSkewedMembers = 2, MaxSkewedMembers = 4;
 
 // The statements with instances under `node`, by index into Model::statements.
 std::vector<unsigned> statementsUnder(const Model &model, const isl::schedule_node &node) {
@@ -224,7 +222,7 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
   auto band = top.as<isl::schedule_node_band>();
   if (!band.permutable() || statementsUnder(model, top) != stmts)
     return std::nullopt;
-  if (band.n_member() != SkewedMembers)
+  if (band.n_member() < MinSkewedMembers || band.n_member() > MaxSkewedMembers)
     return std::nullopt;
   // The first member must advance with the time step and not with space: (t, 2t + i, ...) and not
   // (2t + i, ...), whose tiles would not be the time tiles the wavefront below assumes.
@@ -233,11 +231,21 @@ std::optional<isl::schedule> skewedBand(const Model &model, const analysis::Depe
   return result;
 }
 
-// The tile sizes: the time step's and the first space member's (options.sizes, else 16 x 64). The last
-// member is the step's innermost loop and stays whole (unit stride, vectorised).
-std::vector<int64_t> tileSizes(const TimeTilingOptions &options) {
+isl::schedule_node_band skewedBandOf(const isl::schedule &skewed) {
+  return skewed.root().child(0).as<isl::schedule_node_band>();
+}
+
+// The tile sizes: the time step's and the first space member's (options.sizes, else by the stencil's
+// dimensions: a tile's point is a row of a 2-D stencil, a plane of a 3-D one, an element of a 1-D one).
+// Measured on a 2-core EPYC (docs/performance.md, "Time tiling"): 16 x 64 for 2-D; 64 x 8192 for 1-D;
+// 8 x 16 for 3-D, whose 16 x 64 tiles of planes outgrow the caches (heat-3d at 250^3: 1.01x the steps,
+// 1.30x with 8 x 16). The last member of a 2-D stencil is the step's innermost loop and stays whole
+// (unit stride, vectorised).
+std::vector<int64_t> tileSizes(const TimeTilingOptions &options, unsigned skewedMembers) {
   if (options.sizes.empty())
-    return {16, 64};
+    return skewedMembers == 2   ? std::vector<int64_t>{64, 8192}
+           : skewedMembers == 4 ? std::vector<int64_t>{8, 16}
+                                : std::vector<int64_t>{16, 64};
   return {options.sizes[0], options.sizes.size() > 1 ? options.sizes[1] : options.sizes[0]};
 }
 
@@ -250,8 +258,12 @@ isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOpt
   isl::ctx ctx = schedule.ctx();
   isl_options_set_tile_scale_tile_loops(ctx.get(), 0);
   isl_options_set_tile_shift_point_loops(ctx.get(), 0);
-  auto band = schedule.root().child(0).as<isl::schedule_node_band>();
-  std::vector<int64_t> sizes = tileSizes(options);
+  auto band = skewedBandOf(schedule);
+  std::vector<int64_t> sizes = tileSizes(options, band.n_member());
+  // A 1-D stencil's points along the row are single elements: there a tile's point is a step, and the
+  // step's own loop, bounded by the tile, runs each statement's part of the row in turn (one element a
+  // point, its statements interleaved, ran 3 to 4x slower than the steps; docs/performance.md).
+  bool pointIsAStep = region == Region::Steps && band.n_member() == sizes.size();
   if (band.n_member() > sizes.size()) {
     isl::schedule_node rest = band.split(static_cast<int>(sizes.size())).child(0);
     if (region == Region::Steps)
@@ -269,6 +281,8 @@ isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOpt
   auto points = wavefront.child(0).as<isl::schedule_node_band>();
   for (unsigned m = 0; m < sizes.size(); ++m)
     points = points.member_set_coincident(static_cast<int>(m), false);
+  if (pointIsAStep)
+    return isl::manage(isl_schedule_node_cut(points.split(1).child(0).release())).schedule();
   return points.schedule();
 }
 
@@ -403,7 +417,8 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
       continue;
     isl::union_map order = deps.validity().unite(slotReuse(model, schedule, stmts));
     std::optional<isl::schedule> skewed = skewedBand(model, deps, stmts, order);
-    if (!skewed)
+    // A sweep's tile point runs the band's last member whole, in order: a member after the two tiled.
+    if (!skewed || (region == Region::Sweep && skewedBandOf(*skewed).n_member() < 3))
       continue;
     isl::schedule tiled = tileAsWavefront(*skewed, options, region);
     // Inside a tile's point (t, x), a step's statements as the step-by-step schedule runs them: its
@@ -450,14 +465,13 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
     schedule.bands.insert(schedule.bands.begin() + k, bands.begin(), bands.end());
 
     std::string skew;
-    for (const std::string &name :
-         describeBand(model, skewed->root().child(0).as<isl::schedule_node_band>()).dimNames)
+    for (const std::string &name : describeBand(model, skewedBandOf(*skewed)).dimNames)
       skew += (skew.empty() ? "" : ", ") + name;
     TimeTiledRegion info;
     info.param = param;
     info.stepExtents = std::move(*extents);
     info.description = "band " + std::to_string(k) + " over " + statementList(model, stmts) + ": (" + skew +
-                       ") in tiles of " + sizeList(tileSizes(options)) +
+                       ") in tiles of " + sizeList(tileSizes(options, skewedBandOf(*skewed).n_member())) +
                        ", wavefronts of tiles in parallel, when a step is large";
     schedule.timeTiled.insert(schedule.timeTiled.begin(), std::move(info));
     ++rewritten;

@@ -327,9 +327,11 @@ def compare(ref, got, tol_ty=None):
     extreme = fin & ~inf_r & (np.abs(r) > EXTREME)
     tol = TOL[tol_ty if tol_ty in TOL else ty]
     scale = max(1.0, float(np.abs(r[regular]).max()) if regular.any() else 1.0)
-    err = np.where(regular, np.abs(g - r), 0.0)
-    # Extreme values (an empty max/min) must be the same value, relatively.
-    err_x = np.where(extreme, np.abs(g - r) / np.maximum(np.abs(r), 1.0), 0.0)
+    # g - r is taken everywhere and masked after: equal infinities give NaN there, which the masks drop.
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(regular, np.abs(g - r), 0.0)
+        # Extreme values (an empty max/min) must be the same value, relatively.
+        err_x = np.where(extreme, np.abs(g - r) / np.maximum(np.abs(r), 1.0), 0.0)
     worst = float(err.max()) / scale
     if worst > tol or (extreme.any() and float(err_x.max()) > tol):
         if worst > tol:

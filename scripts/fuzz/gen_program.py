@@ -165,7 +165,9 @@ class Polyc:
 
     def __init__(self, path=DEFAULT_POLYC):
         self.path = path
-        self.dir = tempfile.mkdtemp(prefix="polyc-fuzz-check-")
+        # Removed when this object goes (or at exit): a long fuzz run makes one per program.
+        self._dir = tempfile.TemporaryDirectory(prefix="polyc-fuzz-check-")
+        self.dir = self._dir.name
         self.calls = 0
 
     def check(self, text, filename="prog.poly"):

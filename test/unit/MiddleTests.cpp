@@ -593,14 +593,41 @@ TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
   EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
 }
 
-TEST(TimeTiling, OneDimensionalStencilsAndHyperplanesAreLeftAlone) {
-  for (int neighbour : {0, 1}) {
-    ModelBuilder b("[N, T]", "N >= 0 and T >= 1");
-    stepModel(b, neighbour);
+TEST(TimeTiling, AOneDimensionalStencilsTilePointIsAStep) {
+  // r[t, j] from r[t - 1, j] and r[t - 1, j + 1], its last element copied from one or two steps before
+  // (the pieces of r's definition: one band of steps, as jacobi-1d has): a tile's points along the row
+  // would be single elements, so the points band is the step alone, and the step's own loops over j run
+  // under it, bounded by the tile.
+  for (int64_t last : {0, 1}) {
+    ModelBuilder b("[N, T]", "N >= 1 and T >= 1");
+    b.array("r0", "r0[a] : 0 <= a < N", ast::ArrayKind::Input);
+    b.array("r", "r[a, c] : 0 <= a < T and 0 <= c < N", ast::ArrayKind::Local);
+    b.array("rT", "rT[a] : 0 <= a < N", ast::ArrayKind::Output);
+    b.statement({"j"}, "S0[j] : 0 <= j < N", "S0[j] -> r[0, j]", {"S0[j] -> r0[j]"});
+    b.statement({"t", "j"}, "S1[t, j] : 1 <= t < T and 0 <= j < N - 1", "S1[t, j] -> r[t, j]",
+                {"S1[t, j] -> r[t - 1, j]", "S1[t, j] -> r[t - 1, j + 1]"});
+    b.statement({"t", "j"}, "S2[t, j] : 1 <= t < T and j = N - 1", "S2[t, j] -> r[t, j]",
+                {"S2[t, j] -> r[t - " + std::to_string(1 + last) + ", j] : t > " + std::to_string(last)});
+    b.statement({"j"}, "S3[j] : 0 <= j < N", "S3[j] -> rT[j]", {"S3[j] -> r[T - 1, j]"});
     std::optional<Scheduled> s = scheduled(b);
     ASSERT_TRUE(s);
-    EXPECT_EQ(schedule::timeTile(b.model, s->deps, s->schedule, timeTiles({})), 0u);
+    ASSERT_EQ(schedule::timeTile(b.model, s->deps, s->schedule, timeTiles({})), 1u);
+    EXPECT_NE(s->schedule.timeTiled[0].description.find("tiles of 64 x 8192"), std::string::npos)
+        << s->schedule.timeTiled[0].description;
+    auto wave = llvm::find_if(s->schedule.bands, [](const schedule::Band &band) {
+      return !band.dimNames.empty() && band.dimNames[0] == "wave";
+    });
+    ASSERT_NE(wave, s->schedule.bands.end());
+    ASSERT_NE(wave + 1, s->schedule.bands.end());
+    EXPECT_EQ((wave + 1)->coincident, (std::vector<bool>{false})) << "the points: t alone";
+    ASSERT_NE(wave + 2, s->schedule.bands.end());
+    EXPECT_EQ((wave + 2)->coincident, (std::vector<bool>{true})) << "the step's j";
+    EXPECT_EQ(errorText(schedule::verifySchedule(b.model, s->deps, s->schedule)), "");
+    EXPECT_EQ(errorText(schedule::verifyStorage(b.model, s->deps, s->schedule)), "");
   }
+}
+
+TEST(TimeTiling, RecurrencesScheduledByHyperplanesAreLeftAlone) {
   ModelBuilder b("[H, W, M]", "M = 2 and H >= 0 and W >= 0");
   iir(b);
   std::optional<Scheduled> s = scheduled(b);
