@@ -84,35 +84,23 @@ bool readsAFewElements(const model::Statement &stmt) {
          });
 }
 
-// What time tiling may replace at a band node, over statements outside any repeat block that read a few
-// elements each:
-// - Steps: the time loop of a region of steps (one sequential member, the statements' time dimension,
-//   with only parallel bands below it: Jacobi, heat, FDTD). Inside a tile's point, a step's own loops
-//   run as the step-by-step schedule has them.
-// - Sweep: the hyperplane band of an in-place sweep (seidel-2d's (4t + 2i + j, t, i)), whose members
-//   after the first are parallel. Its skewed band has no parallel member; inside a tile's point, its
-//   last member runs whole, in order.
-enum class Region { None, Steps, Sweep };
-
-Region tiledRegion(const Model &model, const isl::schedule_node &node, const Band &info) {
-  if (!node.isa<isl::schedule_node_band>() || info.isSequentialRepeat)
-    return Region::None;
+// Whether time tiling may replace the band at `node`: the time loop of a region of steps (one sequential
+// member, the statements' time dimension, with only parallel bands below it: Jacobi, heat, FDTD), over
+// statements outside any repeat block that read a few elements each. Inside a tile's point, a step's own
+// loops run as the step-by-step schedule has them. (An in-place sweep's hyperplane band, seidel-2d's, was
+// tiled too, until its hyperplane form got faster than its tiles: 0.25x at MEDIUM, 0.44x at LARGE,
+// docs/performance.md "Time tiling".)
+bool isStepRegion(const Model &model, const isl::schedule_node &node, const Band &info) {
+  if (!node.isa<isl::schedule_node_band>() || info.isSequentialRepeat || !info.hyperplane.empty())
+    return false;
   auto band = node.as<isl::schedule_node_band>();
   std::vector<unsigned> stmts = statementsUnder(model, node);
   if (stmts.empty() || llvm::any_of(stmts, [&](unsigned s) {
         return model.statements[s].repeatDims != 0 || !readsAFewElements(model.statements[s]);
       }))
-    return Region::None;
-  if (!onlyParallelBandsBelow(node))
-    return Region::None;
-  if (!info.hyperplane.empty())
-    return band.n_member() >= 2 &&
-                   llvm::all_of(llvm::drop_begin(info.coincident), [](bool parallel) { return parallel; })
-               ? Region::Sweep
-               : Region::None;
-  if (band.n_member() != 1 || band.member_get_coincident(0) || !isTimeMember(band, stmts))
-    return Region::None;
-  return Region::Steps;
+    return false;
+  return onlyParallelBandsBelow(node) && band.n_member() == 1 && !band.member_get_coincident(0) &&
+         isTimeMember(band, stmts);
 }
 
 // { A[a] -> A[a'] : a'_dim = a_dim + window, the other indices equal }: the element that a folded
@@ -251,10 +239,9 @@ std::vector<int64_t> tileSizes(const TimeTilingOptions &options, unsigned skewed
 
 // The first two members of `schedule`'s top band (the time step and the first skewed space member) cut
 // into tiles (tileSizes), the tile loops made a wavefront: (tile of t + tile of x, tile of x), the second
-// member parallel; below them the tile's points along those two members, then, for a sweep, its other
-// member, in order (for steps it is dropped: the step's own loops go there instead).
-isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options,
-                              Region region) {
+// member parallel; below them the tile's points along those two members (along t alone for a 1-D
+// stencil). The band's other members are dropped: the step's own loops go there instead.
+isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOptions &options) {
   isl::ctx ctx = schedule.ctx();
   isl_options_set_tile_scale_tile_loops(ctx.get(), 0);
   isl_options_set_tile_shift_point_loops(ctx.get(), 0);
@@ -263,12 +250,10 @@ isl::schedule tileAsWavefront(const isl::schedule &schedule, const TimeTilingOpt
   // A 1-D stencil's points along the row are single elements: there a tile's point is a step, and the
   // step's own loop, bounded by the tile, runs each statement's part of the row in turn (one element a
   // point, its statements interleaved, ran 3 to 4x slower than the steps; docs/performance.md).
-  bool pointIsAStep = region == Region::Steps && band.n_member() == sizes.size();
+  bool pointIsAStep = band.n_member() == sizes.size();
   if (band.n_member() > sizes.size()) {
     isl::schedule_node rest = band.split(static_cast<int>(sizes.size())).child(0);
-    if (region == Region::Steps)
-      rest = isl::manage(isl_schedule_node_cut(rest.copy()));
-    band = rest.parent().as<isl::schedule_node_band>();
+    band = isl::manage(isl_schedule_node_cut(rest.release())).parent().as<isl::schedule_node_band>();
   }
   isl_multi_val *values = isl_multi_val_zero(band.partial_schedule().space().release());
   for (size_t m = 0; m < sizes.size(); ++m)
@@ -408,8 +393,7 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
   // From the last band to the first, so that rewriting one leaves the earlier ones' indices as they are.
   for (unsigned k = static_cast<unsigned>(schedule.bands.size()); k-- > 0;) {
     std::optional<isl::schedule_node> node = bandNode(schedule.tree, k);
-    Region region = node ? tiledRegion(model, *node, schedule.bands[k]) : Region::None;
-    if (region == Region::None)
+    if (!node || !isStepRegion(model, *node, schedule.bands[k]))
       continue;
     std::vector<unsigned> stmts = statementsUnder(model, *node);
     std::optional<std::vector<std::vector<isl::pw_aff>>> extents = stepExtents(model, stmts);
@@ -417,10 +401,9 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
       continue;
     isl::union_map order = deps.validity().unite(slotReuse(model, schedule, stmts));
     std::optional<isl::schedule> skewed = skewedBand(model, deps, stmts, order);
-    // A sweep's tile point runs the band's last member whole, in order: a member after the two tiled.
-    if (!skewed || (region == Region::Sweep && skewedBandOf(*skewed).n_member() < 3))
+    if (!skewed)
       continue;
-    isl::schedule tiled = tileAsWavefront(*skewed, options, region);
+    isl::schedule tiled = tileAsWavefront(*skewed, options);
     // Inside a tile's point (t, x), a step's statements as the step-by-step schedule runs them: its
     // loops over the other dimensions, parallel and unit-stride (one row of jacobi-2d a point).
     isl::schedule_node step = node->child(0);
@@ -442,13 +425,12 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
     node = bandNode(schedule.tree, k);
     isl::schedule_node sequence = isl::manage(isl_schedule_node_cut(node->copy())).insert_sequence(filters);
     isl::schedule_node wave = graft(sequence.child(0).child(0), tiled.root().child(0));
-    if (region == Region::Steps)
-      wave = graft(wave.child(0).child(0), step).parent().parent();
+    wave = graft(wave.child(0).child(0), step).parent().parent();
     sequence = graft(wave.parent().parent().child(1).child(0), *node).parent().parent();
     schedule.tree = sequence.schedule();
 
-    // The bands in pre-order: the wavefront and the tile's points (new), the step's (copied) or the
-    // sweep's last member (new), then the region's as they were.
+    // The bands in pre-order: the wavefront and the tile's points (new), the step's (copied), then the
+    // region's as they were.
     unsigned oldBands = bandsIn(*node);
     std::vector<Band> bands;
     auto wavefront = bandNode(schedule.tree, k)->as<isl::schedule_node_band>();
@@ -456,10 +438,7 @@ unsigned timeTile(const Model &model, const analysis::DependenceGraph &deps, Sch
     bands.push_back(describeBand(model, wavefront));
     bands.back().dimNames = {"wave", "tile"};
     bands.push_back(describeBand(model, points));
-    if (region == Region::Steps)
-      bands.insert(bands.end(), schedule.bands.begin() + k + 1, schedule.bands.begin() + k + oldBands);
-    else
-      bands.push_back(describeBand(model, points.child(0).as<isl::schedule_node_band>()));
+    bands.insert(bands.end(), schedule.bands.begin() + k + 1, schedule.bands.begin() + k + oldBands);
     bands.insert(bands.end(), schedule.bands.begin() + k, schedule.bands.begin() + k + oldBands);
     schedule.bands.erase(schedule.bands.begin() + k, schedule.bands.begin() + k + oldBands);
     schedule.bands.insert(schedule.bands.begin() + k, bands.begin(), bands.end());

@@ -5,11 +5,9 @@
 // every dependence points forward in each member (jacobi-2d: (t, 2t + i, 2t + j), the second statement
 // of a step shifted by one); its first two members are cut into tiles, and the tiles run in wavefronts
 // (tile of t + tile of the second member), the tiles of a wavefront in parallel. Inside a tile's point,
-// the step's own loops run as the step-by-step schedule has them (a whole row of jacobi-2d). An in-place
-// sweep scheduled by a hyperplane (seidel-2d) is tiled the same way: its skewed band, (t, t + i,
-// 2t + i + j), has no parallel member, and the wavefront of tiles is what runs in parallel; inside a
-// tile's point its last member runs whole, in order. 2-D stencils only, for now (TimeTiling.cpp,
-// SkewedMembers).
+// the step's own loops run as the step-by-step schedule has them (a whole row of jacobi-2d, a plane of
+// heat-3d; for a 1-D stencil the point is a step, and each statement runs its part of the row). 1-D to
+// 3-D stencils (TimeTiling.cpp, MinSkewedMembers, MaxSkewedMembers).
 //
 // Both forms are kept, picked at run time by the size of a step (Schedule::TimeTiledRegion): a step
 // whose arrays fit in the caches gains nothing from tiles and pays for the wavefront's start and end.
