@@ -591,6 +591,9 @@ TEST(TimeTiling, AStencilGetsBothFormsThatBothChecksAccept) {
   allParallel.tree = waveNode.as<isl::schedule_node_band>().member_set_coincident(0, true).schedule();
   std::string message = errorText(schedule::verifySchedule(b.model, s->deps, allParallel));
   EXPECT_NE(message.find("runs in one parallel loop"), std::string::npos) << message;
+  // And the storage check: a tile then overwrites a slot that the tile beside it still reads.
+  message = errorText(schedule::verifyStorage(b.model, s->deps, allParallel));
+  EXPECT_NE(message.find("may overwrite the slot"), std::string::npos) << message;
 }
 
 TEST(TimeTiling, AOneDimensionalStencilsTilePointIsAStep) {
