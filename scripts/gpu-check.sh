@@ -117,7 +117,7 @@ if stage e2e; then
   need_case() { make_case "$@" || { fail "inputs $1x$2 M=$3"; return 1; }; }
   # run_verbose ENV... -- PATTERN: the verbose launch lines of $case_dir's run contain PATTERN. (grep reads
   # them all: `grep -q` would stop at the match, and under pipefail the run's SIGPIPE on its next line would
-  # fail the check; the H200 run of session 42 failed "64x8192 M=17" so.)
+  # fail the check: likely what failed "64x8192 M=17" once on the H200 in session 42, not seen since.)
   run_verbose() {
     local envs=()
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done
