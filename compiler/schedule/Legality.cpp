@@ -180,14 +180,14 @@ public:
 
   size_t leaves() const { return ordered_.size(); }
 
-  // For each leaf, the time vector of the instance that `pick` takes from a point of its domain (a
-  // triple), where that instance reaches the leaf.
+  // For each leaf, the time vector of the instance of `stmt` that `pick` takes from a point of its
+  // domain (a triple), where that instance reaches the leaf.
   std::vector<std::optional<isl::pw_multi_aff>> at(const isl::pw_multi_aff &pick,
-                                                   const isl::space &stmt) const {
+                                                   const model::Statement &stmt) const {
     std::vector<std::optional<isl::pw_multi_aff>> result;
     for (const LeafOrder &leaf : ordered_) {
-      isl::union_map times =
-          time_.intersect_domain(leaf.instances.intersect(isl::union_set(isl::set::universe(stmt))));
+      isl::union_map times = time_.intersect_domain(
+          leaf.instances.intersect(isl::union_set(isl::set::universe(stmt.domain.space()))));
       if (times.is_empty())
         result.push_back(std::nullopt);
       else
@@ -210,7 +210,8 @@ private:
 };
 
 // The triples [[w -> r] -> w2] of `candidates` (wrapped) at which w2 may overwrite the slot of the value w
-// wrote before r reads it: w2 is not certainly before w, nor r certainly before w2.
+// wrote before r reads it: w2 is not certainly before w, nor r certainly before w2, nor w2 r itself (which
+// reads before it writes).
 isl::set mayClobber(const LeafTimes &times, const isl::map &candidates, const isl::map &pair,
                     const model::Statement &source, const model::Statement &reader,
                     const model::Statement &other) {
@@ -218,8 +219,7 @@ isl::set mayClobber(const LeafTimes &times, const isl::map &candidates, const is
   isl::pw_multi_aff toW = domainMap(pair).as_pw_multi_aff().pullback(toPair);
   isl::pw_multi_aff toR = islutil::rangeMap(pair).as_pw_multi_aff().pullback(toPair);
   isl::pw_multi_aff toW2 = islutil::rangeMap(candidates).as_pw_multi_aff();
-  auto wTime = times.at(toW, source.domain.space()), rTime = times.at(toR, reader.domain.space()),
-       w2Time = times.at(toW2, other.domain.space());
+  auto wTime = times.at(toW, source), rTime = times.at(toR, reader), w2Time = times.at(toW2, other);
   isl::set triples = candidates.wrap();
   isl::set result = isl::set::empty(triples.space());
   // The points of the triples where time vector x (a function of them) is not certainly before y.
@@ -242,7 +242,10 @@ isl::set mayClobber(const LeafTimes &times, const isl::map &candidates, const is
           result = result.unite(w2NotBeforeW.intersect(notBefore(c, *rTime[c], a, *w2Time[a])));
     }
   }
-  return result.intersect(triples);
+  result = result.intersect(triples);
+  if (&other == &reader)
+    result = result.subtract(toR.as_map().intersect(toW2.as_map()).domain());
+  return result;
 }
 
 } // namespace
@@ -283,12 +286,7 @@ llvm::Error verifyStorage(const model::Model &model, const analysis::DependenceG
           isl::map candidates = clobbers.apply_range(other->write.relation.reverse());
           if (candidates.is_empty())
             continue;
-          // Harmless: w2 runs before w, or after r (or is r itself, which reads before it writes).
           isl::set bad = mayClobber(times, candidates, pair, source, reader, *other);
-          if (other == &reader) {
-            isl::map toR = domainMap(candidates).apply_range(islutil::rangeMap(pair));
-            bad = bad.subtract(toR.intersect(islutil::rangeMap(candidates)).domain());
-          }
           if (bad.is_empty())
             continue;
           std::ostringstream os;
