@@ -96,6 +96,10 @@ struct ArrayRead : Expr {
   const ArrayDecl *array = nullptr; // resolved by Sema
   // Per index, whether it is a gather (reads an i32 array), filled in by Sema.
   std::vector<bool> isGather;
+  // `sample(A, e1, ..., en)`: the indices that are not integer expressions are positions between
+  // elements, interpolated (multilinear); Sema marks them as gathers, data-dependent indices that may
+  // read anywhere along their dimension.
+  bool sampled = false;
   ArrayRead(std::string name, std::vector<ExprPtr> indices, llvm::SMRange range)
       : Expr(Kind::ArrayRead, range), name(std::move(name)), indices(std::move(indices)) {}
   static bool classof(const Expr *e) { return e->kind() == Kind::ArrayRead; }

@@ -116,13 +116,13 @@ void Dumper::expr(const Expr &e, unsigned indent) {
   }
   case Expr::Kind::ArrayRead: {
     const auto &r = cast<ArrayRead>(e);
-    line(indent) << "ArrayRead " << r.name;
+    line(indent) << (r.sampled ? "ArrayRead (sampled) " : "ArrayRead ") << r.name;
     if (r.array)
       os_ << " -> " << spelling(r.array->kind) << " " << spelling(r.array->elemType);
     os_ << "\n";
     for (size_t i = 0; i < r.indices.size(); ++i) {
       bool gather = i < r.isGather.size() && r.isGather[i];
-      line(indent + 1) << "Index " << i << (gather ? " gather" : "") << "\n";
+      line(indent + 1) << "Index " << i << (gather ? (r.sampled ? " interpolated" : " gather") : "") << "\n";
       expr(*r.indices[i], indent + 2);
     }
     return;

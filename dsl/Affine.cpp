@@ -23,6 +23,13 @@ int64_t AffineExpr::coefficient(const ParamDecl *param) const {
   return 0;
 }
 
+int64_t polyc::dsl::floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+int64_t polyc::dsl::floorMod(int64_t a, int64_t b) { return a - b * floorDiv(a, b); }
+
 namespace {
 
 struct Builder {
@@ -65,6 +72,11 @@ struct Builder {
       if (__builtin_mul_overflow(c, sign, &s) || !addTerm(a.vars, v, s))
         return fail(range, "integer overflow in " + Twine(what));
     }
+    for (auto &[d, c] : b.divs) {
+      int64_t s;
+      if (__builtin_mul_overflow(c, sign, &s) || !addTerm(a.divs, d, s))
+        return fail(range, "integer overflow in " + Twine(what));
+    }
     int64_t s;
     if (__builtin_mul_overflow(b.constant, sign, &s) || __builtin_add_overflow(a.constant, s, &a.constant))
       return fail(range, "integer overflow in " + Twine(what));
@@ -78,6 +90,9 @@ struct Builder {
       if (__builtin_mul_overflow(c, factor, &c))
         return fail(range, "integer overflow in " + Twine(what));
     for (auto &[v, c] : a.vars)
+      if (__builtin_mul_overflow(c, factor, &c))
+        return fail(range, "integer overflow in " + Twine(what));
+    for (auto &[d, c] : a.divs)
       if (__builtin_mul_overflow(c, factor, &c))
         return fail(range, "integer overflow in " + Twine(what));
     if (__builtin_mul_overflow(a.constant, factor, &a.constant))
@@ -164,16 +179,33 @@ struct Builder {
         std::optional<AffineExpr> r = build(*b.rhs);
         if (!r)
           return std::nullopt;
-        if (!l->isConstant() || !r->isConstant())
-          return fail(e.range, Twine(what) + " is not affine: '" + spelling(b.op) +
-                                   "' is allowed only between integer constants");
+        if (!r->isConstant())
+          return fail(b.rhs->range, Twine(what) + " is not affine: '" + spelling(b.op) +
+                                        "' needs an integer constant on its right");
         if (r->constant == 0)
           return fail(b.rhs->range, Twine("division by zero in ") + what);
-        if (l->constant == INT64_MIN && r->constant == -1)
-          return fail(e.range, "integer overflow in " + Twine(what));
-        AffineExpr a;
-        a.constant = b.op == BinaryOp::Div ? l->constant / r->constant : l->constant % r->constant;
-        return a;
+        if (l->isConstant()) {
+          if (l->constant == INT64_MIN && r->constant == -1)
+            return fail(e.range, "integer overflow in " + Twine(what));
+          AffineExpr a;
+          a.constant =
+              b.op == BinaryOp::Div ? floorDiv(l->constant, r->constant) : floorMod(l->constant, r->constant);
+          return a;
+        }
+        if (r->constant < 0)
+          return fail(b.rhs->range, Twine("the divisor of '") + spelling(b.op) + "' in " + what +
+                                        " must be positive, not " + Twine(r->constant));
+        if (r->constant == 1)
+          return b.op == BinaryOp::Div ? std::move(l) : std::optional<AffineExpr>(AffineExpr{});
+        // floor(l / d), and l % d = l - d * floor(l / d).
+        AffineExpr quotient;
+        quotient.divs.emplace_back(std::make_shared<const FloorDiv>(FloorDiv{*l, r->constant}), 1);
+        if (b.op == BinaryOp::Div)
+          return quotient;
+        std::optional<AffineExpr> scaled = scale(std::move(quotient), r->constant, e.range);
+        if (!scaled)
+          return std::nullopt;
+        return combine(std::move(*l), *scaled, -1, e.range);
       }
       default:
         return fail(e.range, Twine("'") + spelling(b.op) + "' cannot appear in " + what);
@@ -196,4 +228,79 @@ struct Builder {
 
 std::optional<AffineExpr> polyc::dsl::toAffine(const Expr &e, const char *what, AffineError *error) {
   return Builder{what, error}.build(e);
+}
+
+std::optional<ExtentForm> polyc::dsl::extentForm(const AffineExpr &extent) {
+  if (extent.isStrictlyAffine())
+    return extent.vars.empty() ? std::optional<ExtentForm>(ExtentForm{extent, 1}) : std::nullopt;
+  if (!extent.params.empty() || !extent.vars.empty() || extent.constant != 0 || extent.divs.size() != 1 ||
+      extent.divs[0].second != 1)
+    return std::nullopt;
+  const FloorDiv &div = *extent.divs[0].first;
+  if (!div.numerator.isStrictlyAffine() || !div.numerator.vars.empty())
+    return std::nullopt;
+  return ExtentForm{div.numerator, div.denominator};
+}
+
+bool polyc::dsl::isIntegerConstant(const Expr &e) {
+  switch (e.kind()) {
+  case Expr::Kind::IntLit:
+    return true;
+  case Expr::Kind::VarRef: {
+    auto *c = std::get_if<const ConstDecl *>(&cast<VarRef>(e).binding);
+    return c && std::holds_alternative<int64_t>((*c)->value);
+  }
+  case Expr::Kind::Unary: {
+    const auto &u = cast<Unary>(e);
+    return u.op == UnaryOp::Neg && isIntegerConstant(*u.operand);
+  }
+  case Expr::Kind::Binary: {
+    const auto &b = cast<Binary>(e);
+    bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul ||
+                      b.op == BinaryOp::Div || b.op == BinaryOp::Mod;
+    return arithmetic && isIntegerConstant(*b.lhs) && isIntegerConstant(*b.rhs);
+  }
+  default:
+    return false;
+  }
+}
+
+std::optional<int64_t> polyc::dsl::positiveDivisor(const Binary &b) {
+  if (b.op != BinaryOp::Div && b.op != BinaryOp::Mod)
+    return std::nullopt;
+  std::optional<AffineExpr> d = isIntegerConstant(*b.rhs) ? toAffine(*b.rhs, "a divisor") : std::nullopt;
+  if (!d || d->constant <= 0)
+    return std::nullopt;
+  return d->constant;
+}
+
+bool polyc::dsl::isIntegerExpr(const Expr &e) {
+  switch (e.kind()) {
+  case Expr::Kind::IntLit:
+    return true;
+  case Expr::Kind::VarRef: {
+    const auto &b = cast<VarRef>(e).binding;
+    if (std::holds_alternative<const ParamDecl *>(b) || std::holds_alternative<IndexVarRef>(b))
+      return true;
+    if (auto *c = std::get_if<const ConstDecl *>(&b))
+      return std::holds_alternative<int64_t>((*c)->value);
+    return false;
+  }
+  case Expr::Kind::ArrayRead: {
+    const ArrayDecl *array = cast<ArrayRead>(e).array;
+    return array && array->elemType == ElemType::I32;
+  }
+  case Expr::Kind::Unary: {
+    const auto &u = cast<Unary>(e);
+    return u.op == UnaryOp::Neg && isIntegerExpr(*u.operand);
+  }
+  case Expr::Kind::Binary: {
+    const auto &b = cast<Binary>(e);
+    if (b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul)
+      return isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs);
+    return isIntegerConstant(e) || (positiveDivisor(b) && isIntegerExpr(*b.lhs));
+  }
+  default:
+    return false;
+  }
 }

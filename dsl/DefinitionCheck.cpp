@@ -80,6 +80,9 @@ std::string Checker::affineToIsl(const AffineExpr &a, const DenseMap<const Index
     assert(it != names.end() && "index variable outside the equation's scope");
     out += " + " + std::to_string(c) + " * " + it->second;
   }
+  for (auto &[d, c] : a.divs)
+    out += " + " + std::to_string(c) + " * floor((" + affineToIsl(d->numerator, names) + ") / " +
+           std::to_string(d->denominator) + ")";
   return out;
 }
 

@@ -65,6 +65,7 @@ private:
   ExprPtr parseUnary();
   ExprPtr parseReduction(ReductionOp op);
   ExprPtr parsePrimary();
+  ExprPtr finishSample(std::vector<ExprPtr> args, llvm::SMLoc start, unsigned height);
   bool parseExprList(std::vector<ExprPtr> &out, TokenKind close, const char *context);
   bool parseRange(ExprPtr &lo, ExprPtr &hi);
   bool looksLikeReduction();
@@ -594,6 +595,22 @@ ExprPtr Parser::parseReduction(ReductionOp op) {
   return finish(std::move(red), h);
 }
 
+// `sample(A, e1, ..., en)` is a read of A at positions that may fall between elements.
+ExprPtr Parser::finishSample(std::vector<ExprPtr> args, SMLoc start, unsigned height) {
+  const auto *array = args.empty() ? nullptr : dyn_cast<VarRef>(args.front().get());
+  if (!array) {
+    diags_.error(args.empty() ? rangeFrom(start) : args.front()->range,
+                 "the first argument of sample() is the name of the array it reads");
+    return nullptr;
+  }
+  std::string name = array->name;
+  std::vector<ExprPtr> positions(std::make_move_iterator(args.begin() + 1),
+                                 std::make_move_iterator(args.end()));
+  auto read = std::make_unique<ArrayRead>(std::move(name), std::move(positions), rangeFrom(start));
+  read->sampled = true;
+  return finish(std::move(read), height);
+}
+
 ExprPtr Parser::parsePrimary() {
   SMLoc start = tok_.loc();
   switch (tok_.kind) {
@@ -619,6 +636,8 @@ ExprPtr Parser::parsePrimary() {
       if (!consume(TokenKind::RParen) && !parseExprList(args, TokenKind::RParen, "after the call's arguments"))
         return nullptr;
       unsigned h = heightOf(args);
+      if (!isKeyword && name == "sample")
+        return finishSample(std::move(args), start, h);
       return finish(std::make_unique<Call>(std::move(name), std::move(args), rangeFrom(start)), h);
     }
     if (isKeyword) {

@@ -6,6 +6,7 @@
 #include "dsl/Affine.h"
 #include "dsl/DefinitionCheck.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -89,11 +90,15 @@ private:
   bool checkFreshName(const IndexVar &var, const Scope &scope, const char *what);
   bool resolve(Expr &e, Scope &scope);
   bool resolveIndex(Expr &e, Scope &scope, bool &isGather);
+  bool resolveSamplePositions(ast::ArrayRead &read, Scope &scope);
   bool checkAffine(const Expr &e, const char *what);
   bool checkRowRange(RangeBinding &binding);
   bool findRowTargets(RangeBinding &binding, const Expr &body);
   bool checkCondition(const Expr &e, const char *what);
-  bool checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat);
+  // `shapeDivision`: a shape extent, which may also be such an expression's floor division by a
+  // positive constant (dsl::extentForm).
+  bool checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat,
+                                bool shapeDivision = false);
 
   Program &program_;
   DiagnosticEngine &diags_;
@@ -137,7 +142,7 @@ void Sema::declareGlobals() {
     });
   for (auto &f : program_.funcs)
     decls.emplace_back(f->range.Start.getPointer(), [this, d = f.get()] {
-      if (builtinOf(d->name)) {
+      if (builtinOf(d->name) || d->name == "sample") {
         error(d->range, "'" + d->name + "' is a built-in function and cannot be redefined");
         return;
       }
@@ -388,6 +393,8 @@ bool Sema::resolve(Expr &e, Scope &scope) {
       }
     }
     read.isGather.assign(read.indices.size(), false);
+    if (read.sampled)
+      return resolveSamplePositions(read, scope) && ok;
     for (size_t k = 0; k < read.indices.size(); ++k) {
       bool gather = false;
       if (!resolveIndex(*read.indices[k], scope, gather))
@@ -498,6 +505,30 @@ bool Sema::resolve(Expr &e, Scope &scope) {
   return false;
 }
 
+// The positions of `sample(A, ...)`: an integer expression is an index as in any read (affine); any other
+// value is a position between elements, interpolated, which may read anywhere along its dimension.
+bool Sema::resolveSamplePositions(ArrayRead &read, Scope &scope) {
+  bool ok = true;
+  if (read.array && read.array->elemType == ElemType::I32)
+    ok = error(read.range,
+               "sample() interpolates between elements: '" + read.name + "' is i32, not f32 or f64");
+  if (read.array && read.array->rank() == 0)
+    ok = error(read.range,
+               "sample() reads an array of one or more dimensions; '" + read.name + "' is a scalar");
+  for (size_t k = 0; k < read.indices.size(); ++k) {
+    Expr &position = *read.indices[k];
+    if (!resolve(position, scope)) {
+      ok = false;
+      continue;
+    }
+    if (isIntegerExpr(position))
+      ok &= checkAffine(position, "an integer position of sample()");
+    else
+      read.isGather[k] = true;
+  }
+  return ok;
+}
+
 // An index of an array read: affine, or a gather (a read of an i32 array with affine indices),
 // optionally plus or minus an affine offset.
 bool Sema::resolveIndex(Expr &e, Scope &scope, bool &isGather) {
@@ -557,6 +588,9 @@ bool Sema::checkRowRange(RangeBinding &binding) {
   if (!first || !next)
     return checkAffine(*lo->indices[0], "a row range's index") &&
            checkAffine(*hi->indices[0], "a row range's index");
+  if (!first->isStrictlyAffine() || !next->isStrictlyAffine())
+    return error(lo->range,
+                 "a row range's index must be affine: '/' and '%' may divide only integer constants there");
   auto sorted = [](auto terms) {
     std::sort(terms.begin(), terms.end());
     return terms;
@@ -638,7 +672,8 @@ bool Sema::checkCondition(const Expr &e, const char *what) {
 
 // Shapes and repeat bounds: affine in params and integer consts (and, for a fixed left-hand index,
 // the enclosing repeat variable).
-bool Sema::checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat) {
+bool Sema::checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat,
+                                    bool shapeDivision) {
   AffineError err;
   std::optional<AffineExpr> a = toAffine(e, what, &err);
   if (!a) {
@@ -646,6 +681,13 @@ bool Sema::checkParamsAndConstsOnly(const Expr &e, const char *what, const Repea
       error(err.range, err.message);
     return false;
   }
+  if (!a->isStrictlyAffine() && !(shapeDivision && extentForm(*a)))
+    return error(e.range,
+                 Twine(what) + (shapeDivision ? " must be affine in params and integer constants, or "
+                                                "such an expression divided by a positive constant, "
+                                                "'(H + 1) / 2'"
+                                              : " must be affine: '/' and '%' may divide only integer "
+                                                "constants here"));
   for (auto &[var, coeff] : a->vars) {
     if (allowedRepeat && var == allowedRepeat->var.get())
       continue;
@@ -687,7 +729,7 @@ void Sema::checkArrayDecl(ArrayDecl &a) {
   int64_t bytes = a.elemType == ElemType::F64 ? 8 : 4;
   bool overflows = false, empty = false;
   for (auto &extent : a.shape) {
-    if (!resolve(*extent, scope) || !checkParamsAndConstsOnly(*extent, "a shape extent", nullptr))
+    if (!resolve(*extent, scope) || !checkParamsAndConstsOnly(*extent, "a shape extent", nullptr, true))
       continue;
     std::optional<AffineExpr> v = toAffine(*extent, "a shape extent");
     if (v && v->isConstant() && v->constant < 0)
@@ -792,13 +834,13 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
       ok = false;
       continue;
     }
-    for (auto &[var, coeff] : a->vars) {
-      if (repeat && var == repeat->var.get())
-        continue;
+    auto onlyRepeatVar = [&] {
+      return a->isStrictlyAffine() &&
+             llvm::all_of(a->vars, [&](auto &term) { return repeat && term.first == repeat->var.get(); });
+    };
+    if (!onlyRepeatVar())
       ok = error(index.range, "a left-hand index must be a fresh index variable or an affine expression of "
                               "params, constants and the repeat variable");
-      break;
-    }
   }
   for (auto &v : eq.indexVars)
     if (v)

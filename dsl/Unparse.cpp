@@ -56,6 +56,8 @@ std::string print(const Expr &e, Level level, bool closed) {
     return cast<VarRef>(e).name;
   case Expr::Kind::ArrayRead: {
     const auto &read = cast<ArrayRead>(e);
+    if (read.sampled)
+      return "sample(" + read.name + (read.indices.empty() ? "" : ", ") + list(read.indices) + ")";
     return read.name + "[" + list(read.indices) + "]";
   }
   case Expr::Kind::Call: {

@@ -5,6 +5,7 @@
 
 #include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/ProgramInterface.h"
+#include "dsl/Affine.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
@@ -119,54 +120,8 @@ static bool isLogical(ast::BinaryOp op) { return op == ast::BinaryOp::And || op 
 
 // An integer constant expression: literals and integer constants joined by + - * / % (Sema folds them,
 // / and % truncating as in C).
-static bool isIntegerConstant(const ast::Expr &e) {
-  if (llvm::isa<ast::IntLit>(e))
-    return true;
-  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&e)) {
-    auto *c = std::get_if<const ast::ConstDecl *>(&ref->binding);
-    return c && std::holds_alternative<int64_t>((*c)->value);
-  }
-  if (auto *u = llvm::dyn_cast<ast::Unary>(&e))
-    return u->op == ast::UnaryOp::Neg && isIntegerConstant(*u->operand);
-  if (auto *b = llvm::dyn_cast<ast::Binary>(&e))
-    return !isComparison(b->op) && !isLogical(b->op) && isIntegerConstant(*b->lhs) && isIntegerConstant(*b->rhs);
-  return false;
-}
-
-// An integer expression with exact integer meaning in any type: literals, params, integer constants,
-// index variables, i32 reads, + - * of those, and integer constant expressions (C / 2). Comparisons of
-// two such expressions are printed in the index type (so `k1 != 0` compares integers, not floats, and
-// `k < C / 2` is k < 3 for C = 7).
-static bool isIntegerExpr(const ast::Expr &e) {
-  switch (e.kind()) {
-  case ast::Expr::Kind::IntLit:
-    return true;
-  case ast::Expr::Kind::VarRef: {
-    const auto &b = llvm::cast<ast::VarRef>(e).binding;
-    if (std::holds_alternative<const ast::ParamDecl *>(b) || std::holds_alternative<ast::IndexVarRef>(b))
-      return true;
-    if (auto *c = std::get_if<const ast::ConstDecl *>(&b))
-      return std::holds_alternative<int64_t>((*c)->value);
-    return false;
-  }
-  case ast::Expr::Kind::ArrayRead: {
-    auto *array = llvm::cast<ast::ArrayRead>(e).array;
-    return array && array->elemType == ast::ElemType::I32;
-  }
-  case ast::Expr::Kind::Unary: {
-    auto &u = llvm::cast<ast::Unary>(e);
-    return u.op == ast::UnaryOp::Neg && isIntegerExpr(*u.operand);
-  }
-  case ast::Expr::Kind::Binary: {
-    auto &b = llvm::cast<ast::Binary>(e);
-    return ((b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub || b.op == ast::BinaryOp::Mul) &&
-            isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs)) ||
-           isIntegerConstant(e);
-  }
-  default:
-    return false;
-  }
-}
+using dsl::isIntegerConstant;
+using dsl::isIntegerExpr;
 
 // ---------------------------------------------------------------------------------------------
 // Construction and names
@@ -228,6 +183,10 @@ std::string ExprPrinter::mathFunction(ast::Builtin fn, ast::ElemType type) const
 
 std::string ExprPrinter::fmodFunction(ast::ElemType type) const {
   return type == ast::ElemType::F32 ? "fmodf" : "fmod";
+}
+
+std::string ExprPrinter::floorFunction(ast::ElemType type) const {
+  return type == ast::ElemType::F32 ? "floorf" : "floor";
 }
 
 std::string ExprPrinter::literal(double value, ast::ElemType type) const {
@@ -839,6 +798,8 @@ ExprPrinter::Code ExprPrinter::value(const ast::Expr &expr, ast::ElemType type, 
   case ast::Expr::Kind::VarRef:
     return varRef(llvm::cast<ast::VarRef>(expr), type);
   case ast::Expr::Kind::ArrayRead: {
+    if (llvm::cast<ast::ArrayRead>(expr).sampled)
+      return sampledRead(llvm::cast<ast::ArrayRead>(expr), type, w);
     Code read = arrayRead(llvm::cast<ast::ArrayRead>(expr), w);
     if (llvm::cast<ast::ArrayRead>(expr).array->elemType != type)
       read = {convert(read.text, type)};
@@ -933,6 +894,29 @@ ExprPrinter::Code ExprPrinter::condition(const ast::Expr &expr, ast::ElemType ty
   return {wrapIf(v.text, v.prec, Relational) + " != " + (integral ? "0" : literal(0, type)), Equality};
 }
 
+// `/` and `%` in an index or an integer comparison divide with floor (docs/language.md; the model and
+// `polyc run` agree): C's operators where both operands are constants that make them agree, the
+// helpers otherwise. Sema has checked that the divisor is an integer constant, not 0.
+ExprPrinter::Code ExprPrinter::floorDivision(const ast::Binary &b, CodeWriter &w) {
+  bool isDiv = b.op == ast::BinaryOp::Div;
+  if (isIntegerConstant(b)) {
+    std::optional<dsl::AffineExpr> l = dsl::toAffine(*b.lhs, "an index"),
+                                   r = dsl::toAffine(*b.rhs, "an index");
+    if (!l || !r || r->constant == 0)
+      return {"0"};
+    if (l->constant < 0 || r->constant < 0) {
+      int64_t v = isDiv ? dsl::floorDiv(l->constant, r->constant) : dsl::floorMod(l->constant, r->constant);
+      return {v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v)};
+    }
+    Code lhs = index(*b.lhs, w), rhs = index(*b.rhs, w);
+    return {wrapIf(lhs.text, lhs.prec, Multiplicative) + (isDiv ? " / " : " % ") +
+                wrapIf(rhs.text, rhs.prec, Multiplicative + 1),
+            Multiplicative};
+  }
+  return {std::string(isDiv ? "polyc_floord(" : "polyc_mod(") + index(*b.lhs, w).text + ", " +
+          index(*b.rhs, w).text + ")"};
+}
+
 ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
   switch (expr.kind()) {
   case ast::Expr::Kind::IntLit:
@@ -965,10 +949,10 @@ ExprPrinter::Code ExprPrinter::index(const ast::Expr &expr, CodeWriter &w) {
     auto &b = llvm::cast<ast::Binary>(expr);
     if (isComparison(b.op) || isLogical(b.op))
       break;
+    if (b.op == ast::BinaryOp::Div || b.op == ast::BinaryOp::Mod)
+      return floorDivision(b, w);
     Code lhs = index(*b.lhs, w);
     Code rhs = index(*b.rhs, w);
-    // `/` and `%` in an index are between integer constants (Sema checks it, and that the divisor is not
-    // 0), and divide as C does, truncating (docs/language.md; the model and `polyc run` agree).
     int prec = (b.op == ast::BinaryOp::Add || b.op == ast::BinaryOp::Sub) ? Additive : Multiplicative;
     return {wrapIf(lhs.text, lhs.prec, prec) + " " + binarySpelling(b.op) + " " +
                 wrapIf(rhs.text, rhs.prec, prec + 1),
@@ -1161,17 +1145,27 @@ void ExprPrinter::recordUnplacedGuard() const {
 ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter &w) {
   const model::ArrayInfo *array = findArray(model_, read.name);
   assert(array && read.array && "Sema resolves every array read");
-  ast::Boundary rule = read.array->effectiveBoundary;
   std::vector<BoundsCheck> checks =
       storageHoldsBoundary(*array) ? std::vector<BoundsCheck>(read.indices.size(), BoundsCheck{false, false, false})
                                   : boundsChecks(read);
-  std::vector<std::string> indices;
+  std::vector<Code> indices;
+  for (const ast::ExprPtr &index : read.indices)
+    indices.push_back(this->index(*index, w));
+  return boundedRead(read, *array, indices, checks, w);
+}
+
+// The element at `indices` under the array's boundary rule, where `checks` says an index may be outside.
+ExprPrinter::Code ExprPrinter::boundedRead(const ast::ArrayRead &read, const model::ArrayInfo &array,
+                                           std::vector<Code> indices, const std::vector<BoundsCheck> &checks,
+                                           CodeWriter &w) {
+  ast::Boundary rule = read.array->effectiveBoundary;
+  std::vector<std::string> texts;
   std::vector<std::string> conditions;
-  for (unsigned d = 0; d < read.indices.size(); ++d) {
-    Code idx = index(*read.indices[d], w);
+  for (unsigned d = 0; d < indices.size(); ++d) {
+    Code idx = indices[d];
     bool low = checks[d].low, high = checks[d].high;
     if (!low && !high) {
-      indices.push_back(idx.text);
+      texts.push_back(idx.text);
       continue;
     }
     std::string text = idx.text;
@@ -1182,27 +1176,85 @@ ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter 
       text = local;
       idx = {local};
     }
-    std::string ext = extent(*array, d);
+    std::string ext = extent(array, d);
     if (rule == ast::Boundary::Zero) {
       if (low)
         conditions.push_back(wrapIf(text, idx.prec, Additive) + " >= 0");
       if (high)
         conditions.push_back(wrapIf(text, idx.prec, Additive) + " < " + ext);
-      indices.push_back(text);
+      texts.push_back(text);
     } else {
       // An empty dimension has no element to clamp or mirror to: such a read yields 0.
       if (checks[d].emptyExtent)
         conditions.push_back(wrapIf(ext, isAtomText(ext) ? Atom : Additive, Relational) + " > 0");
-      indices.push_back(std::string(rule == ast::Boundary::Clamp ? "polyc_clamp(" : "polyc_mirror(") + text +
-                        ", " + ext + ")");
+      texts.push_back(std::string(rule == ast::Boundary::Clamp ? "polyc_clamp(" : "polyc_mirror(") + text +
+                      ", " + ext + ")");
     }
   }
   auto it = readStorage_.find(read.name);
-  std::string storage = it != readStorage_.end() ? it->second : arrayRef(*array);
-  std::string element = elementRef(*array, storage, indices);
+  std::string storage = it != readStorage_.end() ? it->second : arrayRef(array);
+  std::string element = elementRef(array, storage, texts);
   if (conditions.empty())
     return {element};
-  return {"(" + llvm::join(conditions, " && ") + " ? " + element + " : " + literal(0, array->decl->elemType) + ")"};
+  return {"(" + llvm::join(conditions, " && ") + " ? " + element + " : " + literal(0, array.decl->elemType) +
+          ")"};
+}
+
+// sample(A, ...): the multilinear interpolation between the elements around the positions, each corner
+// read under A's boundary rule, in the equation's type (docs/language.md). A position's index is its
+// floor, kept within +-limit (a NaN goes below) so that the corners' indices never overflow; its
+// fraction (NaN for a NaN or an infinite position) carries the rest. In an i32 equation the positions
+// are integers and name elements.
+ExprPrinter::Code ExprPrinter::sampledRead(const ast::ArrayRead &read, ast::ElemType type, CodeWriter &w) {
+  const model::ArrayInfo *array = findArray(model_, read.name);
+  assert(array && read.array && "Sema resolves every array read");
+  std::vector<BoundsCheck> checks = boundsChecks(read); // positions reach past any halo the storage holds
+  std::string ix = indexType(), t = typeName(type);
+  std::string limit = ix == "int" ? "1073741824" : "4611686018427387904";
+  auto local = [&](const std::string &kind, const std::string &ty, const std::string &text) {
+    if (!scope_)
+      return "(" + text + ")";
+    std::string name = scope_->names.fresh("polyc_" + kind);
+    w.line("const " + ty + " " + name + " = " + text + ";");
+    return name;
+  };
+  std::vector<Code> below;
+  std::vector<std::pair<unsigned, std::string>> between; // interpolated dimension, fraction
+  for (unsigned d = 0; d < read.indices.size(); ++d) {
+    if (!read.isGather[d]) {
+      below.push_back(index(*read.indices[d], w));
+      continue;
+    }
+    std::string position = local("position", t, value(*read.indices[d], type, w).text);
+    if (type == ast::ElemType::I32) {
+      below.push_back({position});
+      continue;
+    }
+    std::string floor = local("floor", t, floorFunction(type) + "(" + position + ")");
+    below.push_back({local("below", ix,
+                           floor + " >= -" + limit + " && " + floor + " <= " + limit + " ? (" + ix + ")" +
+                               floor + " : (" + floor + " > 0 ? " + limit + " : -" + limit + ")")});
+    between.emplace_back(d, local("fraction", t, position + " - " + floor));
+  }
+  std::string one = literal(1, type), sum;
+  for (unsigned corner = 0; corner < (1u << between.size()); ++corner) {
+    std::vector<Code> at = below;
+    std::string weight;
+    for (size_t k = 0; k < between.size(); ++k) {
+      auto [d, fraction] = between[k];
+      bool above = (corner >> k) & 1;
+      if (above)
+        at[d] = {at[d].text + " + 1", Additive};
+      weight += (weight.empty() ? "" : " * ") + (above ? fraction : "(" + one + " - " + fraction + ")");
+    }
+    Code element = boundedRead(read, *array, at, checks, w);
+    std::string term =
+        weight.empty() ? element.text : weight + " * " + wrapIf(element.text, element.prec, Multiplicative);
+    sum += (sum.empty() ? "" : " + ") + term;
+  }
+  if (read.array->elemType != type)
+    return {convert("(" + sum + ")", type)};
+  return {"(" + sum + ")"};
 }
 
 std::string ExprPrinter::readValue(const ast::ArrayRead &read, CodeWriter &w) {

@@ -159,6 +159,7 @@ public:
   virtual std::string reductionIndexType() const { return indexType(); }       // a reduction's variables
   virtual std::string mathFunction(ast::Builtin fn, ast::ElemType type) const; // expf, fmaxf, ...
   virtual std::string fmodFunction(ast::ElemType type) const;                 // `%` on floats
+  virtual std::string floorFunction(ast::ElemType type) const;                // floorf, floor
   virtual std::string literal(double value, ast::ElemType type) const;        // 0.5f, 0.5, 2
   virtual std::string lowest(ast::ElemType type) const;  // identity of max: -FLT_MAX, ...
   virtual std::string highest(ast::ElemType type) const; // identity of min: FLT_MAX, ...
@@ -224,7 +225,9 @@ private:
   Code condition(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);
   Code comparison(const ast::Binary &cmp, ast::ElemType type, CodeWriter &w);
   Code index(const ast::Expr &expr, CodeWriter &w);
+  Code floorDivision(const ast::Binary &b, CodeWriter &w);
   Code arrayRead(const ast::ArrayRead &read, CodeWriter &w);
+  Code sampledRead(const ast::ArrayRead &read, ast::ElemType type, CodeWriter &w);
   Code reduction(const ast::Reduction &red, ast::ElemType type, CodeWriter &w);
   // A reduction's starting value, and the statement that folds a value into an accumulator.
   std::string reductionIdentity(ast::ReductionOp op, ast::ElemType type) const;
@@ -245,6 +248,8 @@ private:
     bool emptyExtent = true;      // whether the dimension's extent can be 0 where the read happens
   };
   std::vector<BoundsCheck> boundsChecks(const ast::ArrayRead &read) const;
+  Code boundedRead(const ast::ArrayRead &read, const model::ArrayInfo &array, std::vector<Code> indices,
+                   const std::vector<BoundsCheck> &checks, CodeWriter &w);
   // boundsChecks' share of the guard record (startGuardRecord): `crossing` (domain dims, then the
   // reductions' variables) projected onto the domain.
   void recordGuard(const isl::set &crossing, unsigned domainDims) const;

@@ -45,7 +45,7 @@ bool sameShape(const ast::Expr &a, const ast::Expr &b) {
   }
   case ast::Expr::Kind::ArrayRead: {
     auto &x = cast<ast::ArrayRead>(a), &y = cast<ast::ArrayRead>(b);
-    if (x.indices.size() != y.indices.size() || x.isGather != y.isGather)
+    if (x.indices.size() != y.indices.size() || x.isGather != y.isGather || x.sampled != y.sampled)
       return false;
     for (size_t k = 0; k < x.indices.size(); ++k)
       if (!sameShape(*x.indices[k], *y.indices[k]))

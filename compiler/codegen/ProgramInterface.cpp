@@ -5,6 +5,7 @@
 #include "compiler/codegen/ExprPrinter.h"
 
 #include "compiler/codegen/Names.h"
+#include "dsl/Affine.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
@@ -212,6 +213,8 @@ std::string polyc::codegen::exprText(const ast::Expr &expr) {
     return cast<ast::VarRef>(expr).name;
   case ast::Expr::Kind::ArrayRead: {
     auto &r = cast<ast::ArrayRead>(expr);
+    if (r.sampled)
+      return "sample(" + r.name + ", " + joinExprs(r.indices) + ")";
     return r.name + "[" + joinExprs(r.indices) + "]";
   }
   case ast::Expr::Kind::Unary: {
@@ -567,14 +570,20 @@ llvm::Error polyc::codegen::printProgramInfo(const CodegenInput &input, const st
     std::string shape;
     for (auto &extent : a->decl->shape) {
       std::optional<AffineForm> form = affineForm(*extent, program);
+      std::optional<int64_t> divisor;
+      if (auto *division = dyn_cast<ast::Binary>(extent.get());
+          !form && division && division->op == ast::BinaryOp::Div) { // (H + 1) / 2 (dsl::extentForm)
+        divisor = dsl::positiveDivisor(*division);
+        form = divisor ? affineForm(*division->lhs, program) : std::nullopt;
+      }
       if (!form)
         return llvm::createStringError("the extent '" + exprText(*extent) + "' of array '" + a->name +
                                        "' is not affine in the params");
       std::string terms;
       for (auto [param, coefficient] : form->terms)
         terms += (terms.empty() ? "{" : ", {") + std::to_string(param) + ", " + std::to_string(coefficient) + "}";
-      shape += (shape.empty() ? "" : ", ") + std::string("{") + std::to_string(form->constant) + ", {" + terms +
-               "}}";
+      shape += (shape.empty() ? "" : ", ") + std::string("{") + std::to_string(form->constant) + ", {" +
+               terms + "}" + (divisor ? ", " + std::to_string(*divisor) : "") + "}";
     }
     const schedule::StreamedArray *streamed = streamedArray(input.schedule, a->name);
     w.comment(a->name + ": " + shapeText(*a->decl) +

@@ -295,14 +295,16 @@ llvm::Expected<rt::ProgramInfo> programInfo(const Program &program, const std::s
       continue;
     rt::ArraySpec spec{array->name, roleOf(array->kind), dtypeOf(array->elemType), {}};
     for (const ExprPtr &extent : array->shape) {
-      std::optional<dsl::AffineExpr> form = dsl::toAffine(*extent, "a shape extent");
-      if (!form || !form->vars.empty())
+      std::optional<dsl::AffineExpr> value = dsl::toAffine(*extent, "a shape extent");
+      std::optional<dsl::ExtentForm> form = value ? dsl::extentForm(*value) : std::nullopt;
+      if (!form)
         return makeSourceError(extent->range,
                                "the extent of array '" + array->name + "' is not affine in the params");
       rt::AffineExtent affine;
-      affine.constant = form->constant;
-      for (const auto &[param, coefficient] : form->params)
+      affine.constant = form->numerator.constant;
+      for (const auto &[param, coefficient] : form->numerator.params)
         affine.terms.push_back({paramIndex(program, param), coefficient});
+      affine.divisor = form->divisor;
       spec.shape.push_back(affine);
     }
     info.arrays.push_back(std::move(spec));
@@ -331,9 +333,19 @@ struct Store {
 };
 
 // An affine expression with the params' values folded in: constant + sum(coefficient * slot value).
+struct Linear;
+
+// coefficient * floor(numerator / denominator): a quasi-affine index's floor division (i / 2, i % 2).
+struct LinearDiv {
+  std::shared_ptr<const Linear> numerator;
+  int64_t denominator = 2;
+  int64_t coefficient = 1;
+};
+
 struct Linear {
   int64_t constant = 0;
   llvm::SmallVector<std::pair<unsigned, int64_t>, 4> terms;
+  std::vector<LinearDiv> divs;
 };
 
 // How one index of a read is computed: affine, or a gather (a read of an i32 array) plus or minus an
@@ -394,57 +406,7 @@ template <typename U> bool holds(BinaryOp op, U a, U b) {
   }
 }
 
-// Literals and integer constants joined by + - * / % (the front end's integer constant expressions).
-bool isIntegerConstant(const Expr &e) {
-  switch (e.kind()) {
-  case Expr::Kind::IntLit: return true;
-  case Expr::Kind::VarRef: {
-    auto *c = std::get_if<const ConstDecl *>(&cast<VarRef>(e).binding);
-    return c && std::holds_alternative<int64_t>((*c)->value);
-  }
-  case Expr::Kind::Unary: {
-    const auto &u = cast<Unary>(e);
-    return u.op == UnaryOp::Neg && isIntegerConstant(*u.operand);
-  }
-  case Expr::Kind::Binary: {
-    const auto &b = cast<Binary>(e);
-    bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul ||
-                      b.op == BinaryOp::Div || b.op == BinaryOp::Mod;
-    return arithmetic && isIntegerConstant(*b.lhs) && isIntegerConstant(*b.rhs);
-  }
-  default: return false;
-  }
-}
-
-// An expression whose value is an exact integer in any type: literals, params, integer constants, index
-// variables, i32 reads, + - * of those, and integer constant expressions (C / 2, truncating).
-// Comparisons of two of them compare integers, as the code generators do
-// (compiler/codegen/ExprPrinter.cpp), whatever the equation's type.
-bool isIntegerExpr(const Expr &e) {
-  switch (e.kind()) {
-  case Expr::Kind::IntLit: return true;
-  case Expr::Kind::VarRef: {
-    const Binding &b = cast<VarRef>(e).binding;
-    if (std::holds_alternative<const ParamDecl *>(b) || std::holds_alternative<IndexVarRef>(b))
-      return true;
-    if (auto *c = std::get_if<const ConstDecl *>(&b))
-      return std::holds_alternative<int64_t>((*c)->value);
-    return false;
-  }
-  case Expr::Kind::ArrayRead: return cast<ArrayRead>(e).array->elemType == ElemType::I32;
-  case Expr::Kind::Unary: {
-    const auto &u = cast<Unary>(e);
-    return u.op == UnaryOp::Neg && isIntegerExpr(*u.operand);
-  }
-  case Expr::Kind::Binary: {
-    const auto &b = cast<Binary>(e);
-    return ((b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul) &&
-            isIntegerExpr(*b.lhs) && isIntegerExpr(*b.rhs)) ||
-           isIntegerConstant(e);
-  }
-  default: return false;
-  }
-}
+using dsl::isIntegerExpr;
 
 // Wrapping int64 arithmetic: overflow is not undefined here.
 int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
@@ -475,6 +437,7 @@ private:
   unsigned slotOf(const IndexVar *var) const { return slots_.at(var); }
   unsigned storeOf(const ArrayDecl *decl) const { return storeIndex_.at(decl); }
   const Linear &linear(const Expr &e);
+  Linear lower(const dsl::AffineExpr &form);
   const ReadPlan &readPlan(const ArrayRead &read);
   void planGather(const Expr &index, IndexPlan &plan);
   int64_t evaluate(const Linear &l) const;
@@ -527,6 +490,8 @@ private:
   int64_t integerValue(const Expr &e);
   bool affineCondition(const Expr &e);
   Landing locate(const ArrayRead &read, ElementRef &element);
+  Landing land(unsigned store, llvm::ArrayRef<int64_t> indices, ElementRef &element);
+  template <typename T> T sampledValue(const ArrayRead &read);
   bool readInteger(const ArrayRead &read, int64_t &value);
   bool available(ElementRef element);
 
@@ -614,13 +579,20 @@ const Linear &Machine::linear(const Expr &e) {
     return l;
   std::optional<dsl::AffineExpr> form = dsl::toAffine(e, "an index");
   assert(form && "the front end checks that indices, bounds, shapes and conditions are affine");
-  if (!form)
-    return l;
-  l.constant = form->constant;
-  for (const auto &[param, coefficient] : form->params)
+  if (form)
+    l = lower(*form);
+  return l;
+}
+
+Linear Machine::lower(const dsl::AffineExpr &form) {
+  Linear l;
+  l.constant = form.constant;
+  for (const auto &[param, coefficient] : form.params)
     l.constant = wrapAdd(l.constant, wrapMul(coefficient, params_[paramIndex_.at(param)]));
-  for (const auto &[var, coefficient] : form->vars)
+  for (const auto &[var, coefficient] : form.vars)
     l.terms.push_back({slotOf(var), coefficient});
+  for (const auto &[div, coefficient] : form.divs)
+    l.divs.push_back({std::make_shared<const Linear>(lower(div->numerator)), div->denominator, coefficient});
   return l;
 }
 
@@ -628,6 +600,9 @@ int64_t Machine::evaluate(const Linear &l) const {
   int64_t value = l.constant;
   for (const auto &[slot, coefficient] : l.terms)
     value = wrapAdd(value, wrapMul(coefficient, env_[slot]));
+  for (const LinearDiv &div : l.divs)
+    value =
+        wrapAdd(value, wrapMul(div.coefficient, dsl::floorDiv(evaluate(*div.numerator), div.denominator)));
   return value;
 }
 
@@ -656,11 +631,11 @@ const ReadPlan &Machine::readPlan(const ArrayRead &read) {
     return plan;
   plan.store = storeOf(read.array);
   for (size_t d = 0; d < read.indices.size(); ++d) {
-    IndexPlan index;
-    if (read.isGather[d])
-      planGather(*read.indices[d], index);
-    else
+    IndexPlan index; // none for a position between elements: sampledValue computes it
+    if (!read.isGather[d])
       index.affine = &linear(*read.indices[d]);
+    else if (!read.sampled)
+      planGather(*read.indices[d], index);
     plan.indices.push_back(index);
   }
   return plan;
@@ -1225,10 +1200,62 @@ template <typename T> T Machine::storedValue(ElementRef element) {
 }
 
 template <typename T> T Machine::readValue(const ArrayRead &read) {
+  if (read.sampled)
+    return sampledValue<T>(read);
   ElementRef element{0, 0};
   if (locate(read, element) != Landing::Element || !available(element))
     return T(0);
   return storedValue<T>(element);
+}
+
+// The index below a position: its floor, kept within +-2^62 (a NaN goes below), so that the corners'
+// indices never overflow; the fraction (NaN for a NaN or an infinite position) carries the rest.
+static int64_t floorIndex(double position) {
+  constexpr double limit = 4611686018427387904.0; // 2^62
+  if (position >= -limit && position <= limit)
+    return int64_t(std::floor(position));
+  return position > 0 ? int64_t(limit) : -int64_t(limit);
+}
+
+// sample(A, ...): the multilinear interpolation between the elements around the positions, each read
+// under A's boundary rule (docs/language.md). Computed in the equation's type, as every value is: in an
+// i32 equation the positions are integers and name elements.
+template <typename T> T Machine::sampledValue(const ArrayRead &read) {
+  const ReadPlan &plan = readPlan(read);
+  size_t rank = read.indices.size();
+  llvm::SmallVector<int64_t, 4> below(rank);
+  llvm::SmallVector<double, 4> fraction(rank, 0.0);
+  llvm::SmallVector<size_t, 4> between; // the interpolated dimensions
+  for (size_t d = 0; d < rank; ++d) {
+    if (!read.isGather[d]) {
+      below[d] = evaluate(*plan.indices[d].affine);
+      continue;
+    }
+    T position = value<T>(*read.indices[d]);
+    if constexpr (std::is_same_v<T, double>) {
+      below[d] = floorIndex(position);
+      fraction[d] = position - std::floor(position);
+    } else {
+      below[d] = position;
+    }
+    between.push_back(d);
+  }
+  double sum = 0;
+  for (unsigned corner = 0; corner < (1u << between.size()); ++corner) {
+    llvm::SmallVector<int64_t, 4> at = below;
+    double weight = 1;
+    for (size_t k = 0; k < between.size(); ++k) {
+      bool above = (corner >> k) & 1;
+      at[between[k]] += above;
+      weight *= above ? fraction[between[k]] : 1 - fraction[between[k]];
+    }
+    ElementRef element{0, 0};
+    double v = land(plan.store, at, element) == Landing::Element && available(element)
+                   ? storedValue<double>(element)
+                   : 0.0;
+    sum += weight * v;
+  }
+  return fromReal<T>(sum);
 }
 
 // Whether an element's value is there; an output or local element not computed yet is noted as missing.
@@ -1242,10 +1269,8 @@ bool Machine::available(ElementRef element) {
 
 Landing Machine::locate(const ArrayRead &read, ElementRef &element) {
   const ReadPlan &plan = readPlan(read);
-  const Store &store = stores_[plan.store];
-  int64_t offset = 0;
-  for (size_t d = 0; d < plan.indices.size(); ++d) {
-    const IndexPlan &index = plan.indices[d];
+  llvm::SmallVector<int64_t, 4> indices;
+  for (const IndexPlan &index : plan.indices) {
     int64_t i = 0;
     if (index.gather) {
       if (!readInteger(*index.gather, i))
@@ -1255,6 +1280,17 @@ Landing Machine::locate(const ArrayRead &read, ElementRef &element) {
     } else {
       i = evaluate(*index.affine);
     }
+    indices.push_back(i);
+  }
+  return land(plan.store, indices, element);
+}
+
+// Where a read at `indices` lands: an element (after the boundary rule) or a zero outside the array.
+Landing Machine::land(unsigned storeIndex, llvm::ArrayRef<int64_t> indices, ElementRef &element) {
+  const Store &store = stores_[storeIndex];
+  int64_t offset = 0;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    int64_t i = indices[d];
     int64_t n = store.extents[d];
     if (i < 0 || i >= n) {
       Boundary rule = store.decl->effectiveBoundary;
@@ -1267,7 +1303,7 @@ Landing Machine::locate(const ArrayRead &read, ElementRef &element) {
     }
     offset += i * store.strides[d];
   }
-  element = {plan.store, offset};
+  element = {storeIndex, offset};
   return Landing::Element;
 }
 
@@ -1489,7 +1525,12 @@ int64_t Machine::integerValue(const Expr &e) {
     case BinaryOp::Add: return wrapAdd(l, r);
     case BinaryOp::Sub: return wrapSub(l, r);
     case BinaryOp::Mul: return wrapMul(l, r);
-    default: return arithmetic<int64_t>(b.op, l, r); // / and % of constants: truncating
+    default: // a floor division by an integer constant (dsl::isIntegerExpr)
+      if (r == 0 || (l == INT64_MIN && r == -1)) {
+        fail("integer division by zero or overflow in an integer expression");
+        return 0;
+      }
+      return b.op == BinaryOp::Div ? dsl::floorDiv(l, r) : dsl::floorMod(l, r);
     }
   }
   default: break;
@@ -1498,8 +1539,7 @@ int64_t Machine::integerValue(const Expr &e) {
   return 0;
 }
 
-// A where condition: affine comparisons joined by && || !, in integers (constant / and % truncate, as
-// the front end evaluates them).
+// A where condition: affine comparisons joined by && || !, in integers (/ and % divide with floor).
 bool Machine::affineCondition(const Expr &e) {
   if (const auto *u = dyn_cast<Unary>(&e))
     return !affineCondition(*u->operand);

@@ -105,8 +105,9 @@ const ast::IndexVar *rowVariable(const ast::ArrayRead &read, const RowExchange &
   if (exchange.dim >= read.indices.size())
     return nullptr;
   std::optional<dsl::AffineExpr> index = dsl::toAffine(*read.indices[exchange.dim], "index");
-  if (!index || !index->params.empty() || index->vars.size() != 1 || index->vars[0].second != 1 ||
-      index->constant != exchange.shift || !llvm::is_contained(vars, index->vars[0].first))
+  if (!index || !index->params.empty() || !index->isStrictlyAffine() || index->vars.size() != 1 ||
+      index->vars[0].second != 1 || index->constant != exchange.shift ||
+      !llvm::is_contained(vars, index->vars[0].first))
     return nullptr;
   return index->vars[0].first;
 }

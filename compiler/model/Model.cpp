@@ -6,6 +6,7 @@
 #include "compiler/model/IslUtil.h"
 #include "compiler/model/SnapshotUpdates.h"
 #include "compiler/support/SourceError.h"
+#include "dsl/Affine.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
@@ -134,47 +135,14 @@ const ArrayInfo *Lowering::arrayInfo(const ast::ArrayDecl *decl) {
 
 // --- Affine expressions and conditions -------------------------------------------------------------
 
+// Integer constant expressions fold as they do in any index (dsl::toAffine: / and % with floor).
 std::optional<int64_t> Lowering::evalConstant(const ast::Expr &expr) {
-  if (auto *lit = dyn_cast<ast::IntLit>(&expr))
-    return lit->value;
-  if (auto *ref = dyn_cast<ast::VarRef>(&expr)) {
-    if (auto *c = std::get_if<const ast::ConstDecl *>(&ref->binding))
-      if (auto *v = std::get_if<int64_t>(&(*c)->value))
-        return *v;
+  if (!dsl::isIntegerConstant(expr))
     return std::nullopt;
-  }
-  if (auto *un = dyn_cast<ast::Unary>(&expr)) {
-    if (un->op != ast::UnaryOp::Neg)
-      return std::nullopt;
-    auto v = evalConstant(*un->operand);
-    if (!v)
-      return std::nullopt;
-    return -*v;
-  }
-  if (auto *bin = dyn_cast<ast::Binary>(&expr)) {
-    auto l = evalConstant(*bin->lhs), r = evalConstant(*bin->rhs);
-    if (!l || !r)
-      return std::nullopt;
-    switch (bin->op) {
-    case ast::BinaryOp::Add:
-      return *l + *r;
-    case ast::BinaryOp::Sub:
-      return *l - *r;
-    case ast::BinaryOp::Mul:
-      return *l * *r;
-    case ast::BinaryOp::Div: // integer constants divide with truncation, as in i32 equations
-      if (*r == 0)
-        return std::nullopt;
-      return *l / *r;
-    case ast::BinaryOp::Mod:
-      if (*r == 0)
-        return std::nullopt;
-      return *l % *r;
-    default:
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
+  std::optional<dsl::AffineExpr> value = dsl::toAffine(expr, "an index");
+  if (!value)
+    return std::nullopt;
+  return value->constant;
 }
 
 llvm::Expected<isl::aff> Lowering::lowerAffine(const ast::Expr &expr, const Scope &scope) {
@@ -227,6 +195,14 @@ llvm::Expected<isl::aff> Lowering::lowerAffine(const ast::Expr &expr, const Scop
       if (!r)
         return r.takeError();
       return bin->op == ast::BinaryOp::Add ? l->add(*r) : l->sub(*r);
+    }
+    if (std::optional<int64_t> d = dsl::positiveDivisor(*bin)) {
+      // A quasi-affine index: floor(l / d), or l - d * floor(l / d), which isl keeps exact.
+      auto l = lowerAffine(*bin->lhs, scope);
+      if (!l)
+        return l.takeError();
+      isl::val divisor(ctx_, *d);
+      return bin->op == ast::BinaryOp::Div ? l->scale_down(divisor).floor() : l->mod(divisor);
     }
     return notAffine(std::string("operator '") + ast::spelling(bin->op) + "' on non-constant operands");
   }

@@ -43,15 +43,15 @@ Terms termsOf(const AffineExpr &e, const VarSet *vars) {
 
 bool sameExtent(const Expr &a, const Expr &b) {
   auto x = dsl::toAffine(a, "shape extent"), y = dsl::toAffine(b, "shape extent");
-  return x && y && x->vars.empty() && y->vars.empty() && termsOf(*x, nullptr) == termsOf(*y, nullptr) &&
-         x->constant == y->constant;
+  return x && y && x->vars.empty() && y->vars.empty() && x->isStrictlyAffine() && y->isStrictlyAffine() &&
+         termsOf(*x, nullptr) == termsOf(*y, nullptr) && x->constant == y->constant;
 }
 
 // Whether an array dimension of this extent has an element at every value of the params (which are
 // non-negative): a constant of at least 1 plus params with non-negative coefficients.
 bool neverEmpty(const Expr &extent) {
   auto e = dsl::toAffine(extent, "shape extent");
-  if (!e || !e->vars.empty() || e->constant < 1)
+  if (!e || !e->vars.empty() || !e->isStrictlyAffine() || e->constant < 1)
     return false;
   for (auto &[param, coeff] : e->params)
     if (coeff < 0)
@@ -128,7 +128,7 @@ private:
 
   void scanIndex(const ArrayRead &read, size_t p) {
     std::optional<AffineExpr> e = dsl::toAffine(*read.indices[p], "index");
-    if (!e)
+    if (!e || !e->isStrictlyAffine())
       return fail();
     std::optional<size_t> dim;
     bool inner = false;

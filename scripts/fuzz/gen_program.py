@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from polyast import (Binding, Bin, Call, ConstDecl, Equation, FuncDecl, Lit, Program, Read, Red,  # noqa: E402
-                     Repeat, Tup, Un, Var, ArrayDecl)
+                     Repeat, Sample, Tup, Un, Var, ArrayDecl)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_POLYC = os.path.join(ROOT, "build", "compiler", "driver", "polyc")
@@ -840,7 +840,25 @@ class Gen:
         return self.new_input(dims, ty)
 
     def read_of(self, ctx, a):
+        r = self.rng
+        if a.ty != "i32" and a.rank >= 1 and ctx.ty != "i32" and not ctx.exact_only and r.random() < 0.06:
+            return self.sample_of(ctx, a)
         return Read(a.name, [self.index_for(ctx, a, d) for d in range(a.rank)])
+
+    def sample_of(self, ctx, a):
+        """sample(a, ...): some positions between elements (a fraction added or a scale), others indices."""
+        r = self.rng
+        positions = []
+        for d in range(a.rank):
+            index = self.index_for(ctx, a, d)
+            k = r.random()
+            if k < 0.35:
+                positions.append(index)
+            elif k < 0.8:
+                positions.append(Bin("+", index, Lit(r.choice(["0.5", "0.25", "1.75", "0.125"]))))
+            else:
+                positions.append(Bin("*", Lit(r.choice(["0.5", "1.5", "0.75"])), index))
+        return Sample(a.name, positions)
 
     def pick_var(self, ctx, a=None, d=None):
         r = self.rng
@@ -862,6 +880,8 @@ class Gen:
         k = r.random()
         v = self.pick_var(ctx, a, d)
         ext = a.decl.shape[d]
+        if v is not None and k < 0.05:  # quasi-affine: floor division or modulo by a constant
+            return Bin(r.choice(["/", "%"]), add_off(Var(v.name), r.choice([0, 1, -1, -3])), Lit(str(r.choice([2, 3]))))
         if v is not None and k < 0.62:
             off = r.choice([0, 0, 0, 0, 0, 0, -1, 1, -2, 2, 3, -3])
             return add_off(Var(v.name), off)
@@ -925,8 +945,11 @@ class Gen:
         if k < 0.6 and len(vs) >= 2:
             w = r.choice([x for x in vs if x is not v])
             return Bin(r.choice(["<", ">="]), Bin("+", Var(v.name), Var(w.name)), bound)
-        if k < 0.75:
+        if k < 0.7:
             return Bin(r.choice(["==", "!="]), Var(v.name), Lit(str(r.randint(0, 2))))
+        if k < 0.75:  # a parity or phase: quasi-affine
+            return Bin(r.choice(["==", "!="]), Bin("%", add_off(Var(v.name), r.choice([0, 1, -2])), Lit(str(r.choice([2, 3])))),
+                       Lit(str(r.randint(0, 1))))
         if k < 0.85 and len(vs) >= 2:
             ws = r.sample(vs, 2)
             return Bin(r.choice(["==", "!="]), Tup([Var(x.name) for x in ws]),

@@ -51,6 +51,12 @@ class Read(Expr):
         return "%s[%s]" % (self.name, ", ".join(e.render() for e in self.idx))
 
 
+class Sample(Read):
+    """sample(A, p1, ..., pn): a read between elements (a Read whose indices are positions)."""
+    def render(self):
+        return "sample(%s, %s)" % (self.name, ", ".join(e.render() for e in self.idx))
+
+
 class Bin(Expr):
     def __init__(self, op, a, b):
         self.op, self.a, self.b = op, a, b
@@ -139,7 +145,7 @@ def subst(expr, mapping):
     if isinstance(expr, Lit):
         return Lit(expr.text)
     if isinstance(expr, Read):
-        return Read(expr.name, [subst(e, mapping) for e in expr.idx])
+        return type(expr)(expr.name, [subst(e, mapping) for e in expr.idx])
     if isinstance(expr, Bin):
         return Bin(expr.op, subst(expr.a, mapping), subst(expr.b, mapping))
     if isinstance(expr, Un):

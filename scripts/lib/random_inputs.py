@@ -20,6 +20,11 @@ def arrays_of(exe):
     return found
 
 
+def extent(text, params):
+    """The value of an extent as --help prints it ("2*N + 1", "(H + 1) / 2": a floor division)."""
+    return eval(text.replace("/", "//"), {}, params)
+
+
 def write_random_inputs(exe, params, bounds, work, seed=1):
     """Writes WORK/NAME.npy for each input and inout: floats from a standard normal (a scalar in
     [0.1, 1)), i32 values in [0, BOUND) with BOUND from `bounds[NAME]` (a param expression, default 1).
@@ -32,7 +37,7 @@ def write_random_inputs(exe, params, bounds, work, seed=1):
             outputs.append(name)
         if flag == "out":
             continue
-        dims = [] if not shape or shape == "scalar" else [eval(d, {}, params) for d in shape[1:-1].split(",")]
+        dims = [] if not shape or shape == "scalar" else [extent(d, params) for d in shape[1:-1].split(",")]
         if dtype == "int32":
             data = rng.integers(0, max(1, eval(bounds.get(name, "1"), {}, params)), size=dims).astype(np.int32)
         else:

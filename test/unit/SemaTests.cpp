@@ -109,6 +109,58 @@ TEST(Sema, AffineForms) {
   EXPECT_EQ(a->params.size(), 1u); // zero coefficients are dropped
 }
 
+TEST(Sema, QuasiAffineFormsDivideWithFloor) {
+  auto c = check("param N;\ninput f32 x[N];\noutput f32 y[N];\n"
+                 "y[i] = x[3 * ((i - 5) / 2) + (i + 1) % 4 + (-7) / 2 + 7 % -3];\n");
+  ASSERT_TRUE(c->program) << c->diagnostics;
+  const Equation &eq = *c->program->equations[0];
+  const IndexVar *i = eq.indexVars[0].get();
+  std::optional<AffineExpr> a = toAffine(*cast<ArrayRead>(*eq.rhs).indices[0], "an index");
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->isStrictlyAffine());
+  // (i + 1) % 4 is (i + 1) - 4 * floor((i + 1) / 4); the constants fold with floor: -4 and -2.
+  EXPECT_EQ(a->coefficient(i), 1);
+  EXPECT_EQ(a->constant, 1 - 4 - 2);
+  ASSERT_EQ(a->divs.size(), 2u);
+  EXPECT_EQ(a->divs[0].second, 3);
+  EXPECT_EQ(a->divs[0].first->denominator, 2);
+  EXPECT_EQ(a->divs[0].first->numerator.coefficient(i), 1);
+  EXPECT_EQ(a->divs[0].first->numerator.constant, -5);
+  EXPECT_EQ(a->divs[1].second, -4);
+  EXPECT_EQ(a->divs[1].first->denominator, 4);
+  EXPECT_EQ(a->divs[1].first->numerator.constant, 1);
+}
+
+TEST(Sema, FloorDivisionAndModulo) {
+  EXPECT_EQ(floorDiv(7, 2), 3);
+  EXPECT_EQ(floorDiv(-7, 2), -4);
+  EXPECT_EQ(floorDiv(-8, 2), -4);
+  EXPECT_EQ(floorDiv(7, -2), -4);
+  EXPECT_EQ(floorDiv(-7, -2), 3);
+  EXPECT_EQ(floorMod(-7, 3), 2);
+  EXPECT_EQ(floorMod(7, 3), 1);
+  EXPECT_EQ(floorMod(-6, 3), 0);
+  EXPECT_EQ(floorMod(INT64_MIN, 2), 0);
+}
+
+TEST(Sema, IntegerExpressionsIncludeFloorDivisionsByPositiveConstants) {
+  auto c = check("param N;\nconst K = 3;\ninput f32 x[N];\noutput f32 y[N];\n"
+                 "y[i] = select(i % 2 == 0, i / K, x[i] / 2) + (i - N) / (K - 1) + i / (2 - K);\n");
+  ASSERT_TRUE(c->program) << c->diagnostics;
+  const Expr &sum = *c->program->equations[0]->rhs;
+  const auto &outer = cast<Binary>(sum); // (select(...) + (i - N) / (K - 1)) + i / (2 - K)
+  const auto &inner = cast<Binary>(*outer.lhs);
+  const auto &select = cast<Call>(*inner.lhs);
+  const auto &parity = cast<Binary>(*select.args[0]);
+  EXPECT_TRUE(isIntegerExpr(*parity.lhs));      // i % 2
+  EXPECT_TRUE(isIntegerExpr(*select.args[1]));  // i / K
+  EXPECT_FALSE(isIntegerExpr(*select.args[2])); // x[i] / 2: x is f32
+  EXPECT_TRUE(isIntegerExpr(*inner.rhs));       // (i - N) / (K - 1): a divisor of 2
+  EXPECT_FALSE(isIntegerExpr(*outer.rhs));      // i / (2 - K): a negative divisor
+  EXPECT_EQ(positiveDivisor(cast<Binary>(*inner.rhs)), 2);
+  EXPECT_EQ(positiveDivisor(cast<Binary>(*outer.rhs)), std::nullopt);
+}
+
 TEST(Sema, ReportsErrorsAndReturnsNull) {
   auto c = check("param N;\noutput f32 y[N];\ny[i] = q;\n");
   EXPECT_EQ(c->program, nullptr);

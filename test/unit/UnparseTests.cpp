@@ -54,4 +54,10 @@ TEST(Unparse, ClosesAReductionWhereSomethingFollowsIt) {
                   "max(k, j in 0..N where (k, j) != (0, 0)) b[k, j]");
 }
 
+TEST(Unparse, SamplesAndQuasiAffineIndices) {
+  expectRoundTrip("sample(b, i + 0.5, a[i] * 2) + sample(a, (i - 1) / 2)",
+                  "sample(b, i + 0.5, a[i] * 2) + sample(a, (i - 1) / 2)");
+  expectRoundTrip("b[(i + 1) % 3, i / 2]", "b[(i + 1) % 3, i / 2]");
+}
+
 } // namespace

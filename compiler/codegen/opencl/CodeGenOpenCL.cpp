@@ -142,6 +142,7 @@ public:
     return "";
   }
   std::string fmodFunction(ast::ElemType) const override { return "fmod"; }
+  std::string floorFunction(ast::ElemType) const override { return "floor"; }
   std::string lowest(ast::ElemType type) const override {
     return type == ast::ElemType::F32 ? "-FLT_MAX" : type == ast::ElemType::F64 ? "-DBL_MAX" : "INT_MIN";
   }

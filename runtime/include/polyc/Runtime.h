@@ -16,10 +16,18 @@ namespace polyc::rt {
 enum class DType { F32, F64, I32 };
 enum class ArrayRole { Input, Output, InOut };
 
-// An extent affine in the params: constant + sum(coefficient * params[index]).
+// An extent affine in the params, or its floor division by a positive constant:
+// floor((constant + sum(coefficient * params[index])) / divisor).
 struct AffineExtent {
   int64_t constant = 0;
   std::vector<std::pair<unsigned, int64_t>> terms; // (param index, coefficient)
+  int64_t divisor = 1;
+
+  // floor(numerator / divisor), for the numerator constant + sum(...) that the caller evaluated.
+  int64_t divide(int64_t numerator) const {
+    int64_t quotient = numerator / divisor;
+    return quotient * divisor > numerator ? quotient - 1 : quotient;
+  }
 };
 
 struct ArraySpec {

@@ -970,7 +970,7 @@ void runOnce(const ProgramInfo &info, Compute &compute, const std::vector<int64_
       int64_t value = extent.constant;
       for (auto [param, coefficient] : extent.terms)
         value += coefficient * params[param];
-      host.shape.push_back(std::max<int64_t>(value, 0));
+      host.shape.push_back(std::max<int64_t>(extent.divide(value), 0));
       count *= host.shape.back();
     }
     host.bytes.resize(size_t(count) * elementBytes(spec.dtype));

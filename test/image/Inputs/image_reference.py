@@ -1,0 +1,131 @@
+"""Image kernels (test/image/*.poly): input generators and independent sequential numpy evaluations,
+written from the kernels' definitions (Python's // and % are floor division and a non-negative
+modulo, as the .poly language defines them for indices), not from polyc or its output.
+
+KERNELS has the same form as test/polybench/Inputs/reference.py's.
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "polybench", "Inputs"))
+from reference import F32_TOLERANCE, Kernel  # noqa: E402
+
+
+def gen_quasi_affine(s, rng):
+    return {"img": rng.uniform(-1.0, 1.0, (s["H"], s["W"])), "dark": rng.uniform(-1.0, 1.0, (s["H"], s["W"]))}
+
+
+def ref_quasi_affine(x, s):
+    img = x["img"]
+    H, W = s["H"], s["W"]
+
+    def at(y, x_):  # boundary clamp
+        return img[min(max(y, 0), H - 1), min(max(x_, 0), W - 1)]
+
+    def dark(y, x_):  # boundary zero
+        return x["dark"][y, x_] if 0 <= y < H and 0 <= x_ < W else 0.0
+
+    out = {name: np.zeros((H, W)) for name in ("up", "box", "checker", "shifted", "below", "sel", "pre", "tree")}
+    for y in range(H):
+        for c in range(W):
+            out["up"][y, c] = at(y // 2, c // 2)
+            out["box"][y, c] = sum(at(2 * (y // 2) + dy, 2 * (c // 2) + dx) for dy in range(2) for dx in range(2)) / 4
+            out["checker"][y, c] = img[y, c] if (y + c) % 2 == 0 else -img[y, c]
+            out["shifted"][y, c] = at((y - 3) // 2, (c + 5) % 7)
+            out["below"][y, c] = dark((y - 3) // 2, c) + dark(y, (c - 4) % 3)
+            out["sel"][y, c] = (img[y, c] if c % 3 == 1 else 0.5) + (2.0 if (c - 4) % 3 == 2 else 0.0)
+            out["pre"][y, c] = sum(at(y, k) for k in range(c // 2 + 1))
+        for c in range(W):  # parents before children: (c - 1) // 2 < c
+            out["tree"][y, c] = img[y, c] + (out["tree"][y, (c - 1) // 2] if c >= 1 else 0.0)
+    return out
+
+
+def mean_2x2(a):
+    """Each element the mean of a 2 x 2 block, an odd last row or column clamped (repeated)."""
+    h, w = a.shape
+    out = np.zeros(((h + 1) // 2, (w + 1) // 2))
+    for y in range(out.shape[0]):
+        for x in range(out.shape[1]):
+            out[y, x] = sum(a[min(2 * y + dy, h - 1), min(2 * x + dx, w - 1)] for dy in range(2) for dx in range(2)) / 4
+    return out
+
+
+def ref_pyramid(x, s):
+    img = x["img"]
+    half = mean_2x2(img)
+    detail = np.array([[img[y, c] - half[y // 2, c // 2] for c in range(s["W"])] for y in range(s["H"])])
+    coarse = x["coarse"]
+    up = np.array([[2 * coarse[y // 2, c // 2] for c in range(s["W"])] for y in range(s["H"])])
+    return {"half": half, "quarter": mean_2x2(half), "detail": detail.reshape(s["H"], s["W"]),
+            "up": up.reshape(s["H"], s["W"])}
+
+
+def gen_pyramid(s, rng):
+    return {"img": rng.uniform(0.0, 1.0, (s["H"], s["W"])),
+            "coarse": rng.uniform(-1.0, 1.0, ((s["H"] + 1) // 2, (s["W"] + 1) // 2))}
+
+
+def fetch(a, index, rule):
+    """a at an integer index under a boundary rule (zero, clamp, mirror), as docs/language.md defines it."""
+    at = []
+    for i, n in zip(index, a.shape):
+        if 0 <= i < n:
+            at.append(i)
+            continue
+        if rule == "zero" or n == 0:
+            return 0.0
+        if rule == "mirror":
+            i = -i if i < 0 else 2 * (n - 1) - i
+        at.append(min(max(i, 0), n - 1))
+    return float(a[tuple(at)])
+
+
+def interpolate(a, positions, rule):
+    """Multilinear interpolation of a at positions (ints name elements, floats fall between them)."""
+    below, between = [], []
+    for d, p in enumerate(positions):
+        if isinstance(p, int):
+            below.append(p)
+        else:
+            below.append(int(np.floor(p)))
+            between.append((d, p - np.floor(p)))
+    total = 0.0
+    for corner in range(1 << len(between)):
+        at, weight = list(below), 1.0
+        for k, (d, fraction) in enumerate(between):
+            above = (corner >> k) & 1
+            at[d] += above
+            weight *= fraction if above else 1.0 - fraction
+        total += weight * fetch(a, at, rule)
+    return total
+
+
+def gen_sample(s, rng):
+    T, H, W = s["T"], s["H"], s["W"]
+    return {"I": rng.uniform(0.0, 1.0, (T, H, W)), "u": rng.uniform(-3.0, 3.0, (T, H, W)),
+            "v": rng.uniform(-3.0, 3.0, (T, H, W)), "d": rng.uniform(-1.0, 1.0, (H,)),
+            "m": rng.uniform(-10.0, 10.0, (H, W))}
+
+
+def ref_sample(x, s):
+    T, H, W = s["T"], s["H"], s["W"]
+    I, u, v, d, m = x["I"], x["u"], x["v"], x["d"], x["m"]
+    warped = np.zeros((T, H, W))
+    for t in range(T):
+        for y in range(H):
+            for c in range(W):
+                warped[t, y, c] = interpolate(I, [t, y + v[t, y, c], c + u[t, y, c]], "clamp")
+    shifted = np.array([interpolate(d, [1.25 * i - 3.5], "zero") for i in range(H)])
+    mirrored = np.array([[interpolate(m, [y + 0.5, c - 1.75], "mirror") for c in range(W)] for y in range(H)])
+    exact = np.array([[interpolate(m, [y, c], "mirror") for c in range(W)] for y in range(H)])
+    return {"warped": warped, "shifted": shifted, "mirrored": mirrored.reshape(H, W),
+            "exact": exact.reshape(H, W), "truncated": np.trunc(m)}
+
+
+KERNELS = {
+    "quasi-affine": Kernel(("H", "W"), gen_quasi_affine, ref_quasi_affine, F32_TOLERANCE),
+    "pyramid": Kernel(("H", "W"), gen_pyramid, ref_pyramid, F32_TOLERANCE),
+    "sample": Kernel(("T", "H", "W"), gen_sample, ref_sample, F32_TOLERANCE),
+}
