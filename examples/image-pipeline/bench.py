@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Frames per second of the image-pipeline executables (docs/performance.md, "Image pipeline"): for each
+size, the camera photograph (examples/iir2d/data/camera.png) resized to it, each executable run with
+--repeat K --json; FPS = 1 / median compute time (uploads and downloads excluded). With --opencv, the
+same stages in OpenCV on this machine's CPU (cv2.GaussianBlur 5 x 5, then cv2.Canny, whose hysteresis
+polyc's canny.poly does not have yet), timed here over K runs. Prints a markdown table:
+
+  bench.py [--sizes 640x480,1920x1080] [--repeat K] [--opencv] [--images DIR] LABEL=EXE ...
+  bench.py --save-images DIR [--sizes ...]     writes DIR/camera-WxH.npy, for a machine without Pillow
+
+The photograph is resized with Pillow, or OpenCV where Pillow is missing, or read from --images DIR.
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAMERA = os.path.join(HERE, "..", "iir2d", "data", "camera.png")
+
+
+def photograph(width, height, images=None):
+    if images:
+        return np.load(os.path.join(images, f"camera-{width}x{height}.npy"))
+    try:
+        from PIL import Image
+        grey = np.asarray(Image.open(CAMERA).convert("L").resize((width, height), Image.BILINEAR))
+    except ImportError:
+        import cv2
+        grey = cv2.resize(cv2.imread(CAMERA, cv2.IMREAD_GRAYSCALE), (width, height), interpolation=cv2.INTER_LINEAR)
+    return grey.astype(np.float32) / 255
+
+
+def polyc_fps(exe, work, image, repeat):
+    np.save(os.path.join(work, "img.npy"), image)
+    np.save(os.path.join(work, "low.npy"), np.float32(0.1))
+    np.save(os.path.join(work, "high.npy"), np.float32(0.3))
+    command = [exe, "--in", f"img={work}/img.npy", "--in", f"low={work}/low.npy", "--in", f"high={work}/high.npy",
+               "--out", f"edges={work}/edges.npy", "--repeat", str(repeat), "--json"]
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
+    return 1.0 / json.loads(run.stdout.strip().splitlines()[-1])["median_s"]
+
+
+def opencv_fps(image, repeat):
+    import cv2
+    grey = (image * 255).astype(np.uint8)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 1.0), 25, 75)
+        times.append(time.perf_counter() - start)
+    return 1.0 / float(np.median(times))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="640x480,1920x1080")
+    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--opencv", action="store_true")
+    parser.add_argument("--images")
+    parser.add_argument("--save-images")
+    parser.add_argument("executables", nargs="*", metavar="LABEL=EXE")
+    args = parser.parse_args()
+    sizes = [tuple(map(int, size.split("x"))) for size in args.sizes.split(",")]
+    if args.save_images:
+        os.makedirs(args.save_images, exist_ok=True)
+        for width, height in sizes:
+            np.save(os.path.join(args.save_images, f"camera-{width}x{height}.npy"), photograph(width, height))
+        return
+    columns = [entry.split("=", 1) for entry in args.executables]
+    header = ["size"] + [f"{label} FPS" for label, _ in columns] + (["OpenCV CPU FPS"] if args.opencv else [])
+    print("| " + " | ".join(header) + " |")
+    print("| --- |" + " ---: |" * (len(header) - 1))
+    with tempfile.TemporaryDirectory() as work:
+        for width, height in sizes:
+            image = photograph(width, height, args.images)
+            row = [f"{width}x{height}"] + [f"{polyc_fps(exe, work, image, args.repeat):.0f}" for _, exe in columns]
+            if args.opencv:
+                row.append(f"{opencv_fps(image, args.repeat):.0f}")
+            print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
