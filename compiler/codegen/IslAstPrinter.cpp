@@ -643,3 +643,7 @@ std::string IslAstPrinter::expr(const isl::ast_expr &e, int &prec) const {
   }
   return e.to_C_str();
 }
+
+bool polyc::codegen::runsSeveralInstances(const BandView *band, bool insideKernelLoop) {
+  return band && (band->statements.size() > 1 || insideKernelLoop);
+}

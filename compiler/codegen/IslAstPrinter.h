@@ -45,6 +45,12 @@ struct BandView {
   bool tiled = false;
 };
 
+// Whether a group of threads computing a point of a kernel band runs more than one statement instance
+// in turn: the band has several statements, or the instance is inside a loop of the kernel's own (a
+// sequential member). Each instance's stores must then be visible to the group before the next one reads
+// them.
+bool runsSeveralInstances(const BandView *band, bool insideKernelLoop);
+
 // One `for` loop about to be printed.
 struct LoopView {
   std::string iterator;            // the loop variable's C name

@@ -702,10 +702,17 @@ llvm::Expected<isl::schedule> Scheduler::scheduleRegion(const std::vector<unsign
     std::vector<unsigned> order;
     for (const auto &c : components)
       order.insert(order.end(), c.begin(), c.end());
-    // Package execution over statements that are components of their own.
+    // Package execution over statements that are components of their own: not pieces, and not members
+    // of a cycle of statements (a component of several), which is scheduled as one.
+    std::set<unsigned> alone;
+    for (const std::vector<unsigned> &c : components)
+      if (c.size() == 1)
+        alone.insert(c.front());
     for (FusionGroup &group : findFusionGroups(model_, order, fixed, deps))
       if (llvm::all_of(group.statements, [&](unsigned s) {
-            return llvm::none_of(pieceGroups, [&](const FusionGroup &g) { return llvm::is_contained(g.statements, s); });
+            return alone.count(s) && llvm::none_of(pieceGroups, [&](const FusionGroup &g) {
+                     return llvm::is_contained(g.statements, s);
+                   });
           }))
         groups.push_back(std::move(group));
   }

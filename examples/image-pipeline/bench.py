@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Frames per second of the image-pipeline executables (docs/performance.md, "Image pipeline"): for each
 size, the camera photograph (examples/iir2d/data/camera.png) resized to it, each executable run with
---repeat K --json; FPS = 1 / median compute time (uploads and downloads excluded). With --opencv, the
-same stages in OpenCV on this machine's CPU (cv2.GaussianBlur 5 x 5, then cv2.Canny, whose hysteresis
-polyc's canny.poly does not have yet), timed here over K runs. Prints a markdown table:
+--repeat K --json; FPS = 1 / median compute time (uploads and downloads excluded). --program canny (the
+default) or pyrlk (the second frame: the photograph moved 3 pixels right and 2 down). With --opencv, the
+same work in OpenCV on this machine's CPU, timed here over K runs: cv2.GaussianBlur 5 x 5 then cv2.Canny
+(whose hysteresis canny.poly does not have yet), or cv2.calcOpticalFlowPyrLK at every pixel (3 levels,
+a 7 x 7 window, 4 iterations). Prints a markdown table:
 
-  bench.py [--sizes 640x480,1920x1080] [--repeat K] [--opencv] [--images DIR] LABEL=EXE ...
+  bench.py [--program canny|pyrlk] [--sizes 640x480,1920x1080] [--repeat K] [--opencv] [--images DIR] LABEL=EXE ...
   bench.py --save-images DIR [--sizes ...]     writes DIR/camera-WxH.npy, for a machine without Pillow
 
 The photograph is resized with Pillow, or OpenCV where Pillow is missing, or read from --images DIR.
@@ -35,29 +37,49 @@ def photograph(width, height, images=None):
     return grey.astype(np.float32) / 255
 
 
-def polyc_fps(exe, work, image, repeat):
-    np.save(os.path.join(work, "img.npy"), image)
-    np.save(os.path.join(work, "low.npy"), np.float32(0.1))
-    np.save(os.path.join(work, "high.npy"), np.float32(0.3))
-    command = [exe, "--in", f"img={work}/img.npy", "--in", f"low={work}/low.npy", "--in", f"high={work}/high.npy",
-               "--out", f"edges={work}/edges.npy", "--repeat", str(repeat), "--json"]
-    run = subprocess.run(command, capture_output=True, text=True, check=True)
+def program_inputs(program, work, image):
+    """The executable's --in arguments for a frame."""
+    if program == "canny":
+        arrays = {"img": image, "low": np.float32(0.1), "high": np.float32(0.3)}
+    else:
+        arrays = {"A": image * 255, "B": np.roll(image * 255, (2, 3), axis=(0, 1))}
+    args = []
+    for name, value in arrays.items():
+        np.save(os.path.join(work, name + ".npy"), value)
+        args += ["--in", f"{name}={work}/{name}.npy"]
+    return args
+
+
+def polyc_fps(program, exe, work, image, repeat):
+    outputs = ["edges"] if program == "canny" else ["u", "v"]
+    command = [exe] + program_inputs(program, work, image) + [a for name in outputs for a in ("--out", f"{name}={work}/{name}.npy")]
+    run = subprocess.run(command + ["--repeat", str(repeat), "--json"], capture_output=True, text=True, check=True)
     return 1.0 / json.loads(run.stdout.strip().splitlines()[-1])["median_s"]
 
 
-def opencv_fps(image, repeat):
+def opencv_fps(program, image, repeat):
     import cv2
     grey = (image * 255).astype(np.uint8)
+    if program == "pyrlk":
+        second = np.roll(grey, (2, 3), axis=(0, 1))
+        h, w = grey.shape
+        points = np.stack(np.meshgrid(np.arange(w), np.arange(h)), -1).reshape(-1, 1, 2).astype(np.float32)
+        criteria = (cv2.TERM_CRITERIA_COUNT, 4, 0)
+        work = lambda: cv2.calcOpticalFlowPyrLK(grey, second, points, None, winSize=(7, 7), maxLevel=2,
+                                                criteria=criteria)
+    else:
+        work = lambda: cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 1.0), 25, 75)
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        cv2.Canny(cv2.GaussianBlur(grey, (5, 5), 1.0), 25, 75)
+        work()
         times.append(time.perf_counter() - start)
     return 1.0 / float(np.median(times))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--program", choices=("canny", "pyrlk"), default="canny")
     parser.add_argument("--sizes", default="640x480,1920x1080")
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--opencv", action="store_true")
@@ -78,9 +100,10 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for width, height in sizes:
             image = photograph(width, height, args.images)
-            row = [f"{width}x{height}"] + [f"{polyc_fps(exe, work, image, args.repeat):.0f}" for _, exe in columns]
+            row = [f"{width}x{height}"] + [f"{polyc_fps(args.program, exe, work, image, args.repeat):.0f}"
+                                           for _, exe in columns]
             if args.opencv:
-                row.append(f"{opencv_fps(image, args.repeat):.0f}")
+                row.append(f"{opencv_fps(args.program, image, args.repeat):.0f}")
             print("| " + " | ".join(row) + " |")
 
 

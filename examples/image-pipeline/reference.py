@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An independent numpy evaluation of canny.poly (the same definitions, written from the algorithm, not
-from polyc's output, in float64), and a check of polyc's result against it:
+"""Independent numpy evaluations of canny.poly and pyrlk.poly (the same definitions, written from the
+algorithms, not from polyc's output, in float64), and checks of polyc's results against them:
 
   reference.py canny IMG.npy LOW HIGH OUT.npy        writes the reference edges (float32: 2, 1, 0)
   reference.py check IMG.npy LOW HIGH GOT.npy        compares GOT with the reference: a pixel may differ
@@ -9,6 +9,13 @@ from polyc's output, in float64), and a check of polyc's result against it:
                                                      boundary) is a tie to within float32 rounding
                                                      (1e-5 of the magnitudes); prints the counts and ok,
                                                      or FAIL (exit 1)
+  reference.py pyrlk A.npy B.npy U.npy V.npy [--truth TRUTH.npy]
+                                                     compares polyc's flow with the reference's: at
+                                                     least 99% of the pixels within 1e-3 px (the others
+                                                     are where a 2 x 2 system is nearly singular, so
+                                                     that float32 rounding moves the step), and prints
+                                                     both endpoint errors against the true flow (TRUTH
+                                                     [2, H, W], make_sequence.py) inside a margin of 16
 """
 import argparse
 import sys
@@ -59,6 +66,82 @@ def canny_with_margins(img, low, high):
     return edges.astype(np.float32), margin
 
 
+def bilinear(a, ys, xs):
+    """a at fractional positions, each corner clamped to the image (boundary clamp)."""
+    h, w = a.shape
+    y0, x0 = np.floor(ys), np.floor(xs)
+    fy, fx = ys - y0, xs - x0
+    y0, x0 = y0.astype(np.int64), x0.astype(np.int64)
+
+    def at(yy, xx):
+        return a[np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]
+    return ((1 - fy) * (1 - fx) * at(y0, x0) + fy * (1 - fx) * at(y0 + 1, x0) +
+            (1 - fy) * fx * at(y0, x0 + 1) + fy * fx * at(y0 + 1, x0 + 1))
+
+
+def window_sum(a, radius=3):
+    return sum(shifted(a, dy, dx) for dy in range(-radius, radius + 1) for dx in range(-radius, radius + 1))
+
+
+def half(a):
+    """2 x 2 means: ((h + 1) // 2) x ((w + 1) // 2), the last row or column repeated when odd."""
+    return 0.25 * sum(shifted(a, dy, dx)[::2, ::2] for dy in (0, 1) for dx in (0, 1))
+
+
+def pyrlk(a, b, refinements=4, levels=3):
+    firsts, seconds = [a.astype(np.float64)], [b.astype(np.float64)]
+    for _ in range(levels - 1):
+        firsts.append(half(firsts[-1]))
+        seconds.append(half(seconds[-1]))
+    u = v = None
+    for level in reversed(range(levels)):
+        first, second = firsts[level], seconds[level]
+        h, w = first.shape
+        if u is None:
+            u, v = np.zeros((h, w)), np.zeros((h, w))
+        else:  # twice the flow of the level above, at (y // 2, x // 2)
+            u, v = 2 * u[np.arange(h)[:, None] // 2, np.arange(w)[None, :] // 2], \
+                   2 * v[np.arange(h)[:, None] // 2, np.arange(w)[None, :] // 2]
+        gx = 0.5 * (shifted(first, 0, 1) - shifted(first, 0, -1))
+        gy = 0.5 * (shifted(first, 1, 0) - shifted(first, -1, 0))
+        sxx, sxy, syy = window_sum(gx * gx), window_sum(gx * gy), window_sum(gy * gy)
+        det = sxx * syy - sxy * sxy
+        ys, xs = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+        for _ in range(refinements):
+            p, q = np.zeros((h, w)), np.zeros((h, w))
+            for dy in range(-3, 4):  # the window moves by its centre's flow
+                for dx in range(-3, 4):
+                    e = bilinear(second, ys + dy + v, xs + dx + u) - shifted(first, dy, dx)
+                    p += shifted(gx, dy, dx) * e
+                    q += shifted(gy, dy, dx) * e
+            solvable = np.abs(det) > 1e-6
+            safe = np.where(solvable, det, 1.0)
+            u = u + np.where(solvable, (sxy * q - syy * p) / safe, 0.0)
+            v = v + np.where(solvable, (sxy * p - sxx * q) / safe, 0.0)
+    return u, v
+
+
+def check_pyrlk(args):
+    a, b = np.load(args.a), np.load(args.b)
+    want_u, want_v = pyrlk(a, b)
+    got_u, got_v = np.load(args.u).astype(np.float64), np.load(args.v).astype(np.float64)
+    if got_u.shape != want_u.shape or got_v.shape != want_v.shape:
+        print(f"pyrlk: shapes {got_u.shape} {got_v.shape}, expected {want_u.shape}: FAIL")
+        return 1
+    distance = np.hypot(got_u - want_u, got_v - want_v)
+    close = float(np.mean(distance <= 1e-3)) if distance.size else 1.0
+    verdict = "ok" if close >= 0.99 else "FAIL"
+    print(f"pyrlk: {100 * close:.2f}% of the pixels within 1e-3 px of the reference: {verdict}")
+    if args.truth:
+        truth = np.load(args.truth)
+        inner = (slice(16, -16), slice(16, -16))
+        for label, (uu, vv) in (("polyc", (got_u, got_v)), ("reference", (want_u, want_v))):
+            epe = np.hypot(uu - truth[0], vv - truth[1])[inner]
+            print(f"pyrlk: {label} endpoint error: median {np.median(epe):.3f} px, 90th percentile "
+                  f"{np.percentile(epe, 90):.3f} px")
+    return 0 if verdict == "ok" else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -72,7 +155,13 @@ def main():
     k.add_argument("low", type=float)
     k.add_argument("high", type=float)
     k.add_argument("got")
+    f = commands.add_parser("pyrlk")
+    for name in ("a", "b", "u", "v"):
+        f.add_argument(name)
+    f.add_argument("--truth")
     args = parser.parse_args()
+    if args.command == "pyrlk":
+        return check_pyrlk(args)
     if args.command == "canny":
         np.save(args.out, canny(np.load(args.img), args.low, args.high))
         return 0

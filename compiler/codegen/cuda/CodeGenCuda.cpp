@@ -224,8 +224,12 @@ protected:
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
     bool inBand = loop.band && band_ && loop.band->index == band_->index;
     auto axis = inBand ? axes_.find(loop.member) : axes_.end();
-    if (axis == axes_.end())
-      return IslAstPrinter::printFor(loop, node);
+    if (axis == axes_.end()) {
+      ++ownLoops_;
+      IslAstPrinter::printFor(loop, node);
+      --ownLoops_;
+      return;
+    }
     auto [first, stride] = axisNames.at(axis->second);
     std::string scale = loop.inc == "1" ? "" : " * " + loop.inc;
     w_.comment(loopComment(loop) + "; spread over the grid's " + axis->second + " dimension");
@@ -279,6 +283,8 @@ private:
     args.push_back("lane");
     w_.line(program_.program + "." + program_.statementFunction(call.statement, true) + "<" + group_ + ">(" +
             llvm::join(args, ", ") + ");");
+    if (runsSeveralInstances(band_, ownLoops_ > 0)) // the next instance may read what lane 0 stored
+      w_.line("polyc::rt::cuda::syncGroup<" + group_ + ">();");
   }
 
   // The thread's points from the y loop's iterator on, as many as are left (at most RowsPerThread), in
@@ -305,6 +311,7 @@ private:
   std::string group_;
   RowsKernel *rows_;
   std::set<unsigned> bound_; // grid members whose loop encloses the code printed now
+  int ownLoops_ = 0;         // the kernel's own loops (not over the grid) around the code printed now
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -327,6 +334,7 @@ protected:
     if (mapped.placement != map::Placement::Kernel || kernel_)
       return printNode(body);
     kernel_ = &mapped;
+    kernelBandView_ = &band;
     group_ = mapped.persistentGroup;
     w_.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "): " +
                (group_ == 1 ? "a thread" : "a group of " + std::to_string(group_) + " threads") + " per point.");
@@ -355,6 +363,7 @@ protected:
       printNode(body);
     }
     kernel_ = nullptr;
+    kernelBandView_ = nullptr;
     w_.line(barrier());
   }
 
@@ -413,6 +422,8 @@ private:
       args.push_back("polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">::lane()");
       w_.line(program_.program + "." + name + "Group<" + std::to_string(group_) + ">(" + llvm::join(args, ", ") +
               ");");
+      if (runsSeveralInstances(kernelBandView_, false)) // the next instance may read what lane 0 stored
+        w_.line("polyc::rt::cuda::syncGroup<" + std::to_string(group_) + ">();");
       return;
     }
     program_.threadVariants.insert(call.statement);
@@ -486,6 +497,7 @@ private:
   std::string grid_;
   ExtentOf extentOf_;
   const map::BandMapping *kernel_ = nullptr; // the kernel band being printed
+  const BandView *kernelBandView_ = nullptr; // its view
   unsigned group_ = 1;
   std::set<unsigned> bound_; // spread members whose loop encloses the code printed now
   bool rows_ = false;        // printing the rows-of-blocks layout (BlocksAPoint > 1)

@@ -560,7 +560,9 @@ protected:
   bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
     hostIterators_.push_back(loop.iterator);
+    kernelLoops_ += kernelBand_ != nullptr;
     IslAstPrinter::printFor(loop, node);
+    kernelLoops_ -= kernelBand_ != nullptr;
     hostIterators_.pop_back();
   }
   void printStatementCall(const StatementCall &call) override;
@@ -646,6 +648,7 @@ private:
   // C expressions `args`, as a C expression.
   std::string memberValue(unsigned member, unsigned s, const std::vector<std::string> &args);
   const BandView *kernelBand_ = nullptr;
+  int kernelLoops_ = 0; // the kernel's own loops around the code printed now
   std::set<std::string> statementDims_;
   std::set<std::string> kernelNames_;
 };
@@ -1401,6 +1404,10 @@ void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::stri
   exprs_.printStatement(statement, w);
   exprs_.deferSum = false;
   exprs_.storeGuard.clear();
+  // Where the work-group computes several instances of its point in turn, the next may read what work-item
+  // 0 stored: every work-item waits for it (the whole work-group takes the same branches).
+  if (exprs_.mode == PointMode::Group && runsSeveralInstances(kernelBand_, kernelLoops_ > 0))
+    w.line("barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);");
   w.closeBlock();
 }
 

@@ -89,6 +89,17 @@ template <unsigned G, typename Op, typename T> __device__ __forceinline__ T redu
   }
 }
 
+// Makes lane 0's stores visible to the other lanes of its group before they read them: where a group
+// computes several statement instances of its point in turn (statements of one band, or a sequential
+// member inside it), the next instance may read what the last one stored. A warp-level barrier over the
+// group's lanes for G <= 32 (each group takes its own branches), the block's for G > 32 (a block a point).
+template <unsigned G> __device__ __forceinline__ void syncGroup() {
+  if constexpr (G <= WarpSize)
+    __syncwarp(groupMask<G>());
+  else
+    __syncthreads();
+}
+
 // How kernels with groups of G threads per point lay out their blocks: 256 threads (256 / G points)
 // per block for G <= 32, one point per block of G threads above. Point p of the grid's x dimension is
 // computed by group `point()`, and the grid-stride is `points()`.
