@@ -644,6 +644,17 @@ std::string IslAstPrinter::expr(const isl::ast_expr &e, int &prec) const {
   return e.to_C_str();
 }
 
-bool polyc::codegen::runsSeveralInstances(const BandView *band, bool insideKernelLoop) {
-  return band && (band->statements.size() > 1 || insideKernelLoop);
+bool polyc::codegen::readsEarlierInstances(const model::Model &model, const BandView *band,
+                                           bool insideKernelLoop) {
+  if (!band)
+    return false;
+  if (insideKernelLoop)
+    return true;
+  for (unsigned writer : band->statements)
+    for (unsigned reader : band->statements)
+      if (reader != writer && llvm::any_of(model.statements[reader].reads, [&](const model::Access &read) {
+            return read.array == model.statements[writer].write.array;
+          }))
+        return true;
+  return false;
 }

@@ -45,11 +45,11 @@ struct BandView {
   bool tiled = false;
 };
 
-// Whether a group of threads computing a point of a kernel band runs more than one statement instance
-// in turn: the band has several statements, or the instance is inside a loop of the kernel's own (a
-// sequential member). Each instance's stores must then be visible to the group before the next one reads
-// them.
-bool runsSeveralInstances(const BandView *band, bool insideKernelLoop);
+// Whether a group of threads computing a point of a kernel band may read, in a later statement instance
+// of the point, what an earlier one stored: the instance is inside a loop of the kernel's own (a
+// sequential member), or a statement of the band reads an array another one writes. Each store must then
+// be visible to the group before the next instance runs.
+bool readsEarlierInstances(const model::Model &model, const BandView *band, bool insideKernelLoop);
 
 // One `for` loop about to be printed.
 struct LoopView {

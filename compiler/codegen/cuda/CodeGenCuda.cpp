@@ -283,7 +283,8 @@ private:
     args.push_back("lane");
     w_.line(program_.program + "." + program_.statementFunction(call.statement, true) + "<" + group_ + ">(" +
             llvm::join(args, ", ") + ");");
-    if (runsSeveralInstances(band_, ownLoops_ > 0)) // the next instance may read what lane 0 stored
+    if (readsEarlierInstances(input_.model, band_,
+                              ownLoops_ > 0)) // the next instance may read what lane 0 stored
       w_.line("polyc::rt::cuda::syncGroup<" + group_ + ">();");
   }
 
@@ -422,7 +423,8 @@ private:
       args.push_back("polyc::rt::cuda::GroupLayout<" + std::to_string(group_) + ">::lane()");
       w_.line(program_.program + "." + name + "Group<" + std::to_string(group_) + ">(" + llvm::join(args, ", ") +
               ");");
-      if (runsSeveralInstances(kernelBandView_, false)) // the next instance may read what lane 0 stored
+      if (readsEarlierInstances(input_.model, kernelBandView_,
+                                false)) // the next instance may read what lane 0 stored
         w_.line("polyc::rt::cuda::syncGroup<" + std::to_string(group_) + ">();");
       return;
     }

@@ -1406,7 +1406,7 @@ void OpenCLPrinter::printKernelStatement(unsigned s, const std::vector<std::stri
   exprs_.storeGuard.clear();
   // Where the work-group computes several instances of its point in turn, the next may read what work-item
   // 0 stored: every work-item waits for it (the whole work-group takes the same branches).
-  if (exprs_.mode == PointMode::Group && runsSeveralInstances(kernelBand_, kernelLoops_ > 0))
+  if (exprs_.mode == PointMode::Group && readsEarlierInstances(input_.model, kernelBand_, kernelLoops_ > 0))
     w.line("barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);");
   w.closeBlock();
 }

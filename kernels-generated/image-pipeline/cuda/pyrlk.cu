@@ -1870,9 +1870,7 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
     // S6, S7, band 5 dimension 1: x; carries no dependence; spread over the grid's x dimension
     for (polyc_index x = 0 + firstX; x <= polyc_floord(W - 1, 4); x += strideX) {
       program.S6Group<G>(y, x, lane);
-      polyc::rt::cuda::syncGroup<G>();
       program.S7Group<G>(y, x, lane);
-      polyc::rt::cuda::syncGroup<G>();
     }
   }
 }
@@ -2016,9 +2014,7 @@ __global__ void __launch_bounds__(polyc::rt::cuda::GroupLayout<G>::Threads) band
     // S17, S18, band 10 dimension 1: x; carries no dependence; spread over the grid's x dimension
     for (polyc_index x = 0 + firstX; x < (W + 1) / 2; x += strideX) {
       program.S17Group<G>(y, x, lane);
-      polyc::rt::cuda::syncGroup<G>();
       program.S18Group<G>(y, x, lane);
-      polyc::rt::cuda::syncGroup<G>();
     }
   }
 }

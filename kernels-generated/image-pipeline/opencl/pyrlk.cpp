@@ -967,7 +967,6 @@ __kernel void S6_S7_reduce(const int H, const int W, __global const float *gx2, 
         if (polyc_lid == 0) {
           sxx2[y * polyc_floord(W + 3, 4) + x] = polyc_value;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
       }
       // S7: sxy2[y, x] = sum(dy, dx in -3..4) gx2[y + dy, x + dx] * gy2[y + dy, x + dx];
       {
@@ -1007,7 +1006,6 @@ __kernel void S6_S7_reduce(const int H, const int W, __global const float *gx2, 
         if (polyc_lid == 0) {
           sxy2[y * polyc_floord(W + 3, 4) + x] = polyc_value;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
       }
     }
   }
@@ -1287,7 +1285,6 @@ __kernel void S17_S18_reduce(const int H, const int W, __global const float *gx1
         if (polyc_lid == 0) {
           sxx1[y * polyc_floord(W + 1, 2) + x] = polyc_value;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
       }
       // S18: sxy1[y, x] = sum(dy, dx in -3..4) gx1[y + dy, x + dx] * gy1[y + dy, x + dx];
       {
@@ -1327,7 +1324,6 @@ __kernel void S17_S18_reduce(const int H, const int W, __global const float *gx1
         if (polyc_lid == 0) {
           sxy1[y * polyc_floord(W + 1, 2) + x] = polyc_value;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
       }
     }
   }
