@@ -44,6 +44,9 @@ programs=(
   "iir2d-fixed|examples/iir2d/iir2d.poly|--param H=70 --param W=100 --param M=31|plain||POLYC_CUDA_WAVEFRONT=fixed"
   "iir2d-m33|examples/iir2d/iir2d.poly|--param H=40 --param W=50 --param M=33|plain|--rtol 1e-4"
   "iir2d-m1|examples/iir2d/iir2d.poly|--param H=9 --param W=11 --param M=1|plain|--rtol 1e-4"
+  "pyramid|test/image/pyramid.poly|--param H=37 --param W=23|plain"
+  "canny|examples/image-pipeline/canny.poly|--param H=45 --param W=61|plain"
+  "pyrlk|examples/image-pipeline/pyrlk.poly|--param H=37 --param W=53|plain"
   "iir2d-messages|examples/iir2d/iir2d.poly|--param H=37 --param W=29 --param M=3|plain|--rtol 1e-4|POLYC_MPI_PEER=0"
 )
 field() { cut -d'|' -f"$2" <<<"$1"; }
