@@ -229,8 +229,14 @@ struct Equation {
 struct RepeatBlock {
   std::unique_ptr<IndexVar> var;
   ExprPtr lo, hi;
+  // `until unchanged(A, ...)`: the block stops after the first iteration that leaves every element of
+  // these arrays as it was. Empty: every iteration runs.
+  std::vector<std::string> untilUnchanged;
+  std::vector<llvm::SMRange> untilRanges;
+  std::vector<const ArrayDecl *> watched; // the arrays of untilUnchanged, filled in by Sema
   std::vector<std::unique_ptr<Equation>> body;
   llvm::SMRange range;
+  bool stopsWhenUnchanged() const { return !untilUnchanged.empty(); }
 };
 
 // A top-level statement in textual order.

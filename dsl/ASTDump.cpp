@@ -229,8 +229,11 @@ void Dumper::program(const Program &p) {
       continue;
     }
     const RepeatBlock &block = *std::get<RepeatBlock *>(st);
-    line(1) << "Repeat " << block.var->name << " in " << inlineText(*block.lo) << ".." << inlineText(*block.hi)
-            << "\n";
+    line(1) << "Repeat " << block.var->name << " in " << inlineText(*block.lo) << ".."
+            << inlineText(*block.hi);
+    if (block.stopsWhenUnchanged())
+      os_ << " until unchanged(" << llvm::join(block.untilUnchanged, ", ") << ")";
+    os_ << "\n";
     for (const auto &eq : block.body)
       equation(*eq, 2);
   }

@@ -52,6 +52,7 @@ private:
   bool parseArrayDecl();
   std::unique_ptr<Equation> parseEquation();
   bool parseRepeat();
+  bool parseUntil(RepeatBlock &block);
   std::optional<Boundary> parseBoundaryKind();
   bool parseIdentifier(std::string &name, SMRange &range, const char *what);
 
@@ -347,7 +348,7 @@ bool Parser::parseRepeat() {
   block->var = std::make_unique<IndexVar>();
   if (!parseIdentifier(block->var->name, block->var->range, "a repeat variable name") ||
       !expect(TokenKind::KwIn, "after the repeat variable") || !parseRange(block->lo, block->hi) ||
-      !expect(TokenKind::LBrace, "to open the repeat block")) {
+      !parseUntil(*block) || !expect(TokenKind::LBrace, "to open the repeat block")) {
     // Skip the whole block, so that its equations are not reported again out of context.
     while (!tok_.is(TokenKind::Eof) && !tok_.is(TokenKind::LBrace) && !tok_.is(TokenKind::Semi))
       advance();
@@ -381,6 +382,28 @@ bool Parser::parseRepeat() {
   program_->statements.push_back(block.get());
   program_->repeats.push_back(std::move(block));
   return true;
+}
+
+// `until unchanged(A, B)` after a repeat block's range, if present. `until` and `unchanged` are not
+// keywords: they mean this only here, so programs keep them as names.
+bool Parser::parseUntil(RepeatBlock &block) {
+  if (!tok_.is(TokenKind::Identifier) || tok_.text != "until")
+    return true;
+  advance();
+  if (!tok_.is(TokenKind::Identifier) || tok_.text != "unchanged")
+    return errorHere(Twine("expected 'unchanged(' after 'until', found ") + spelling(tok_.kind));
+  advance();
+  if (!expect(TokenKind::LParen, "after 'unchanged'"))
+    return false;
+  do {
+    std::string name;
+    SMRange range;
+    if (!parseIdentifier(name, range, "an array name"))
+      return false;
+    block.untilUnchanged.push_back(std::move(name));
+    block.untilRanges.push_back(range);
+  } while (consume(TokenKind::Comma));
+  return expect(TokenKind::RParen, "to close 'unchanged('");
 }
 
 bool Parser::parseRange(ExprPtr &lo, ExprPtr &hi) {

@@ -6,6 +6,7 @@
 #include "dsl/Affine.h"
 #include "dsl/DefinitionCheck.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -100,9 +101,18 @@ private:
   bool checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat,
                                 bool shapeDivision = false);
 
+  bool checkUpdateOrder(const Equation &eq, const ArrayDecl &a, const RepeatBlock *repeat);
+  void checkUntil(RepeatBlock &block);
+
   Program &program_;
   DiagnosticEngine &diags_;
   StringMap<GlobalSymbol> globals_;
+  // For local and output arrays, in textual order: the first `=` equation, the first one inside a
+  // repeat block, and the first update (checkUpdateOrder).
+  struct Definitions {
+    const Equation *first = nullptr, *inRepeat = nullptr, *firstUpdate = nullptr;
+  };
+  DenseMap<const ArrayDecl *, Definitions> definitions_;
 };
 
 } // namespace
@@ -764,11 +774,8 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
     } else if (eq.op == AssignOp::Assign && a->kind == ArrayKind::InOut) {
       targetOk = error(eq.lhsRange, "inout array '" + eq.target + "' can only be updated with '+=' or '-='");
       diags_.note(a->range, "'" + eq.target + "' is declared as inout here");
-    } else if (eq.op != AssignOp::Assign && a->kind != ArrayKind::InOut) {
-      targetOk = error(eq.lhsRange, Twine("'") + spelling(eq.op) + "' updates only inout arrays; '" + eq.target +
-                                        "' is " + (a->kind == ArrayKind::Local ? "a local" : "an output") +
-                                        " array (define it with '=')");
-      diags_.note(a->range, "'" + eq.target + "' is declared here");
+    } else if (a->kind != ArrayKind::InOut) {
+      targetOk = checkUpdateOrder(eq, *a, repeat);
     }
     if (a->rank() != eq.lhsIndices.size()) {
       targetOk = error(eq.lhsRange, "array '" + eq.target + "' has " + Twine(a->rank()) +
@@ -880,6 +887,100 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
   (void)ok;
 }
 
+// A local or output array may be updated (`+=`, `-=`) once it is defined: all of its `=` equations come
+// before its first update in the text, none inside a repeat block (which would define it afresh in
+// every iteration, under the updates).
+bool Sema::checkUpdateOrder(const Equation &eq, const ArrayDecl &a, const RepeatBlock *repeat) {
+  Definitions &d = definitions_[&a];
+  const char *kind = a.kind == ArrayKind::Local ? "local" : "output";
+  if (eq.op == AssignOp::Assign) {
+    if (d.firstUpdate) {
+      error(eq.lhsRange, Twine("'") + eq.target +
+                             "' is defined after it is updated: its '=' equations must "
+                             "come before its updates");
+      diags_.note(d.firstUpdate->lhsRange, "first updated here");
+      return false;
+    }
+    if (!d.first)
+      d.first = &eq;
+    if (repeat && !d.inRepeat)
+      d.inRepeat = &eq;
+    return true;
+  }
+  if (!d.first) {
+    error(eq.lhsRange, Twine("'") + spelling(eq.op) +
+                           "' updates an inout array, or a local or output array "
+                           "defined before; " +
+                           kind + " array '" + eq.target + "' has no '=' equation before this update");
+    diags_.note(a.range, "'" + eq.target + "' is declared here");
+    return false;
+  }
+  if (d.inRepeat) {
+    error(eq.lhsRange, Twine("'") + eq.target +
+                           "' is defined inside a repeat block, afresh in every "
+                           "iteration, so it cannot be updated: define it before the block");
+    diags_.note(d.inRepeat->lhsRange, "defined here");
+    return false;
+  }
+  if (!d.firstUpdate)
+    d.firstUpdate = &eq;
+  return true;
+}
+
+// `until unchanged(A, ...)`: each name an array the block updates, named once. The block's left-hand
+// sides may not use the repeat variable: the elements of the iterations that do not run would stay
+// undefined.
+void Sema::checkUntil(RepeatBlock &block) {
+  block.watched.clear();
+  for (size_t i = 0; i < block.untilUnchanged.size(); ++i) {
+    const std::string &name = block.untilUnchanged[i];
+    SMRange range = block.untilRanges[i];
+    const GlobalSymbol *sym = lookupGlobal(name);
+    if (!sym) {
+      error(range, "unknown array '" + name + "'");
+      continue;
+    }
+    if (sym->kind != GlobalSymbol::Array) {
+      error(range, Twine("'") + name + "' is " + kindWithArticle(sym->kind) + ", not an array");
+      diags_.note(sym->range, Twine("the ") + kindName(sym->kind) + " is declared here");
+      continue;
+    }
+    const auto *a = static_cast<const ArrayDecl *>(sym->decl);
+    if (llvm::is_contained(block.watched, a)) {
+      error(range, "'" + name + "' is named twice in 'unchanged('");
+      continue;
+    }
+    bool updated =
+        llvm::any_of(block.body, [&](auto &eq) { return eq->array == a && eq->op != AssignOp::Assign; });
+    if (!updated) {
+      error(range, "'" + name +
+                       "' is not updated in this repeat block, so it never changes: 'until "
+                       "unchanged(...)' names arrays that the block updates with '+=' or '-='");
+      continue;
+    }
+    block.watched.push_back(a);
+  }
+  for (auto &eq : block.body)
+    for (auto &index : eq->lhsIndices) {
+      bool usesVar = false;
+      std::vector<const Expr *> stack{index.get()};
+      while (!stack.empty() && !usesVar) {
+        const Expr *x = stack.back();
+        stack.pop_back();
+        if (auto *r = dyn_cast<VarRef>(x))
+          if (auto *iv = std::get_if<IndexVarRef>(&r->binding); iv && iv->var == block.var.get())
+            usesVar = true;
+        forEachChild(*x, [&](const Expr &c) { stack.push_back(&c); });
+      }
+      if (usesVar) {
+        error(index->range, "in a block that stops early ('until'), the repeat variable '" + block.var->name +
+                                "' cannot index a left-hand side: the iterations that do not run would leave "
+                                "their elements undefined");
+        break;
+      }
+    }
+}
+
 void Sema::checkRepeat(RepeatBlock &block) {
   Scope outer;
   if (resolve(*block.lo, outer))
@@ -889,6 +990,8 @@ void Sema::checkRepeat(RepeatBlock &block) {
   checkFreshName(*block.var, outer, "repeat variable");
   for (auto &eq : block.body)
     checkEquation(*eq, &block);
+  if (block.stopsWhenUnchanged())
+    checkUntil(block);
 }
 
 bool Sema::run() {

@@ -47,6 +47,7 @@ programs=(
   "pyramid|test/image/pyramid.poly|--param H=37 --param W=23|plain"
   "canny|examples/image-pipeline/canny.poly|--param H=45 --param W=61|plain"
   "pyrlk|examples/image-pipeline/pyrlk.poly|--param H=37 --param W=53|plain"
+  "fixed-point|test/image/fixed-point.poly|--param H=37 --param W=23 --param K=50|plain"
   "iir2d-messages|examples/iir2d/iir2d.poly|--param H=37 --param W=29 --param M=3|plain|--rtol 1e-4|POLYC_MPI_PEER=0"
 )
 field() { cut -d'|' -f"$2" <<<"$1"; }

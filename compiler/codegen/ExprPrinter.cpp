@@ -605,8 +605,29 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   }
   Code rhs = value(*eq.rhs, type, w);
   const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
+  storing_ = &statement;
   printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
+  storing_ = nullptr;
   scope_ = saved;
+}
+
+void ExprPrinter::printStoreLine(const std::string &target, const std::string &op, const std::string &rhs,
+                                 CodeWriter &w) const {
+  if (!storing_ || !storing_->signalsChange || op == " = ")
+    return w.line(target + op + rhs + ";");
+  const ast::ElemType elemType = storing_->equation->array->elemType;
+  const std::string type = typeName(elemType);
+  w.openBlock("");
+  w.line("const " + type + " polyc_old = " + target + ";");
+  w.line("const " + type + " polyc_new = polyc_old " + op.substr(1, 1) + " (" + rhs + ");");
+  w.line(elemType == ast::ElemType::I32 ? "if (polyc_new != polyc_old)"
+                                        : "if (polyc_new != polyc_old && (polyc_new == polyc_new || "
+                                          "polyc_old == polyc_old)) // NaN == NaN here");
+  w.indent();
+  w.line(changedStore() + ";");
+  w.dedent();
+  w.line(target + " = polyc_new;");
+  w.closeBlock();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1509,7 +1530,7 @@ std::string ExprPrinter::elementRef(const model::ArrayInfo &array, const std::st
 
 void ExprPrinter::printStore(const model::ArrayInfo &, llvm::ArrayRef<std::string>, const std::string &target,
                              const std::string &op, const std::string &rhs, CodeWriter &w) {
-  w.line(target + op + rhs + ";");
+  printStoreLine(target, op, rhs, w);
 }
 
 std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {

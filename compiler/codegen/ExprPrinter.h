@@ -193,6 +193,15 @@ public:
                           CodeWriter &w);
 
 protected:
+  // Prints the store `target op rhs;`, or, for a statement that signals a change (an update of an
+  // array that its repeat block watches, model::Statement::signalsChange), the same store in a block
+  // that also sets the changed flag (changedStore) when the element's value changes: any difference
+  // counts but one NaN against another.
+  void printStoreLine(const std::string &target, const std::string &op, const std::string &rhs,
+                      CodeWriter &w) const;
+  // The statement that sets the changed flag; the default, the CPU program's member.
+  virtual std::string changedStore() const { return "__atomic_store_n(&polyc_changed, 1, __ATOMIC_RELAXED)"; }
+
   // Declares the reduction's variables at position `flat` of its index space flattened in row-major
   // order (the innermost variable fastest), the variables' ranges having `extents` values each; the
   // variables of type `type`.
@@ -267,6 +276,7 @@ private:
   Scope *scope_ = nullptr;
   std::map<const ast::Reduction *, SplitReduction> splitReductions_;
   std::string splitElement_; // the written element's offset, while a statement is printed
+  const model::Statement *storing_ = nullptr; // the statement being printed (storeText)
   // The guard record: whether one is being taken, its points so far, and whether a test was unplaced.
   // (boundsChecks, which adds to it, is const.)
   bool recordingGuards_ = false;

@@ -305,6 +305,9 @@ void IslAstPrinter::printMark(const isl::ast_node_mark &node) {
 void IslAstPrinter::printBand(const BandView &, const isl::ast_node &body) { printNode(body); }
 
 bool IslAstPrinter::separatesIterations(const BandView &band) const {
+  // A loop that stops early stays one loop, which its `break` leaves.
+  if (band.band && band.band->stopsWhenUnchanged)
+    return false;
   return input_.mapping && band.index < input_.mapping->bands.size() &&
          input_.mapping->bands[band.index].placement == map::Placement::HostLoop;
 }
@@ -462,6 +465,8 @@ std::string IslAstPrinter::loopComment(const LoopView &loop) const {
                      std::to_string(loop.member) + ": " + describeDimension(*loop.band, loop.member);
   if (loop.tileLoop)
     text += ", tiles of " + std::to_string(loop.band->band->tileSizes[loop.member]);
+  if (loop.band->band->stopsWhenUnchanged)
+    return text + "; the repeat loop, in order, until an iteration changes nothing";
   if (loop.band->band->isSequentialRepeat)
     return text + "; the repeat loop, in order";
   return text + (loop.coincident ? "; carries no dependence" : "; carries dependences, in order");
@@ -480,11 +485,22 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
     ++stepLoops_;
     w_.line("polyc_steps->beforeStep(" + loop.iterator + ");");
   }
+  const bool until = stopsWhenUnchanged(loop);
+  if (until)
+    w_.line(resetChanged());
   printNode(node.body());
+  if (until)
+    w_.line("if (!" + anyChanged() + ") break;");
   if (hooks)
     w_.line("polyc_steps->afterStep(" + loop.iterator + ");");
   w_.closeBlock();
   parallelDepth_ -= parallel;
+}
+
+// Where isl prints no loop (one iteration), the body runs once, and nothing is left to stop.
+bool IslAstPrinter::stopsWhenUnchanged(const LoopView &loop) {
+  return loop.band && loop.band->band && loop.band->band->stopsWhenUnchanged && loop.member == 0 &&
+         !loop.tileLoop;
 }
 
 bool IslAstPrinter::isStreamedStep(const LoopView &loop) const {

@@ -123,6 +123,13 @@ protected:
   // polyc_steps->beforeStep(t) and afterStep(t) around each step (polyc/Stream.h).
   virtual bool printsStepHooks() const { return false; }
   bool isStreamedStep(const LoopView &loop) const;
+  // The loop of a repeat block that stops early (`until unchanged(...)`): each iteration begins with
+  // resetChanged() and ends with `if (!anyChanged()) break;`, the statements that signal a change
+  // (model::Statement::signalsChange) setting the flag (ExprPrinter::changedStore). The defaults: a
+  // member `polyc_changed` of the CPU program.
+  static bool stopsWhenUnchanged(const LoopView &loop);
+  virtual std::string resetChanged() const { return "polyc_changed = 0;"; }
+  virtual std::string anyChanged() const { return "polyc_changed"; }
   virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);
   virtual std::string minFunction() const { return "polyc_min"; }

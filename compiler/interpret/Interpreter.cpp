@@ -511,6 +511,7 @@ private:
   // current attempt its type, function arguments, missing elements and first error.
   std::vector<int64_t> env_;
   const RepeatBlock *activeBlock_ = nullptr;
+  bool changed_ = false; // an update of an array the active block watches changed an element
   int64_t activeIteration_ = 0;
   ElemType type_ = ElemType::F64;
   std::vector<double> realArgs_;
@@ -802,8 +803,11 @@ llvm::Error Machine::runBlock(const RepeatBlock &block) {
       if (err)
         return err;
     }
+    changed_ = false;
     if (llvm::Error err = runSteps(plan_.blocks.at(&block)))
       return err;
+    if (block.stopsWhenUnchanged() && !changed_)
+      break;
   }
   activeBlock_ = nullptr;
   return llvm::Error::success();
@@ -844,11 +848,19 @@ llvm::Error Machine::applyUpdate(const Equation &eq, int64_t repeatValue) {
   Store &target = stores_[storeOf(eq.array)];
   BinaryOp op = eq.op == AssignOp::AddAssign ? BinaryOp::Add : BinaryOp::Sub;
   type_ = eq.array->elemType;
+  const bool watched = eq.enclosingRepeat && llvm::is_contained(eq.enclosingRepeat->watched, eq.array);
   for (const auto &[offset, n] : results) {
-    if (target.integer)
-      target.integers[size_t(offset)] = arithmetic<int64_t>(op, target.integers[size_t(offset)], n.integer);
-    else
-      target.reals[size_t(offset)] = arithmetic<double>(op, target.reals[size_t(offset)], n.real);
+    if (target.integer) {
+      int64_t &element = target.integers[size_t(offset)];
+      int64_t next = arithmetic<int64_t>(op, element, n.integer);
+      changed_ |= watched && next != element;
+      element = next;
+    } else {
+      double &element = target.reals[size_t(offset)];
+      double next = arithmetic<double>(op, element, n.real);
+      changed_ |= watched && next != element && !(std::isnan(next) && std::isnan(element));
+      element = next;
+    }
   }
   return llvm::Error::success();
 }

@@ -428,6 +428,13 @@ Mapping Mapper::run() {
   for (BandMapping &band : mapping.bands) {
     if (band.placement != Placement::HostLoop || band.parent >= 0)
       continue;
+    if (schedule_.bands[band.band].stopsWhenUnchanged) {
+      // Neither a graph nor a persistent kernel: each iteration ends with the host reading the flag.
+      band.replayable = false;
+      band.reason += "; it stops after an iteration that changes nothing: the host reads the changed flag "
+                     "after each iteration";
+      continue;
+    }
     std::string why;
     band.persistent = persistentForm(band.band, mapping, why);
     if (!band.persistent) {

@@ -586,6 +586,8 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
     old.implicitUpdateRead = true;
     stmt.reads.push_back(std::move(old));
     stmt.readsOtherInstances = updateReadsOtherInstances(stmt);
+    const ast::RepeatBlock *block = eq.enclosingRepeat;
+    stmt.signalsChange = block && llvm::is_contained(block->watched, eq.array);
   }
   model_.statements.push_back(std::move(stmt));
   return llvm::Error::success();

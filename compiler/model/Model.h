@@ -63,6 +63,9 @@ struct Statement {
   // answer, in models built by hand).
   bool readsOtherInstances = true;
   bool isUpdate() const { return op != ast::AssignOp::Assign; }
+  // An update of an array that its repeat block watches (`until unchanged(A)`): each instance tells the
+  // loop whether it changed its element. Set by buildModel.
+  bool signalsChange = false;
 };
 
 // A repeat block: its statements share the leading (sequential) dimension.
@@ -70,6 +73,9 @@ struct RepeatInfo {
   const ast::RepeatBlock *block = nullptr;
   std::string var;
   std::vector<unsigned> statements;
+  // `until unchanged(...)`: the loop stops after the first iteration that changed no element of the
+  // watched arrays, which only its updates (signalsChange) write.
+  bool stopsWhenUnchanged() const { return block && block->stopsWhenUnchanged(); }
 };
 
 struct Model {

@@ -840,6 +840,8 @@ void Scheduler::collectBands(Schedule &result) const {
             repeat = false;
         }
         info.isSequentialRepeat = repeat;
+        const Statement &first = model_.statements[info.statements.empty() ? 0 : info.statements.front()];
+        info.stopsWhenUnchanged = repeat && model_.repeats[first.repeatBlock].stopsWhenUnchanged();
       }
       // A hyperplane band: its first member is the statements' t = pi . x (one statement, or an in-place
       // sweep with the pieces of its array that joined it, all with one pi).

@@ -17,6 +17,7 @@ struct Band {
   std::vector<std::string> dimNames; // readable names of the band's schedule dimensions
   std::vector<bool> coincident;      // per dimension: no dependence carried, so parallel
   bool isSequentialRepeat = false;   // the band of a repeat loop
+  bool stopsWhenUnchanged = false;   // a repeat loop that stops early (`until unchanged(...)`)
   // For a uniform recurrence scheduled by a hyperplane: pi, with pi . d >= 1 for every distance d.
   // The band's first dimension is then t = pi . x and the rest enumerate points within a hyperplane.
   std::vector<int64_t> hyperplane;

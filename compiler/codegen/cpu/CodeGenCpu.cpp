@@ -84,7 +84,7 @@ public:
     if (stripDim.empty())
       return ExprPrinter::printStore(array, indices, target, op, rhs, w);
     openRun(w);
-    w.line(target + op + rhs + ";");
+    printStoreLine(target, op, rhs, w);
     w.closeBlock();
   }
 
@@ -268,6 +268,9 @@ protected:
   bool tilesBands() const override { return true; }
   void narrowLoop(LoopView &loop) const override;
   std::string statementFunction(unsigned statement) const override;
+  std::string anyChanged() const override {
+    return input_.mpi ? "polyc::rt::mpi::onAnyRank(polyc_changed)" : "polyc_changed";
+  }
 
 private:
   bool printsParallel(const LoopView &loop) const;
@@ -903,6 +906,9 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (input.schedule.streaming)
     w.line(
         "polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
+  if (llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); }))
+    w.line("mutable int polyc_changed = 0; // an iteration of a repeat loop that stops early changed an "
+           "element");
   for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>()) {
     const model::Statement &statement = model.statements[split.statement];
     w.line("polyc::rt::mpi::Block " + splitBlockName(statement) + "{}; // MPI: this rank's terms of " +

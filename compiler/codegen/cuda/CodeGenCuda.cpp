@@ -531,6 +531,12 @@ protected:
   bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   bool printsStepHooks() const override { return true; }
+  // The loop on the host: the program's `__device__ int polyc_changed`, through the stream.
+  std::string resetChanged() const override { return "polyc::rt::cuda::clearFlag(polyc_changed, stream);"; }
+  std::string anyChanged() const override {
+    std::string mine = "polyc::rt::cuda::flagSet(polyc_changed, stream)";
+    return input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine;
+  }
   void printStatementCall(const StatementCall &call) override;
   void printInstance(const StatementCall &call);
   void narrowLoop(LoopView &loop) const override {
@@ -2931,6 +2937,12 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   file.blank();
   printIncludes(w.str(), file);
   file.blank();
+  if (llvm::any_of(input.model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); })) {
+    file.comment(
+        "Whether an iteration of a repeat loop that stops early changed an element (`until unchanged`).");
+    file.line("__device__ int polyc_changed;");
+    file.blank();
+  }
   file.verbatim(w.str());
 
   std::vector<GeneratedFile> files;

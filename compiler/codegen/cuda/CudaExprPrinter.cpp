@@ -286,7 +286,7 @@ void CudaExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<s
   case CudaStatementMode::Group:
     w.line("if (" + lane + " == 0)");
     w.indent();
-    w.line(target + op + rhs + ";");
+    printStoreLine(target, op, rhs, w);
     w.dedent();
     return;
   case CudaStatementMode::FlexibleValue:

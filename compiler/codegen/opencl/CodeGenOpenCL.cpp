@@ -118,6 +118,7 @@ public:
   // checks that every array fits (polyc::rt::ocl::checkIndexable).
   std::string indexType() const override { return "int"; }
   bool printsPackages() const override { return mode == PointMode::Item; }
+  std::string changedStore() const override { return "*polyc_changed = 1"; }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
       switch (fn) {
@@ -479,7 +480,7 @@ void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef
   };
   if (ring && op != " = ") {
     // An update: the new value is the old one changed, and the ring gets it.
-    w.line(target + op + value + ";");
+    printStoreLine(target, op, value, w);
     ringStores(target);
   } else {
     if (ring && value != "polyc_value") {
@@ -489,7 +490,7 @@ void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef
     }
     if (ring)
       ringStores(value);
-    w.line(target + op + value + ";");
+    printStoreLine(target, op, value, w);
   }
   if (!storeGuard.empty())
     w.closeBlock();
@@ -566,6 +567,17 @@ protected:
     hostIterators_.pop_back();
   }
   void printStatementCall(const StatementCall &call) override;
+  // The changed flag: a buffer the host clears and reads back around each iteration, or, where one
+  // work-item runs the whole loop (a single-thread kernel), the kernel's own.
+  std::string resetChanged() const override {
+    return kernelBand_ ? "*polyc_changed = 0;" : "polyc_changed_.fill32(device(), 0);";
+  }
+  std::string anyChanged() const override {
+    if (kernelBand_)
+      return "*polyc_changed";
+    std::string mine = "polyc::rt::ocl::flagSet(device(), polyc_changed_)";
+    return input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine;
+  }
   std::string idName(const std::string &islName) const override {
     auto it = localNames_.find(islName);
     return it != localNames_.end() ? it->second : IslAstPrinter::idName(islName);
@@ -739,6 +751,8 @@ std::vector<KernelArg> OpenCLPrinter::baseArgs(const std::vector<unsigned> &stat
                         cIdentifier(array.name),
                     cIdentifier(array.name) + "_"});
   }
+  if (llvm::any_of(statements, [&](unsigned s) { return model.statements[s].signalsChange; }))
+    args.push_back({"__global int *polyc_changed", "polyc_changed_"});
   for (const std::string &iterator : hostIterators_)
     args.push_back({"const int " + iterator, "cl_int(" + iterator + ")", false, perLaunchIterators});
   // --mpi: a split sum's block of terms and its buffer of partial values.
@@ -1293,9 +1307,16 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
     localNames_[islName] = var;
     LoopView view;
     view.iterator = var;
+    view.band = member ? kernelBand_ : nullptr;
+    view.member = member.value_or(0);
     setBounds(view, loop);
     w.openBlock(forHeader(view, "int"));
+    const bool until = stopsWhenUnchanged(view); // a repeat loop in one work-item
+    if (until)
+      w.line(resetChanged());
     printKernelNode(loop.body(), w);
+    if (until)
+      w.line("if (!" + anyChanged() + ") break;");
     w.closeBlock();
     localNames_.erase(islName);
     return;
@@ -2137,6 +2158,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
             clScalar(statement.equation->array->elemType) + ")); // MPI: " + statement.name +
             "'s partial values");
   }
+  const bool stopsEarly =
+      llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); });
+  if (stopsEarly)
+    h2.line("polyc_changed_.resize(device(), sizeof(cl_int));");
   h2.openBlock("if (!" + (printer.kernels.empty() ? std::string("true") : printer.kernels.front().member) + ")");
   for (const KernelInfo &k : printer.kernels)
     h2.line(k.member + " = program().kernel(\"" + k.name + "\");");
@@ -2201,6 +2226,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>())
     h2.line("polyc::rt::ocl::Buffer " + splitBufferName(model.statements[split.statement]) + "_; // MPI: " +
             model.statements[split.statement].name + "'s partial values, then the ranks' combined ones");
+  if (stopsEarly)
+    h2.line("polyc::rt::ocl::Buffer polyc_changed_; // whether an iteration of a repeat loop that stops "
+            "early changed "
+            "an element");
   for (const KernelInfo &k : printer.kernels)
     h2.line("polyc::rt::ocl::Kernel " + k.member + ";");
   for (const std::string &b : printer.boards)

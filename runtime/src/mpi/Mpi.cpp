@@ -415,6 +415,12 @@ bool onEveryRank(bool value) {
   return all == 1;
 }
 
+bool onAnyRank(bool value) {
+  int any = value ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any == 1;
+}
+
 bool oneHost() {
   MPI_Comm host;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);

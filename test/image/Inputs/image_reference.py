@@ -124,7 +124,53 @@ def ref_sample(x, s):
             "exact": exact.reshape(H, W), "truncated": np.trunc(m)}
 
 
+def gen_fixed_point(s, rng):
+    shape = (s["H"], s["W"])
+    return {"weak": (rng.uniform(0.0, 1.0, shape) < 0.6) * 1.0, "seed": (rng.uniform(0.0, 1.0, shape) < 0.03) * 1.0,
+            "on": (rng.uniform(0.0, 1.0, shape) < 0.55) * 1.0}
+
+
+def neighbours(a, outside):
+    """The 3 x 3 neighbourhoods of a, stacked: (9, H, W), `outside` beyond the edges."""
+    h, w = a.shape
+    padded = np.full((h + 2, w + 2), outside, dtype=a.dtype)
+    padded[1:h + 1, 1:w + 1] = a
+    return np.stack([padded[1 + dy:1 + dy + h, 1 + dx:1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1)])
+
+
+def ref_fixed_point(x, s):
+    """Jacobi rounds (every pixel from the last round's values) until one changes nothing, at most K."""
+    H, W, K = s["H"], s["W"], s["K"]
+    weak, on = x["weak"] > 0, x["on"] > 0
+    mark, rounds, faded = x["seed"].copy(), 0, np.ones((H, W))
+    while rounds < K:
+        grow = weak & (mark == 0) & (neighbours(mark, 0.0).max(axis=0) > 0) if mark.size else mark > 0
+        mark, rounds, faded = mark + grow, rounds + 1, faded - 0.5 * faded
+        if not grow.any():
+            break
+    label = np.where(on, np.arange(H * W).reshape(H, W), -1)
+    label_rounds = 0
+    while label_rounds < K:
+        offered = np.where(neighbours(on, False), neighbours(label, 0), H * W)
+        new = np.where(on, offered.min(axis=0), label) if label.size else label
+        label_rounds += 1
+        if np.array_equal(new, label):
+            break
+        label = new
+    halved, halved_rounds = 1000 + H, 0
+    while halved_rounds < K:
+        new = halved - halved // 2
+        halved_rounds += 1
+        if new == halved:
+            break
+        halved = new
+    return {"mark": mark, "rounds": np.array(rounds), "faded": faded, "label": label,
+            "labelRounds": np.array(label_rounds), "halved": np.array(halved),
+            "halvedRounds": np.array(halved_rounds)}
+
+
 KERNELS = {
+    "fixed-point": Kernel(("H", "W", "K"), gen_fixed_point, ref_fixed_point, F32_TOLERANCE),
     "quasi-affine": Kernel(("H", "W"), gen_quasi_affine, ref_quasi_affine, F32_TOLERANCE),
     "pyramid": Kernel(("H", "W"), gen_pyramid, ref_pyramid, F32_TOLERANCE),
     "sample": Kernel(("T", "H", "W"), gen_sample, ref_sample, F32_TOLERANCE),

@@ -192,6 +192,9 @@ struct World {
 World world();
 // Whether `value` holds on every rank.
 bool onEveryRank(bool value);
+// Whether `value` is true on some rank (collective): a repeat loop that stops early goes on while an
+// element changed on any rank.
+bool onAnyRank(bool value);
 // Whether every rank runs on this host (MPI_COMM_TYPE_SHARED).
 bool oneHost();
 // Rank r's `bytes` bytes at `mine` into all[r * bytes, (r + 1) * bytes), on every rank.

@@ -448,6 +448,9 @@ private:
 };
 
 // Whole-array transfers between a RunContext array and a device buffer.
+// Whether the 32-bit flag at the start of `flag` is set (a blocking read): the changed flag of a repeat
+// loop that stops early.
+bool flagSet(const Device &device, const Buffer &flag);
 void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array);
 void downloadArray(const Device &device, const Buffer &buffer, HostArray &array);
 
