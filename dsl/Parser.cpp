@@ -391,7 +391,8 @@ bool Parser::parseUntil(RepeatBlock &block) {
     return true;
   advance();
   if (!tok_.is(TokenKind::Identifier) || tok_.text != "unchanged")
-    return errorHere(Twine("expected 'unchanged(' after 'until', found ") + spelling(tok_.kind));
+    return errorHere(Twine("expected 'unchanged(' after 'until', found ") +
+                     (tok_.is(TokenKind::Identifier) ? "'" + tok_.text + "'" : Twine(spelling(tok_.kind))));
   advance();
   if (!expect(TokenKind::LParen, "after 'unchanged'"))
     return false;

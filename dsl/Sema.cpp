@@ -908,10 +908,8 @@ bool Sema::checkUpdateOrder(const Equation &eq, const ArrayDecl &a, const Repeat
     return true;
   }
   if (!d.first) {
-    error(eq.lhsRange, Twine("'") + spelling(eq.op) +
-                           "' updates an inout array, or a local or output array "
-                           "defined before; " +
-                           kind + " array '" + eq.target + "' has no '=' equation before this update");
+    error(eq.lhsRange, Twine("'") + spelling(eq.op) + "' needs a value to update: " + kind + " array '" +
+                           eq.target + "' has no '=' equation before it (or declare it inout)");
     diags_.note(a.range, "'" + eq.target + "' is declared here");
     return false;
   }

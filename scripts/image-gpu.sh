@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The image programs (test/image/*.poly: quasi-affine indices, shapes that divide, sample()) on the CUDA
-# target: build here, check on the GPU machine.
+# The image programs (test/image/*.poly: quasi-affine indices, shapes that divide, sample(), repeat loops
+# that stop early) on the CUDA target: build here, check on the GPU machine.
 #   scripts/image-gpu.sh build DIR   builds each as DIR/NAME (polyc build --target=cuda; POLYC defaults to
 #                                    build/compiler/driver/polyc), to carry to the GPU machine
 #   scripts/image-gpu.sh check DIR   there: checks each against its reference (test/image/Inputs/image.py
@@ -24,6 +24,7 @@ programs=(
   "quasi-affine|H=7,W=9|H=97,W=131"
   "pyramid|H=13,W=7|H=241,W=321"
   "sample|T=2,H=13,W=7|T=2,H=121,W=161"
+  "fixed-point|H=13,W=17,K=100|H=97,W=131,K=5000"
 )
 passed=0
 failed=0

@@ -12,6 +12,7 @@
 #                                   their terms (the MLP: partial sums added in another order); the ranks share the GPUs there are (local rank modulo GPUs:
 #                                   rows GPU to GPU through NCCL when each rank has its own, else through
 #                                   host memory; POLYC_MPI_NCCL=0 forces the latter)
+# ONLY="NAME ..." limits either mode to those programs.
 # Prints one line a program and rank count; ends with "mpi-gpu: N passed, N failed"; exit 1 on a failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,12 +46,19 @@ programs=(
   "iir2d-m33|examples/iir2d/iir2d.poly|--param H=40 --param W=50 --param M=33|plain|--rtol 1e-4"
   "iir2d-m1|examples/iir2d/iir2d.poly|--param H=9 --param W=11 --param M=1|plain|--rtol 1e-4"
   "pyramid|test/image/pyramid.poly|--param H=37 --param W=23|plain"
-  "canny|examples/image-pipeline/canny.poly|--param H=45 --param W=61|plain"
+  "canny|examples/image-pipeline/canny.poly|--param H=45 --param W=61 --param R=3000|plain"
   "pyrlk|examples/image-pipeline/pyrlk.poly|--param H=37 --param W=53|plain"
   "fixed-point|test/image/fixed-point.poly|--param H=37 --param W=23 --param K=50|plain"
   "iir2d-messages|examples/iir2d/iir2d.poly|--param H=37 --param W=29 --param M=3|plain|--rtol 1e-4|POLYC_MPI_PEER=0"
 )
 field() { cut -d'|' -f"$2" <<<"$1"; }
+if [[ -n ${ONLY:-} ]]; then
+  chosen=()
+  for p in "${programs[@]}"; do
+    [[ " $ONLY " == *" $(field "$p" 1) "* ]] && chosen+=("$p")
+  done
+  programs=("${chosen[@]}")
+fi
 
 case $mode in
 build)

@@ -479,21 +479,29 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
   bool parallel = markParallel_;
   markParallel_ = false;
   parallelDepth_ += parallel;
+  const bool until = stopsWhenUnchanged(loop);
+  const std::vector<std::string> setup = until ? untilSetup(loop) : std::vector<std::string>();
+  if (!setup.empty()) {
+    w_.openBlock("");
+    for (const std::string &line : setup)
+      w_.line(line);
+  }
   w_.openBlock(forHeader(loop));
   bool hooks = isStreamedStep(loop);
   if (hooks) {
     ++stepLoops_;
     w_.line("polyc_steps->beforeStep(" + loop.iterator + ");");
   }
-  const bool until = stopsWhenUnchanged(loop);
-  if (until)
+  if (until && !resetChanged().empty())
     w_.line(resetChanged());
   printNode(node.body());
   if (until)
-    w_.line("if (!" + anyChanged() + ") break;");
+    w_.line("if (" + stopsNow(loop) + ") break;");
   if (hooks)
     w_.line("polyc_steps->afterStep(" + loop.iterator + ");");
   w_.closeBlock();
+  if (!setup.empty())
+    w_.closeBlock();
   parallelDepth_ -= parallel;
 }
 
@@ -501,6 +509,13 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
 bool IslAstPrinter::stopsWhenUnchanged(const LoopView &loop) {
   return loop.band && loop.band->band && loop.band->band->stopsWhenUnchanged && loop.member == 0 &&
          !loop.tileLoop;
+}
+
+bool IslAstPrinter::mayRunAhead(const LoopView &loop) const {
+  return stopsWhenUnchanged(loop) && llvm::all_of(loop.band->statements, [&](unsigned s) {
+           const model::Statement &statement = input_.model.statements[s];
+           return !statement.isUpdate() || statement.signalsChange;
+         });
 }
 
 bool IslAstPrinter::isStreamedStep(const LoopView &loop) const {

@@ -123,13 +123,19 @@ protected:
   // polyc_steps->beforeStep(t) and afterStep(t) around each step (polyc/Stream.h).
   virtual bool printsStepHooks() const { return false; }
   bool isStreamedStep(const LoopView &loop) const;
-  // The loop of a repeat block that stops early (`until unchanged(...)`): each iteration begins with
-  // resetChanged() and ends with `if (!anyChanged()) break;`, the statements that signal a change
-  // (model::Statement::signalsChange) setting the flag (ExprPrinter::changedStore). The defaults: a
-  // member `polyc_changed` of the CPU program.
+  // The loop of a repeat block that stops early (`until unchanged(...)`): printed after untilSetup()'s
+  // lines (in a block of their own when there are some), each iteration beginning with resetChanged()
+  // (none when empty) and ending with `if (stopsNow(loop)) break;`; the statements that signal a
+  // change (model::Statement::signalsChange) set the flag (ExprPrinter::changedStore). The defaults: a
+  // member `polyc_changed` of the CPU program, or a variable the loop's own code reaches.
   static bool stopsWhenUnchanged(const LoopView &loop);
+  virtual std::vector<std::string> untilSetup(const LoopView &) const { return {}; }
   virtual std::string resetChanged() const { return "polyc_changed = 0;"; }
-  virtual std::string anyChanged() const { return "polyc_changed"; }
+  virtual std::string stopsNow(const LoopView &) const { return "!polyc_changed"; }
+  // Whether an iteration after one that changed nothing would change nothing either: every update of
+  // the loop's block is watched, so its state is the watched arrays and its '=' arrays are computed
+  // from them. A GPU target may then run a few iterations ahead of the host's test of the flag.
+  bool mayRunAhead(const LoopView &loop) const;
   virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);
   virtual std::string minFunction() const { return "polyc_min"; }

@@ -2,12 +2,13 @@
 """Frames per second of the image-pipeline executables (docs/performance.md, "Image pipeline"): for each
 size, the camera photograph (examples/iir2d/data/camera.png) resized to it, each executable run with
 --repeat K --json; FPS = 1 / median compute time (uploads and downloads excluded). --program canny (the
-default) or pyrlk (the second frame: the photograph moved 3 pixels right and 2 down). With --opencv, the
-same work in OpenCV on this machine's CPU, timed here over K runs: cv2.GaussianBlur 5 x 5 then cv2.Canny
-(whose hysteresis canny.poly does not have yet), or cv2.calcOpticalFlowPyrLK at every pixel (3 levels,
-a 7 x 7 window, 4 iterations). Prints a markdown table:
+default, run with --param R=ROUNDS: 0, the double threshold alone, or 100000, the hysteresis to its end)
+or pyrlk (the second frame: the photograph moved 3 pixels right and 2 down). With --opencv, the same work
+in OpenCV on this machine's CPU, timed here over K runs: cv2.GaussianBlur 5 x 5 then cv2.Canny (which
+always runs its hysteresis), or cv2.calcOpticalFlowPyrLK at every pixel (3 levels, a 7 x 7 window, 4
+iterations). Prints a markdown table:
 
-  bench.py [--program canny|pyrlk] [--sizes 640x480,1920x1080] [--repeat K] [--opencv] [--images DIR] LABEL=EXE ...
+  bench.py [--program canny|pyrlk] [--rounds R] [--sizes 640x480,1920x1080] [--repeat K] [--opencv] [--images DIR] LABEL=EXE ...
   bench.py --save-images DIR [--sizes ...]     writes DIR/camera-WxH.npy, for a machine without Pillow
 
 The photograph is resized with Pillow, or OpenCV where Pillow is missing, or read from --images DIR.
@@ -50,9 +51,11 @@ def program_inputs(program, work, image):
     return args
 
 
-def polyc_fps(program, exe, work, image, repeat):
+def polyc_fps(program, exe, work, image, repeat, rounds):
     outputs = ["edges"] if program == "canny" else ["u", "v"]
-    command = [exe] + program_inputs(program, work, image) + [a for name in outputs for a in ("--out", f"{name}={work}/{name}.npy")]
+    params = ["--param", f"R={rounds}"] if program == "canny" else []
+    command = [exe] + params + program_inputs(program, work, image) + \
+        [a for name in outputs for a in ("--out", f"{name}={work}/{name}.npy")]
     run = subprocess.run(command + ["--repeat", str(repeat), "--json"], capture_output=True, text=True, check=True)
     return 1.0 / json.loads(run.stdout.strip().splitlines()[-1])["median_s"]
 
@@ -80,6 +83,7 @@ def opencv_fps(program, image, repeat):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--program", choices=("canny", "pyrlk"), default="canny")
+    parser.add_argument("--rounds", type=int, default=100000, help="canny.poly's R: hysteresis rounds at most")
     parser.add_argument("--sizes", default="640x480,1920x1080")
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--opencv", action="store_true")
@@ -100,7 +104,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for width, height in sizes:
             image = photograph(width, height, args.images)
-            row = [f"{width}x{height}"] + [f"{polyc_fps(args.program, exe, work, image, args.repeat):.0f}"
+            row = [f"{width}x{height}"] + [f"{polyc_fps(args.program, exe, work, image, args.repeat, args.rounds):.0f}"
                                            for _, exe in columns]
             if args.opencv:
                 row.append(f"{opencv_fps(args.program, image, args.repeat):.0f}")

@@ -268,8 +268,8 @@ protected:
   bool tilesBands() const override { return true; }
   void narrowLoop(LoopView &loop) const override;
   std::string statementFunction(unsigned statement) const override;
-  std::string anyChanged() const override {
-    return input_.mpi ? "polyc::rt::mpi::onAnyRank(polyc_changed)" : "polyc_changed";
+  std::string stopsNow(const LoopView &) const override {
+    return input_.mpi ? "!polyc::rt::mpi::onAnyRank(polyc_changed)" : "!polyc_changed";
   }
 
 private:

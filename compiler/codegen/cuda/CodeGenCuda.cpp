@@ -531,11 +531,19 @@ protected:
   bool printsStatementsOnce(const BandView &band) const override { return mayComputePointsByGroups(band); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override;
   bool printsStepHooks() const override { return true; }
-  // The loop on the host: the program's `__device__ int polyc_changed`, through the stream.
-  std::string resetChanged() const override { return "polyc::rt::cuda::clearFlag(polyc_changed, stream);"; }
-  std::string anyChanged() const override {
-    std::string mine = "polyc::rt::cuda::flagSet(polyc_changed, stream)";
-    return input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine;
+  // The loop on the host: the program's `__device__ int polyc_changed`, cleared before the loop, each
+  // iteration's value recorded on the device (polyc/cuda/ChangedFlag.cuh) and read back every iteration,
+  // or, where later iterations may run ahead (mayRunAhead), every RunAhead iterations.
+  static constexpr int RunAhead = 16;
+  std::vector<std::string> untilSetup(const LoopView &) const override {
+    return {"static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);",
+            "polyc_flag.start(stream);"};
+  }
+  std::string resetChanged() const override { return ""; }
+  std::string stopsNow(const LoopView &loop) const override {
+    std::string combine = input_.mpi ? "polyc::rt::mpi::largestOverRanks" : "polyc::rt::cuda::onThisRank";
+    return "polyc_flag.stopAfter(" + loop.iterator + " - " + loop.init + ", " +
+           std::to_string(mayRunAhead(loop) ? RunAhead : 1) + ", stream, " + combine + ")";
   }
   void printStatementCall(const StatementCall &call) override;
   void printInstance(const StatementCall &call);
@@ -2597,18 +2605,23 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
                             "polyc::rt::cuda::WarpSize", "polyc::rt::cuda::blockReduce",
                             "polyc::rt::cuda::groupReduce", "polyc::rt::cuda::warpGroupReduce"});
   bool persistent = names({"polyc::rt::cuda::stepBarrier", "polyc::rt::cuda::NoPoint"});
+  bool changedFlag = names({"polyc::rt::cuda::ChangedFlag"});
   bool slidingSum = names({"polyc::rt::cuda::SlidingSum"});
   bool product = names({"polyc::rt::cuda::enqueueProduct"});
   bool gridGroup = names({"cooperative_groups::"});
   w.line("#include <polyc/Runtime.h>");
   if (blockReduce)
     w.line("#include <polyc/cuda/BlockReduce.cuh>");
+  if (changedFlag)
+    w.line("#include <polyc/cuda/ChangedFlag.cuh>");
   w.line("#include <polyc/cuda/CudaCompute.h>");
   if (decoupled)
     w.line("#include <polyc/cuda/DecoupledWindow.cuh>");
   w.line("#include <polyc/cuda/Device.h>");
   if (names({"polyc::rt::cuda::RankRows"}))
     w.line("#include <polyc/cuda/MpiRows.h>");
+  if (names({"polyc::rt::mpi::"}))
+    w.line("#include <polyc/mpi/Mpi.h>");
   if (names({"polyc::rt::cuda::PeerPipeline"}))
     w.line("#include <polyc/cuda/PeerPipeline.h>");
   if (persistent)

@@ -572,11 +572,11 @@ protected:
   std::string resetChanged() const override {
     return kernelBand_ ? "*polyc_changed = 0;" : "polyc_changed_.fill32(device(), 0);";
   }
-  std::string anyChanged() const override {
+  std::string stopsNow(const LoopView &) const override {
     if (kernelBand_)
-      return "*polyc_changed";
+      return "!*polyc_changed";
     std::string mine = "polyc::rt::ocl::flagSet(device(), polyc_changed_)";
-    return input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine;
+    return "!" + (input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine);
   }
   std::string idName(const std::string &islName) const override {
     auto it = localNames_.find(islName);
@@ -1316,7 +1316,7 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
       w.line(resetChanged());
     printKernelNode(loop.body(), w);
     if (until)
-      w.line("if (!" + anyChanged() + ") break;");
+      w.line("if (" + stopsNow(view) + ") break;");
     w.closeBlock();
     localNames_.erase(islName);
     return;

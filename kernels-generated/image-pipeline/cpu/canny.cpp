@@ -5,28 +5,34 @@
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -41,6 +47,14 @@
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 #include "canny.h"
 
@@ -91,6 +105,7 @@ struct Canny {
   // Params.
   int64_t H = 0;
   int64_t W = 0;
+  int64_t R = 0;
   // Arrays, dense and row-major; locals are allocated by run().
   const float *img = nullptr; // input [H, W]
   const float *low = nullptr; // input scalar
@@ -103,9 +118,11 @@ struct Canny {
   float *mag = nullptr; // local [H, W]
   float *sector = nullptr; // local [H, W]
   float *kept = nullptr; // local [H, W]
+  float *edges_old = nullptr; // local [H, W]
+  mutable int polyc_changed = 0; // an iteration of a repeat loop that stops early changed an element
 
   // S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-  // img[y, x];  (canny.poly:25)
+  // img[y, x];  (canny.poly:27)
   void S0(int64_t y, int64_t x) const {
     const float *__restrict__ img = this->img;
     float *__restrict__ across = this->across;
@@ -115,7 +132,7 @@ struct Canny {
   }
 
   // S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-  // + g2 * across[y, x];  (canny.poly:26)
+  // + g2 * across[y, x];  (canny.poly:28)
   void S1(int64_t y, int64_t x) const {
     float *__restrict__ across = this->across;
     float *__restrict__ blur = this->blur;
@@ -126,7 +143,7 @@ struct Canny {
   }
 
   // S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-  // blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+  // blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
   void S2(int64_t y, int64_t x) const {
     float *__restrict__ blur = this->blur;
     float *__restrict__ gx = this->gx;
@@ -137,7 +154,7 @@ struct Canny {
   }
 
   // S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-  // blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
+  // blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
   void S3(int64_t y, int64_t x) const {
     float *__restrict__ blur = this->blur;
     float *__restrict__ gy = this->gy;
@@ -147,7 +164,7 @@ struct Canny {
         * blur[polyc_clamp(y - 1, H) * W + x] + blur[polyc_clamp(y - 1, H) * W + polyc_clamp(x + 1, W)]);
   }
 
-  // S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+  // S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
   void S4(int64_t y, int64_t x) const {
     float *__restrict__ gx = this->gx;
     float *__restrict__ gy = this->gy;
@@ -156,7 +173,7 @@ struct Canny {
   }
 
   // S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-  // abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+  // abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
   void S5(int64_t y, int64_t x) const {
     float *__restrict__ gx = this->gx;
     float *__restrict__ gy = this->gy;
@@ -170,7 +187,7 @@ struct Canny {
   // S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
   // select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
   // 1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-  // mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+  // mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
   void S6(int64_t y, int64_t x) const {
     float *__restrict__ mag = this->mag;
     float *__restrict__ sector = this->sector;
@@ -190,7 +207,7 @@ struct Canny {
   }
 
   // S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-  // low, 1, 0));  (canny.poly:53)
+  // low, 1, 0));  (canny.poly:55)
   void S7(int64_t y, int64_t x) const {
     const float *__restrict__ low = this->low;
     const float *__restrict__ high = this->high;
@@ -200,6 +217,43 @@ struct Canny {
     edges[y * W + x]
         = (kept[y * W + x] == 1.0f && mag[y * W + x] > high[0] ? 2.0f
         : (kept[y * W + x] == 1.0f && mag[y * W + x] > low[0] ? 1.0f : 0.0f));
+  }
+
+  // S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+  void S8(int64_t /*r*/, int64_t y, int64_t x) const {
+    float *__restrict__ edges = this->edges;
+    float *__restrict__ edges_old = this->edges_old;
+    edges_old[y * W + x] = edges[y * W + x];
+  }
+
+  // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+  // == 2, 1, 0);  (canny.poly:60)
+  void S9_strip(int64_t /*r*/, int64_t y, int64_t polyc_first, int64_t polyc_run) const {
+    float *__restrict__ edges = this->edges;
+    float *__restrict__ edges_old = this->edges_old;
+    float max0[64];
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r)
+      max0[polyc_r] = -FLT_MAX;
+    for (int64_t dy = -1; dy < 2; ++dy) {
+      for (int64_t dx = -1; dx < 2; ++dx) {
+        for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+          const int64_t x = polyc_first + polyc_r;
+          max0[polyc_r]
+              = fmaxf(max0[polyc_r], edges_old[polyc_clamp(y + dy, H) * W + polyc_clamp(x + dx, W)]);
+        }
+      }
+    }
+    for (int64_t polyc_r = 0; polyc_r < polyc_run; ++polyc_r) {
+      const int64_t x = polyc_first + polyc_r;
+      {
+        const float polyc_old = edges[y * W + x];
+        const float polyc_new = polyc_old
+            + ((edges_old[y * W + x] == 1.0f && max0[polyc_r] == 2.0f ? 1.0f : 0.0f));
+        if (polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old)) // NaN == NaN here
+          __atomic_store_n(&polyc_changed, 1, __ATOMIC_RELAXED);
+        edges[y * W + x] = polyc_new;
+      }
+    }
   }
 
   // Runs every statement instance in the order of the schedule.
@@ -224,6 +278,9 @@ struct Canny {
     std::vector<float> keptStorage(static_cast<size_t>(polyc::rt::localElements("kept", {H, W},
         sizeof(float))));
     kept = keptStorage.data();
+    std::vector<float> edges_oldStorage(static_cast<size_t>(polyc::rt::localElements("edges_old", {H, W},
+        sizeof(float))));
+    edges_old = edges_oldStorage.data();
 
     // S0, band 0 dimension 0: y; carries no dependence
     #pragma omp parallel for
@@ -268,6 +325,27 @@ struct Canny {
         S7(y, x);
       }
     }
+    // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+    for (int64_t r = 0; r < R; ++r) {
+      polyc_changed = 0;
+      // S8, band 6 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S8, band 6 dimension 1: x; carries no dependence
+        for (int64_t x = 0; x < W; ++x) {
+          S8(r, y, x);
+        }
+      }
+      // S9, band 7 dimension 0: y; carries no dependence
+      #pragma omp parallel for
+      for (int64_t y = 0; y < H; ++y) {
+        // S9, band 7 dimension 1: x; carries no dependence; in runs of 64 points
+        for (int64_t x = 0; x < W; x += 64) {
+          S9_strip(r, y, x, std::min<int64_t>(64, (W) - x));
+        }
+      }
+      if (!polyc_changed) break;
+    }
   }
 };
 
@@ -278,6 +356,7 @@ extern "C" void canny_run(const canny_params *p, const float *img, const float *
   Canny program;
   program.H = p->H;
   program.W = p->W;
+  program.R = p->R;
   program.img = img;
   program.low = low;
   program.high = high;
@@ -294,12 +373,16 @@ namespace {
 std::string describeAllocation([[maybe_unused]] const canny_params &p) {
   [[maybe_unused]] const int64_t H = p.H;
   [[maybe_unused]] const int64_t W = p.W;
+  [[maybe_unused]] const int64_t R = p.R;
   std::string text;
   text += "canny: band 0 (S0): data-parallel\n";
   text += "canny: band 1 (S1): data-parallel\n";
   text += "canny: band 2 (S2, S3): data-parallel\n";
   text += "canny: band 3 (S4, S5): data-parallel\n";
   text += "canny: band 4 (S6, S7): data-parallel\n";
+  text += "canny: band 5 (S8, S9): sequential\n";
+  text += "canny: band 6 (S8): data-parallel\n";
+  text += "canny: band 7 (S9): data-parallel\n";
   return text;
 }
 
@@ -324,6 +407,7 @@ private:
     canny_params p;
     p.H = context.params[0];
     p.W = context.params[1];
+    p.R = context.params[2];
     const char *verbose = std::getenv("POLYC_VERBOSE");
     if (verbose && *verbose && std::strcmp(verbose, "0") != 0 && !reported_) {
       std::fprintf(stderr, "%s", describeAllocation(p).c_str());
@@ -340,7 +424,7 @@ private:
 int main(int argc, char **argv) {
   polyc::rt::ProgramInfo info;
   info.name = "canny";
-  info.params = {"H", "W"};
+  info.params = {"H", "W", "R"};
   // img: [H, W]
   info.arrays.push_back({"img", polyc::rt::ArrayRole::Input, polyc::rt::DType::F32,
       {{0, {{0, 1}}}, {0, {{1, 1}}}}});

@@ -4,28 +4,34 @@
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -40,10 +46,19 @@
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 #include "canny.h"
 
 #include <polyc/Runtime.h>
+#include <polyc/cuda/ChangedFlag.cuh>
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/Device.h>
 
@@ -57,6 +72,9 @@
 #include <exception>
 #include <type_traits>
 #include <vector>
+
+// Whether an iteration of a repeat loop that stops early changed an element (`until unchanged`).
+__device__ int polyc_changed;
 
 namespace {
 
@@ -105,6 +123,7 @@ template <typename polyc_index>
 struct CannyDeviceOf {
   polyc_index H = 0;
   polyc_index W = 0;
+  polyc_index R = 0;
   const float *img = nullptr; // input
   const float *low = nullptr; // input scalar
   const float *high = nullptr; // input scalar
@@ -116,17 +135,19 @@ struct CannyDeviceOf {
   float *mag = nullptr; // local
   float *sector = nullptr; // local
   float *kept = nullptr; // local
+  float *edges_old = nullptr; // local
 
   CannyDeviceOf() = default;
   // The view of another index type (the flexible wavefront's code takes int64_t's).
   template <typename polyc_other>
   __host__ __device__ CannyDeviceOf(const CannyDeviceOf<polyc_other> &polyc_from) : H(polyc_from.H),
-      W(polyc_from.W), img(polyc_from.img), low(polyc_from.low), high(polyc_from.high),
+      W(polyc_from.W), R(polyc_from.R), img(polyc_from.img), low(polyc_from.low), high(polyc_from.high),
       edges(polyc_from.edges), across(polyc_from.across), blur(polyc_from.blur), gx(polyc_from.gx),
-      gy(polyc_from.gy), mag(polyc_from.mag), sector(polyc_from.sector), kept(polyc_from.kept) {}
+      gy(polyc_from.gy), mag(polyc_from.mag), sector(polyc_from.sector), kept(polyc_from.kept),
+      edges_old(polyc_from.edges_old) {}
 
   // S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-  // img[y, x];  (canny.poly:25); one thread computes an instance.
+  // img[y, x];  (canny.poly:27); one thread computes an instance.
   __device__ void S0(polyc_index y, polyc_index x) const {
     across[y * W + x] = float(g0)
         * (__ldg(&img[y * W + polyc_clamp(x - 2, W)]) + __ldg(&img[y * W + polyc_clamp(x + 2, W)]))
@@ -136,7 +157,7 @@ struct CannyDeviceOf {
   }
 
   // S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-  // + g2 * across[y, x];  (canny.poly:26); one thread computes an instance.
+  // + g2 * across[y, x];  (canny.poly:28); one thread computes an instance.
   __device__ void S1(polyc_index y, polyc_index x) const {
     blur[y * W + x] = float(g0)
         * (across[polyc_clamp(y - 2, H) * W + x] + across[polyc_clamp(y + 2, H) * W + x]) + float(g1)
@@ -145,7 +166,7 @@ struct CannyDeviceOf {
   }
 
   // S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-  // blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32); one thread computes an instance.
+  // blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34); one thread computes an instance.
   __device__ void S2(polyc_index y, polyc_index x) const {
     gx[y * W + x] = blur[polyc_clamp(y - 1, H) * W + polyc_clamp(x + 1, W)] + 2.0f
         * blur[y * W + polyc_clamp(x + 1, W)] + blur[polyc_clamp(y + 1, H) * W + polyc_clamp(x + 1, W)]
@@ -154,7 +175,7 @@ struct CannyDeviceOf {
   }
 
   // S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-  // blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34); one thread computes an instance.
+  // blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36); one thread computes an instance.
   __device__ void S3(polyc_index y, polyc_index x) const {
     gy[y * W + x] = blur[polyc_clamp(y + 1, H) * W + polyc_clamp(x - 1, W)] + 2.0f
         * blur[polyc_clamp(y + 1, H) * W + x] + blur[polyc_clamp(y + 1, H) * W + polyc_clamp(x + 1, W)]
@@ -162,13 +183,13 @@ struct CannyDeviceOf {
         * blur[polyc_clamp(y - 1, H) * W + x] + blur[polyc_clamp(y - 1, H) * W + polyc_clamp(x + 1, W)]);
   }
 
-  // S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36); one thread computes an instance.
+  // S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38); one thread computes an instance.
   __device__ void S4(polyc_index y, polyc_index x) const {
     mag[y * W + x] = fabsf(gx[y * W + x]) + fabsf(gy[y * W + x]);
   }
 
   // S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-  // abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42); one thread computes an
+  // abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44); one thread computes an
   // instance.
   __device__ void S5(polyc_index y, polyc_index x) const {
     sector[y * W + x]
@@ -180,7 +201,7 @@ struct CannyDeviceOf {
   // S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
   // select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
   // 1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-  // mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48); one thread computes an instance.
+  // mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50); one thread computes an instance.
   __device__ void S6(polyc_index y, polyc_index x) const {
     kept[y * W + x]
         = (sector[y * W + x] == 0.0f
@@ -197,11 +218,34 @@ struct CannyDeviceOf {
   }
 
   // S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-  // low, 1, 0));  (canny.poly:53); one thread computes an instance.
+  // low, 1, 0));  (canny.poly:55); one thread computes an instance.
   __device__ void S7(polyc_index y, polyc_index x) const {
     edges[y * W + x]
         = (kept[y * W + x] == 1.0f && mag[y * W + x] > high[0] ? 2.0f
         : (kept[y * W + x] == 1.0f && mag[y * W + x] > low[0] ? 1.0f : 0.0f));
+  }
+
+  // S8: edges_old[y, x] = edges[y, x];  (canny.poly:60); one thread computes an instance.
+  __device__ void S8(polyc_index r, polyc_index y, polyc_index x) const {
+    edges_old[y * W + x] = edges[y * W + x];
+  }
+
+  // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+  // == 2, 1, 0);  (canny.poly:60); one thread computes an instance.
+  __device__ void S9(polyc_index r, polyc_index y, polyc_index x) const {
+    float max0 = -FLT_MAX;
+    for (int64_t dy = -1; dy < 2; ++dy) {
+      for (int64_t dx = -1; dx < 2; ++dx) {
+        max0 = fmaxf(max0, edges_old[polyc_clamp(y + dy, H) * W + polyc_clamp(x + dx, W)]);
+      }
+    }
+    {
+      const float polyc_old = edges[y * W + x];
+      const float polyc_new = polyc_old + ((edges_old[y * W + x] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+      if (polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old)) // NaN == NaN here
+        polyc_changed = 1;
+      edges[y * W + x] = polyc_new;
+    }
   }
 };
 using CannyDevice = CannyDeviceOf<int64_t>;
@@ -210,6 +254,7 @@ template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band0Kernel(const CannyDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
   // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
@@ -231,6 +276,7 @@ template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band1Kernel(const CannyDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
   // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
@@ -252,6 +298,7 @@ template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band2Kernel(const CannyDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
   // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
@@ -274,6 +321,7 @@ template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band3Kernel(const CannyDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
   // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
@@ -296,6 +344,7 @@ template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band4Kernel(const CannyDeviceOf<polyc_index> program) {
   [[maybe_unused]] const polyc_index H = program.H;
   [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
   // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
   const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
       = polyc_index(gridDim.y) * blockDim.y;
@@ -307,6 +356,52 @@ __global__ void __launch_bounds__(256) band4Kernel(const CannyDeviceOf<polyc_ind
     for (polyc_index x = 0 + firstX; x < W; x += strideX) {
       program.S6(y, x);
       program.S7(y, x);
+      if constexpr (polyc_covers) break;
+    }
+    if constexpr (polyc_covers) break;
+  }
+}
+
+// Band 6 (S8), data-parallel: one thread per point.
+template <bool polyc_covers, typename polyc_index>
+__global__ void __launch_bounds__(256) band6Kernel(const CannyDeviceOf<polyc_index> program,
+    const polyc_index r) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S8, band 6 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S8, band 6 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S8(r, y, x);
+      if constexpr (polyc_covers) break;
+    }
+    if constexpr (polyc_covers) break;
+  }
+}
+
+// Band 7 (S9), data-parallel: one thread per point.
+template <bool polyc_covers, typename polyc_index>
+__global__ void __launch_bounds__(256) band7Kernel(const CannyDeviceOf<polyc_index> program,
+    const polyc_index r) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
+  // polyc_covers: the grid has a thread for every point along each axis, so each loop over an axis runs once.
+  const polyc_index firstY = polyc_index(blockIdx.y) * blockDim.y + threadIdx.y, strideY
+      = polyc_index(gridDim.y) * blockDim.y;
+  const polyc_index firstX = polyc_index(blockIdx.x) * blockDim.x + threadIdx.x, strideX
+      = polyc_index(gridDim.x) * blockDim.x;
+  // S9, band 7 dimension 0: y; carries no dependence; spread over the grid's y dimension
+  for (polyc_index y = 0 + firstY; y < H; y += strideY) {
+    // S9, band 7 dimension 1: x; carries no dependence; spread over the grid's x dimension
+    for (polyc_index x = 0 + firstX; x < W; x += strideX) {
+      program.S9(r, y, x);
       if constexpr (polyc_covers) break;
     }
     if constexpr (polyc_covers) break;
@@ -339,7 +434,10 @@ private:
   static bool indexFitsInt(const polyc::rt::RunContext &context) {
     [[maybe_unused]] const int64_t H = context.params[0];
     [[maybe_unused]] const int64_t W = context.params[1];
-    return polyc::rt::cuda::indexFitsInt({H, W, 0, H - 1, W - 1, 4, 1}, {H * W, 1});
+    [[maybe_unused]] const int64_t R = context.params[2];
+    return polyc::rt::cuda::indexFitsInt({H, W, R, 0, H - 1, W - 1, R - 1, R == 0 ? 4 : 5,
+        polyc_max(H - 1, R - 1), W <= 2 && R >= 1 ? 1 : W - 1, H >= 2 && R >= 1 ? H - 1 : 1, R == 0 ? 0 : W
+        - 1}, {H * W, 1});
   }
 
   template <typename polyc_index>
@@ -354,6 +452,7 @@ private:
     const CannyDeviceOf<polyc_index> program = view<polyc_index>(context);
     [[maybe_unused]] const int64_t H = program.H;
     [[maybe_unused]] const int64_t W = program.W;
+    [[maybe_unused]] const int64_t R = program.R;
     [[maybe_unused]] const polyc::rt::cuda::WavefrontOverride wavefront
         = polyc::rt::cuda::wavefrontOverride();
     if (polyc::rt::cuda::verbose())
@@ -426,6 +525,44 @@ private:
         POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
       }
     }
+    if (polyc::rt::cuda::verbose())
+      std::fprintf(stderr, "polyc: band 5 (S8, S9): host loop\n");
+    // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+    {
+      static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
+      polyc_flag.start(stream);
+      for (int64_t r = 0; r < R; ++r) {
+        if (polyc::rt::cuda::verbose())
+          std::fprintf(stderr, "polyc: band 6 (S8): data-parallel\n");
+        // S8, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per point)
+        {
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+          if (tile.covers) {
+            band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+            POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+          } else {
+            band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+            POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+          }
+        }
+        if (polyc::rt::cuda::verbose())
+          std::fprintf(stderr, "polyc: band 7 (S9): data-parallel\n");
+        // S9, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
+        {
+          const polyc::rt::cuda::Tile tile
+              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+          if (tile.covers) {
+            band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+            POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+          } else {
+            band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+            POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+          }
+        }
+        if (polyc_flag.stopAfter(r - 0, 16, stream, polyc::rt::cuda::onThisRank)) break;
+      }
+    }
   }
 
   // The device view of this run: params, the device arrays, local arrays (allocated on first use).
@@ -434,8 +571,10 @@ private:
     CannyDeviceOf<polyc_index> program;
     [[maybe_unused]] const int64_t H = context.params[0];
     [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t R = context.params[2];
     program.H = polyc_index(H);
     program.W = polyc_index(W);
+    program.R = polyc_index(R);
     program.img = device<float>(0);
     program.low = device<float>(1);
     program.high = device<float>(2);
@@ -454,6 +593,9 @@ private:
     program.sector = sectorStorage_.as<float>();
     keptStorage_.resize(size_t(polyc::rt::localElements("kept", {H, W}, sizeof(float))) * sizeof(float));
     program.kept = keptStorage_.as<float>();
+    edges_oldStorage_.resize(size_t(polyc::rt::localElements("edges_old", {H, W}, sizeof(float)))
+        * sizeof(float));
+    program.edges_old = edges_oldStorage_.as<float>();
     return program;
   }
 
@@ -461,7 +603,7 @@ private:
   template <typename polyc_index>
   static uint64_t graphKey(const CannyDeviceOf<polyc_index> &program) {
     return polyc::rt::cuda::hashKey({uint64_t(sizeof(polyc_index)), uint64_t(program.H), uint64_t(program.W),
-        uint64_t(reinterpret_cast<uintptr_t>(program.img)),
+        uint64_t(program.R), uint64_t(reinterpret_cast<uintptr_t>(program.img)),
         uint64_t(reinterpret_cast<uintptr_t>(program.low)),
         uint64_t(reinterpret_cast<uintptr_t>(program.high)),
         uint64_t(reinterpret_cast<uintptr_t>(program.edges)),
@@ -470,7 +612,8 @@ private:
         uint64_t(reinterpret_cast<uintptr_t>(program.gx)), uint64_t(reinterpret_cast<uintptr_t>(program.gy)),
         uint64_t(reinterpret_cast<uintptr_t>(program.mag)),
         uint64_t(reinterpret_cast<uintptr_t>(program.sector)),
-        uint64_t(reinterpret_cast<uintptr_t>(program.kept))});
+        uint64_t(reinterpret_cast<uintptr_t>(program.kept)),
+        uint64_t(reinterpret_cast<uintptr_t>(program.edges_old))});
   }
 
   polyc::rt::cuda::DeviceBuffer acrossStorage_; // local across
@@ -480,6 +623,7 @@ private:
   polyc::rt::cuda::DeviceBuffer magStorage_; // local mag
   polyc::rt::cuda::DeviceBuffer sectorStorage_; // local sector
   polyc::rt::cuda::DeviceBuffer keptStorage_; // local kept
+  polyc::rt::cuda::DeviceBuffer edges_oldStorage_; // local edges_old
 };
 
 } // namespace
@@ -490,7 +634,7 @@ extern "C" void canny_run(const canny_params *p, const float *img, const float *
     float *edges) {
   polyc::rt::ProgramInfo info;
   info.name = "canny";
-  info.params = {"H", "W"};
+  info.params = {"H", "W", "R"};
   // img: [H, W]
   info.arrays.push_back({"img", polyc::rt::ArrayRole::Input, polyc::rt::DType::F32,
       {{0, {{0, 1}}}, {0, {{1, 1}}}}});
@@ -504,7 +648,8 @@ extern "C" void canny_run(const canny_params *p, const float *img, const float *
   polyc::rt::RunContext context;
   [[maybe_unused]] const int64_t H = p->H;
   [[maybe_unused]] const int64_t W = p->W;
-  context.params = {H, W};
+  [[maybe_unused]] const int64_t R = p->R;
+  context.params = {H, W, R};
   context.arrays.resize(info.arrays.size());
   context.arrays[0].spec = &info.arrays[0];
   context.arrays[0].shape = {int64_t(H), int64_t(W)};
@@ -539,7 +684,7 @@ extern "C" void canny_run(const canny_params *p, const float *img, const float *
 int main(int argc, char **argv) {
   polyc::rt::ProgramInfo info;
   info.name = "canny";
-  info.params = {"H", "W"};
+  info.params = {"H", "W", "R"};
   // img: [H, W]
   info.arrays.push_back({"img", polyc::rt::ArrayRole::Input, polyc::rt::DType::F32,
       {{0, {{0, 1}}}, {0, {{1, 1}}}}});

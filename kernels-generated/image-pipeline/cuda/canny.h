@@ -4,28 +4,34 @@
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -40,6 +46,14 @@
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 #pragma once
 
@@ -53,6 +67,7 @@ extern "C" {
 typedef struct canny_params {
   int64_t H;
   int64_t W;
+  int64_t R;
 } canny_params;
 
 // Runs the whole program once. Arrays are dense and row-major (C order) with the shapes below, and

@@ -5,28 +5,34 @@
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -41,6 +47,14 @@
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 // Integer limits the printed code may name.
 #ifndef INT32_MIN
@@ -414,8 +428,9 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 }
 
 // Band 0, one work-item per point over y, x.
-__kernel void S0_parallel(const int H, const int W, __global const float *img, __global float *across,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S0_parallel(const int H, const int W, const int R, __global const float *img,
+    __global float *across, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -442,8 +457,9 @@ __kernel void S0_parallel(const int H, const int W, __global const float *img, _
 }
 
 // Band 1, one work-item per point over y, x.
-__kernel void S1_parallel(const int H, const int W, __global const float *across, __global float *blur,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S1_parallel(const int H, const int W, const int R, __global const float *across,
+    __global float *blur, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -470,9 +486,9 @@ __kernel void S1_parallel(const int H, const int W, __global const float *across
 }
 
 // Band 2, one work-item per point over y, x.
-__kernel void S2_S3_parallel(const int H, const int W, __global const float *blur, __global float *gx,
-    __global float *gy, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
-    const int polyc_points) {
+__kernel void S2_S3_parallel(const int H, const int W, const int R, __global const float *blur,
+    __global float *gx, __global float *gy, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -511,9 +527,9 @@ __kernel void S2_S3_parallel(const int H, const int W, __global const float *blu
 }
 
 // Band 3, one work-item per point over y, x.
-__kernel void S4_S5_parallel(const int H, const int W, __global const float *gx, __global const float *gy,
-    __global float *mag, __global float *sector, const int polyc_lo_y1_, const int polyc_lo_x1,
-    const int polyc_n_x1, const int polyc_points) {
+__kernel void S4_S5_parallel(const int H, const int W, const int R, __global const float *gx,
+    __global const float *gy, __global float *mag, __global float *sector, const int polyc_lo_y1_,
+    const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -548,9 +564,10 @@ __kernel void S4_S5_parallel(const int H, const int W, __global const float *gx,
 }
 
 // Band 4, one work-item per point over y, x.
-__kernel void S6_S7_parallel(const int H, const int W, __global const float *low, __global const float *high,
-    __global float *edges, __global const float *mag, __global const float *sector, __global float *kept,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S6_S7_parallel(const int H, const int W, const int R, __global const float *low,
+    __global const float *high, __global float *edges, __global const float *mag,
+    __global const float *sector, __global float *kept, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -591,6 +608,73 @@ __kernel void S6_S7_parallel(const int H, const int W, __global const float *low
           edges[y * W + x]
               = (kept[y * W + x] == 1.0f && mag[y * W + x] > high[0] ? 2.0f
               : (kept[y * W + x] == 1.0f && mag[y * W + x] > low[0] ? 1.0f : 0.0f));
+        }
+      }
+    }
+  }
+}
+
+// Band 6, one work-item per point over y, x.
+__kernel void S8_parallel(const int H, const int W, const int R, __global const float *edges,
+    __global float *edges_old, const int r, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S8: edges_old[y, x] = edges[y, x];
+        {
+          const int polyc_arg0 = r;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          edges_old[y * W + x] = edges[y * W + x];
+        }
+      }
+    }
+  }
+}
+
+// Band 7, one work-item per point over y, x.
+__kernel void S9_parallel(const int H, const int W, const int R, __global float *edges,
+    __global const float *edges_old, __global int *polyc_changed, const int r, const int polyc_lo_y1_,
+    const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = r;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0 = fmax(max0, edges_old[polyc_clamp(y + dy, H) * W + polyc_clamp(x + dx, W)]);
+            }
+          }
+          {
+            const float polyc_old = edges[y * W + x];
+            const float polyc_new = polyc_old + ((edges_old[y * W + x] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+            if (polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old)) // NaN == NaN here
+              *polyc_changed = 1;
+            edges[y * W + x] = polyc_new;
+          }
         }
       }
     }

@@ -5,28 +5,34 @@
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -41,6 +47,14 @@
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 #include "canny.h"
 
@@ -64,28 +78,34 @@ const char *const kKernelSource = R"polyc_cl(
 //
 // Statements:
 //   S0: across[y, x] = g0 * (img[y, x - 2] + img[y, x + 2]) + g1 * (img[y, x - 1] + img[y, x + 1]) + g2 *
-//   img[y, x];  (canny.poly:25)
+//   img[y, x];  (canny.poly:27)
 //   S1: blur[y, x] = g0 * (across[y - 2, x] + across[y + 2, x]) + g1 * (across[y - 1, x] + across[y + 1, x])
-//   + g2 * across[y, x];  (canny.poly:26)
+//   + g2 * across[y, x];  (canny.poly:28)
 //   S2: gx[y, x] = blur[y - 1, x + 1] + 2 * blur[y, x + 1] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:32)
+//   blur[y, x - 1] + blur[y + 1, x - 1]);  (canny.poly:34)
 //   S3: gy[y, x] = blur[y + 1, x - 1] + 2 * blur[y + 1, x] + blur[y + 1, x + 1] - (blur[y - 1, x - 1] + 2 *
-//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:34)
-//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:36)
+//   blur[y - 1, x] + blur[y - 1, x + 1]);  (canny.poly:36)
+//   S4: mag[y, x] = abs(gx[y, x]) + abs(gy[y, x]);  (canny.poly:38)
 //   S5: sector[y, x] = select(abs(gy[y, x]) <= t22 * abs(gx[y, x]), 0, select(abs(gx[y, x]) <= t22 *
-//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:42)
+//   abs(gy[y, x]), 2, select(gx[y, x] * gy[y, x] > 0, 1, 3)));  (canny.poly:44)
 //   S6: kept[y, x] = select(sector[y, x] == 0, mag[y, x] > mag[y, x - 1] && mag[y, x] >= mag[y, x + 1],
 //   select(sector[y, x] == 2, mag[y, x] > mag[y - 1, x] && mag[y, x] >= mag[y + 1, x], select(sector[y, x] ==
 //   1, mag[y, x] > mag[y - 1, x - 1] && mag[y, x] >= mag[y + 1, x + 1], mag[y, x] > mag[y - 1, x + 1] &&
-//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:48)
+//   mag[y, x] >= mag[y + 1, x - 1])));  (canny.poly:50)
 //   S7: edges[y, x] = select(kept[y, x] == 1 && mag[y, x] > high, 2, select(kept[y, x] == 1 && mag[y, x] >
-//   low, 1, 0));  (canny.poly:53)
+//   low, 1, 0));  (canny.poly:55)
+//   S8: edges_old[y, x] = edges[y, x];  (canny.poly:60)
+//   S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+//   == 2, 1, 0);  (canny.poly:60)
 // Schedule:
 //   band 0 over S0: (y parallel, x parallel)
 //   band 1 over S1: (y parallel, x parallel)
 //   band 2 over S2, S3: (y parallel, x parallel)
 //   band 3 over S4, S5: (y parallel, x parallel)
 //   band 4 over S6, S7: (y parallel, x parallel)
+//   band 5 over S8, S9: (r sequential), the repeat loop
+//   band 6 over S8: (y parallel, x parallel)
+//   band 7 over S9: (y parallel, x parallel)
 //   fused: S2, S3 (all read blur over the same domain)
 //   fused: S4, S5 (all read gx, gy over the same domain)
 //   fused: S6, S7 (all read mag over the same domain)
@@ -100,6 +120,14 @@ const char *const kKernelSource = R"polyc_cl(
 //     why: parallel over y, x: one thread per point
 //   band 4: data-parallel
 //     why: parallel over y, x: one thread per point
+//   band 5: sequential
+//     why: repeat loop over r: iterations run in order
+//   band 6: data-parallel
+//     why: parallel over y, x: one thread per point
+//   band 7: data-parallel
+//     why: parallel over y, x; reductions of 9 terms over H * W outputs: one thread per output (threads per
+//     output: the next power of two of the length, clamped to [32, 1024], one thread per output below 32
+//     (seed 001); groups only below 65536 outputs)
 
 // Integer limits the printed code may name.
 #ifndef INT32_MIN
@@ -473,8 +501,9 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
 }
 
 // Band 0, one work-item per point over y, x.
-__kernel void S0_parallel(const int H, const int W, __global const float *img, __global float *across,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S0_parallel(const int H, const int W, const int R, __global const float *img,
+    __global float *across, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -501,8 +530,9 @@ __kernel void S0_parallel(const int H, const int W, __global const float *img, _
 }
 
 // Band 1, one work-item per point over y, x.
-__kernel void S1_parallel(const int H, const int W, __global const float *across, __global float *blur,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S1_parallel(const int H, const int W, const int R, __global const float *across,
+    __global float *blur, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -529,9 +559,9 @@ __kernel void S1_parallel(const int H, const int W, __global const float *across
 }
 
 // Band 2, one work-item per point over y, x.
-__kernel void S2_S3_parallel(const int H, const int W, __global const float *blur, __global float *gx,
-    __global float *gy, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
-    const int polyc_points) {
+__kernel void S2_S3_parallel(const int H, const int W, const int R, __global const float *blur,
+    __global float *gx, __global float *gy, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -570,9 +600,9 @@ __kernel void S2_S3_parallel(const int H, const int W, __global const float *blu
 }
 
 // Band 3, one work-item per point over y, x.
-__kernel void S4_S5_parallel(const int H, const int W, __global const float *gx, __global const float *gy,
-    __global float *mag, __global float *sector, const int polyc_lo_y1_, const int polyc_lo_x1,
-    const int polyc_n_x1, const int polyc_points) {
+__kernel void S4_S5_parallel(const int H, const int W, const int R, __global const float *gx,
+    __global const float *gy, __global float *mag, __global float *sector, const int polyc_lo_y1_,
+    const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -607,9 +637,10 @@ __kernel void S4_S5_parallel(const int H, const int W, __global const float *gx,
 }
 
 // Band 4, one work-item per point over y, x.
-__kernel void S6_S7_parallel(const int H, const int W, __global const float *low, __global const float *high,
-    __global float *edges, __global const float *mag, __global const float *sector, __global float *kept,
-    const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+__kernel void S6_S7_parallel(const int H, const int W, const int R, __global const float *low,
+    __global const float *high, __global float *edges, __global const float *mag,
+    __global const float *sector, __global float *kept, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
   const int polyc_point = get_global_id(0);
   if (polyc_point < polyc_points) {
     int polyc_rest = polyc_point;
@@ -655,6 +686,73 @@ __kernel void S6_S7_parallel(const int H, const int W, __global const float *low
     }
   }
 }
+
+// Band 6, one work-item per point over y, x.
+__kernel void S8_parallel(const int H, const int W, const int R, __global const float *edges,
+    __global float *edges_old, const int r, const int polyc_lo_y1_, const int polyc_lo_x1,
+    const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S8: edges_old[y, x] = edges[y, x];
+        {
+          const int polyc_arg0 = r;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          edges_old[y * W + x] = edges[y * W + x];
+        }
+      }
+    }
+  }
+}
+
+// Band 7, one work-item per point over y, x.
+__kernel void S9_parallel(const int H, const int W, const int R, __global float *edges,
+    __global const float *edges_old, __global int *polyc_changed, const int r, const int polyc_lo_y1_,
+    const int polyc_lo_x1, const int polyc_n_x1, const int polyc_points) {
+  const int polyc_point = get_global_id(0);
+  if (polyc_point < polyc_points) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest;
+    if (y1_ >= 0 && y1_ < H) {
+      if (x1 >= 0 && x1 < W) {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = r;
+          const int polyc_arg1 = y1_;
+          const int polyc_arg2 = x1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0 = fmax(max0, edges_old[polyc_clamp(y + dy, H) * W + polyc_clamp(x + dx, W)]);
+            }
+          }
+          {
+            const float polyc_old = edges[y * W + x];
+            const float polyc_new = polyc_old + ((edges_old[y * W + x] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+            if (polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old)) // NaN == NaN here
+              *polyc_changed = 1;
+            edges[y * W + x] = polyc_new;
+          }
+        }
+      }
+    }
+  }
+}
 )polyc_cl";
 // Constants of the program.
 constexpr double g0 = 0.0625;
@@ -688,6 +786,7 @@ public:
     prepare();
     [[maybe_unused]] const int64_t H = context.params[0];
     [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t R = context.params[2];
     polyc::rt::ocl::checkIndexable("img", H * W);
     img_.resize(device(), size_t(H * W) * sizeof(cl_float));
     polyc::rt::ocl::uploadArray(device(), img_, context.arrays[0]);
@@ -718,24 +817,31 @@ public:
     polyc::rt::ocl::checkIndexable("kept", polyc::rt::localElements("kept", {H, W}, sizeof(float)));
     kept_.resize(device(), size_t(polyc::rt::localElements("kept", {H, W}, sizeof(float)))
         * sizeof(cl_float));
+    polyc::rt::ocl::checkIndexable("edges_old", polyc::rt::localElements("edges_old", {H, W}, sizeof(float)));
+    edges_old_.resize(device(), size_t(polyc::rt::localElements("edges_old", {H, W}, sizeof(float)))
+        * sizeof(cl_float));
+    polyc_changed_.resize(device(), sizeof(cl_int));
     if (!S0_parallel_) {
       S0_parallel_ = program().kernel("S0_parallel");
       S1_parallel_ = program().kernel("S1_parallel");
       S2_S3_parallel_ = program().kernel("S2_S3_parallel");
       S4_S5_parallel_ = program().kernel("S4_S5_parallel");
       S6_S7_parallel_ = program().kernel("S6_S7_parallel");
+      S8_parallel_ = program().kernel("S8_parallel");
+      S9_parallel_ = program().kernel("S9_parallel");
     }
   }
 
   double compute(polyc::rt::RunContext &context) override {
     [[maybe_unused]] const int64_t H = context.params[0];
     [[maybe_unused]] const int64_t W = context.params[1];
+    [[maybe_unused]] const int64_t R = context.params[2];
     polyc::rt::ocl::RegionTimer timer;
     // Band 0 (band 0 over S0: (y parallel, x parallel)): band 0: data-parallel.
     // data-parallel: one work-item per point.
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S0_parallel_);
-      S0_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, img_).arg(3, across_);
+      S0_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, img_).arg(4, across_);
       const int64_t polyc_lo_y1_ = 0;
       const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
       const int64_t polyc_lo_x1 = 0;
@@ -743,7 +849,7 @@ public:
       const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S0_parallel's points", polyc_points);
-        S0_parallel_.arg(4, cl_int(polyc_lo_y1_)).arg(5, cl_int(polyc_lo_x1)).arg(6, cl_int(polyc_n_x1)).arg(7,
+        S0_parallel_.arg(5, cl_int(polyc_lo_y1_)).arg(6, cl_int(polyc_lo_x1)).arg(7, cl_int(polyc_n_x1)).arg(8,
             cl_int(polyc_points));
         timer.enqueue(device(), S0_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
@@ -753,7 +859,7 @@ public:
     // data-parallel: one work-item per point.
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
-      S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, across_).arg(3, blur_);
+      S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, across_).arg(4, blur_);
       const int64_t polyc_lo_y1_ = 0;
       const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
       const int64_t polyc_lo_x1 = 0;
@@ -761,7 +867,7 @@ public:
       const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
-        S1_parallel_.arg(4, cl_int(polyc_lo_y1_)).arg(5, cl_int(polyc_lo_x1)).arg(6, cl_int(polyc_n_x1)).arg(7,
+        S1_parallel_.arg(5, cl_int(polyc_lo_y1_)).arg(6, cl_int(polyc_lo_x1)).arg(7, cl_int(polyc_n_x1)).arg(8,
             cl_int(polyc_points));
         timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
@@ -771,7 +877,7 @@ public:
     // data-parallel: one work-item per point.
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S2_S3_parallel_);
-      S2_S3_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, blur_).arg(3, gx_).arg(4, gy_);
+      S2_S3_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, blur_).arg(4, gx_).arg(5, gy_);
       const int64_t polyc_lo_y1_ = 0;
       const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
       const int64_t polyc_lo_x1 = 0;
@@ -779,8 +885,8 @@ public:
       const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S2_S3_parallel's points", polyc_points);
-        S2_S3_parallel_.arg(5, cl_int(polyc_lo_y1_)).arg(6, cl_int(polyc_lo_x1)).arg(7,
-            cl_int(polyc_n_x1)).arg(8, cl_int(polyc_points));
+        S2_S3_parallel_.arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
+            cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
         timer.enqueue(device(), S2_S3_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
       }
@@ -789,7 +895,8 @@ public:
     // data-parallel: one work-item per point.
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S4_S5_parallel_);
-      S4_S5_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, gx_).arg(3, gy_).arg(4, mag_).arg(5, sector_);
+      S4_S5_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, gx_).arg(4, gy_).arg(5,
+          mag_).arg(6, sector_);
       const int64_t polyc_lo_y1_ = 0;
       const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
       const int64_t polyc_lo_x1 = 0;
@@ -797,8 +904,8 @@ public:
       const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S4_S5_parallel's points", polyc_points);
-        S4_S5_parallel_.arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
-            cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
+        S4_S5_parallel_.arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
+            cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
         timer.enqueue(device(), S4_S5_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
       }
@@ -807,8 +914,8 @@ public:
     // data-parallel: one work-item per point.
     {
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S6_S7_parallel_);
-      S6_S7_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, low_).arg(3, high_).arg(4, edges_).arg(5,
-          mag_).arg(6, sector_).arg(7, kept_);
+      S6_S7_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, low_).arg(4, high_).arg(5,
+          edges_).arg(6, mag_).arg(7, sector_).arg(8, kept_);
       const int64_t polyc_lo_y1_ = 0;
       const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
       const int64_t polyc_lo_x1 = 0;
@@ -816,11 +923,54 @@ public:
       const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S6_S7_parallel's points", polyc_points);
-        S6_S7_parallel_.arg(8, cl_int(polyc_lo_y1_)).arg(9, cl_int(polyc_lo_x1)).arg(10,
-            cl_int(polyc_n_x1)).arg(11, cl_int(polyc_points));
+        S6_S7_parallel_.arg(9, cl_int(polyc_lo_y1_)).arg(10, cl_int(polyc_lo_x1)).arg(11,
+            cl_int(polyc_n_x1)).arg(12, cl_int(polyc_points));
         timer.enqueue(device(), S6_S7_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
             * polyc_group, polyc_group);
       }
+    }
+    // Band 5 (band 5 over S8, S9: (r sequential), the repeat loop): host loop.
+    // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+    for (int64_t r = 0; r < R; ++r) {
+      polyc_changed_.fill32(device(), 0);
+      // Band 6 (band 6 over S8: (y parallel, x parallel)): band 6: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_parallel_);
+        S8_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4, edges_old_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S8_parallel's points", polyc_points);
+          S8_parallel_.arg(5, cl_int(r)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
+              cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
+          timer.enqueue(device(), S8_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+      // Band 7 (band 7 over S9: (y parallel, x parallel)): band 7: data-parallel.
+      // data-parallel: one work-item per point.
+      {
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S9_parallel_);
+        S9_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
+            edges_old_).arg(5, polyc_changed_);
+        const int64_t polyc_lo_y1_ = 0;
+        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+        const int64_t polyc_lo_x1 = 0;
+        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+        if (polyc_points > 0) {
+          polyc::rt::ocl::checkIndexable("S9_parallel's points", polyc_points);
+          S9_parallel_.arg(6, cl_int(r)).arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
+              cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
+          timer.enqueue(device(), S9_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
+      }
+      if (!polyc::rt::ocl::flagSet(device(), polyc_changed_)) break;
     }
     return timer.finish(device());
   }
@@ -841,17 +991,21 @@ private:
   polyc::rt::ocl::Buffer mag_; // local mag
   polyc::rt::ocl::Buffer sector_; // local sector
   polyc::rt::ocl::Buffer kept_; // local kept
+  polyc::rt::ocl::Buffer edges_old_; // local edges_old
+  polyc::rt::ocl::Buffer polyc_changed_; // whether an iteration of a repeat loop that stops early changed an element
   polyc::rt::ocl::Kernel S0_parallel_;
   polyc::rt::ocl::Kernel S1_parallel_;
   polyc::rt::ocl::Kernel S2_S3_parallel_;
   polyc::rt::ocl::Kernel S4_S5_parallel_;
   polyc::rt::ocl::Kernel S6_S7_parallel_;
+  polyc::rt::ocl::Kernel S8_parallel_;
+  polyc::rt::ocl::Kernel S9_parallel_;
 };
 
 polyc::rt::ProgramInfo programInfo() {
   polyc::rt::ProgramInfo info;
   info.name = "canny";
-  info.params = {"H", "W"};
+  info.params = {"H", "W", "R"};
   // img: [H, W]
   info.arrays.push_back({"img", polyc::rt::ArrayRole::Input, polyc::rt::DType::F32,
       {{0, {{0, 1}}}, {0, {{1, 1}}}}});
@@ -871,7 +1025,7 @@ polyc::rt::ProgramInfo programInfo() {
 extern "C" void canny_run(const canny_params *p, const float *img, const float *low, const float *high,
     float *edges) {
   const polyc::rt::ProgramInfo info = programInfo();
-  const std::vector<int64_t> params = {p->H, p->W};
+  const std::vector<int64_t> params = {p->H, p->W, p->R};
   const std::vector<void *> arrays
       = {const_cast<void *>(static_cast<const void *>(img)),
       const_cast<void *>(static_cast<const void *>(low)),

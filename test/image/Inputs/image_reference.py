@@ -165,7 +165,7 @@ def ref_fixed_point(x, s):
             break
         halved = new
     return {"mark": mark, "rounds": np.array(rounds), "faded": faded, "label": label,
-            "labelRounds": np.array(label_rounds), "halved": np.array(halved),
+            "labelRounds": np.array(label_rounds), "grown": mark, "halved": np.array(halved),
             "halvedRounds": np.array(halved_rounds)}
 
 

@@ -250,20 +250,6 @@ inline bool persistentChoice(bool preferred) { return persistentOverride().value
 
 // A top-level host loop of at most this many iterations is captured into a CUDA graph and replayed; a
 // longer one launches directly (a graph holds a node per launch, and its capture is not free).
-// The changed flag of a repeat loop that stops early (`until unchanged(...)`): a `__device__ int` of the
-// generated program, cleared on the stream before each iteration and read back after it (the read
-// waits for the iteration's launches).
-template <typename Flag> void clearFlag(const Flag &flag, cudaStream_t stream) {
-  static const int zero = 0;
-  POLYC_CUDA_CHECK(cudaMemcpyToSymbolAsync(flag, &zero, sizeof(int), 0, cudaMemcpyHostToDevice, stream));
-}
-template <typename Flag> bool flagSet(const Flag &flag, cudaStream_t stream) {
-  int value = 0;
-  POLYC_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&value, flag, sizeof(int), 0, cudaMemcpyDeviceToHost, stream));
-  POLYC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return value != 0;
-}
-
 inline constexpr int64_t GraphIterationsMax = 4096;
 
 // Host: launches the persistent kernel of a host loop, `threads` threads a block: one block when

@@ -178,6 +178,9 @@ enum class Combine { Sum, Max, Min };
 void combineValues(float *values, int64_t count, Combine op);
 void combineValues(double *values, int64_t count, Combine op);
 void combineValues(int32_t *values, int64_t count, Combine op);
+// The largest of the ranks' values at each position, in place: the records of a repeat loop that stops
+// early (polyc/cuda/ChangedFlag.cuh), so that every rank stops after the same iteration.
+inline void largestOverRanks(int32_t *values, int count) { combineValues(values, count, Combine::Max); }
 // One value combined (a statement instance's own reduction).
 template <typename T> T combineValue(T value, Combine op) {
   combineValues(&value, 1, op);
