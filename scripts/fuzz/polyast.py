@@ -211,12 +211,14 @@ class Equation:
 
 
 class Repeat:
-    def __init__(self, var, lo, hi, eqs):
+    def __init__(self, var, lo, hi, eqs, until=()):
         self.var, self.lo, self.hi = var, lo, hi
         self.eqs = list(eqs)
+        self.until = list(until)  # `until unchanged(...)`: arrays the block updates
 
     def render(self):
-        lines = ["repeat %s in %s..%s {" % (self.var, self.lo.render(), self.hi.render())]
+        until = " until unchanged(%s)" % ", ".join(self.until) if self.until else ""
+        lines = ["repeat %s in %s..%s%s {" % (self.var, self.lo.render(), self.hi.render(), until)]
         lines += ["  " + e.render() for e in self.eqs]
         lines.append("}")
         return "\n".join(lines)
