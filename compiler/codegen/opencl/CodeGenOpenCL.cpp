@@ -567,16 +567,25 @@ protected:
     hostIterators_.pop_back();
   }
   void printStatementCall(const StatementCall &call) override;
-  // The changed flag: a buffer the host clears and reads back around each iteration, or, where one
-  // work-item runs the whole loop (a single-thread kernel), the kernel's own.
-  std::string resetChanged() const override {
-    return kernelBand_ ? "*polyc_changed = 0;" : "polyc_changed_.fill32(device(), 0);";
+  // The changed flag: a buffer that the host clears before the loop, recorded and cleared by a kernel
+  // after each iteration, the records read back after each iteration or, where later iterations may run
+  // ahead (mayRunAhead), every RunAhead (polyc::rt::ocl::stopAfter); where one work-item runs the whole
+  // loop (a single-thread kernel), the kernel's own.
+  static constexpr int RunAhead = 16;
+  std::vector<std::string> untilSetup(const LoopView &) const override {
+    if (kernelBand_)
+      return {};
+    return {"polyc_changed_.fill32(device(), 0);"};
   }
-  std::string stopsNow(const LoopView &) const override {
+  std::string resetChanged() const override { return kernelBand_ ? "*polyc_changed = 0;" : ""; }
+  std::string stopsNow(const LoopView &loop) const override {
     if (kernelBand_)
       return "!*polyc_changed";
-    std::string mine = "polyc::rt::ocl::flagSet(device(), polyc_changed_)";
-    return "!" + (input_.mpi ? "polyc::rt::mpi::onAnyRank(" + mine + ")" : mine);
+    std::string combine = input_.mpi ? "polyc::rt::mpi::largestOverRanks" : "polyc::rt::ocl::onThisRank";
+    return "polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, "
+           "polyc_changes_, " +
+           loop.iterator + " - " + loop.init + ", " + std::to_string(mayRunAhead(loop) ? RunAhead : 1) +
+           ", " + combine + ")";
   }
   std::string idName(const std::string &islName) const override {
     auto it = localNames_.find(islName);
@@ -2080,6 +2089,19 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   cl.verbatim(polyc::rt::ocl::kWorkGroupReductionSource);
   cl.verbatim(polyc::rt::ocl::kFlexibleWavefrontSource);
 
+  const bool stopsEarly =
+      llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); });
+  if (stopsEarly) {
+    cl.blank();
+    cl.comment(
+        "After each iteration of a repeat loop that stops early: its changed flag, recorded and cleared.");
+    cl.openBlock(
+        "__kernel void polyc_record_changed(__global int *flag, __global int *ring, const int slot)");
+    cl.line("ring[slot] = *flag;");
+    cl.line("*flag = 0;");
+    cl.closeBlock();
+  }
+
   // ---- the schedule: host code and kernels together
   CodeWriter schedule;
   OpenCLPrinter printer(input, schedule, cl, exprs, decomposition ? &*decomposition : nullptr);
@@ -2087,6 +2109,8 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
     return error;
   if (!printer.error.empty())
     return llvm::createStringError("OpenCL code generation: " + printer.error);
+  if (stopsEarly)
+    printer.kernels.push_back({"polyc_record_changed", "polyc_record_changed_"});
 
   // ---- the host program
   const std::string cls = className(program, prog);
@@ -2158,10 +2182,10 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
             clScalar(statement.equation->array->elemType) + ")); // MPI: " + statement.name +
             "'s partial values");
   }
-  const bool stopsEarly =
-      llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); });
-  if (stopsEarly)
+  if (stopsEarly) {
     h2.line("polyc_changed_.resize(device(), sizeof(cl_int));");
+    h2.line("polyc_changes_.resize(device(), polyc::rt::ocl::ChangedRingSize * sizeof(cl_int));");
+  }
   h2.openBlock("if (!" + (printer.kernels.empty() ? std::string("true") : printer.kernels.front().member) + ")");
   for (const KernelInfo &k : printer.kernels)
     h2.line(k.member + " = program().kernel(\"" + k.name + "\");");
@@ -2226,10 +2250,12 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>())
     h2.line("polyc::rt::ocl::Buffer " + splitBufferName(model.statements[split.statement]) + "_; // MPI: " +
             model.statements[split.statement].name + "'s partial values, then the ranks' combined ones");
-  if (stopsEarly)
-    h2.line("polyc::rt::ocl::Buffer polyc_changed_; // whether an iteration of a repeat loop that stops "
-            "early changed "
-            "an element");
+  if (stopsEarly) {
+    h2.line("polyc::rt::ocl::Buffer polyc_changed_; // an iteration of a repeat loop that stops early "
+            "changed one");
+    h2.line(
+        "polyc::rt::ocl::Buffer polyc_changes_; // the iterations' changed flags, recorded on the device");
+  }
   for (const KernelInfo &k : printer.kernels)
     h2.line("polyc::rt::ocl::Kernel " + k.member + ";");
   for (const std::string &b : printer.boards)

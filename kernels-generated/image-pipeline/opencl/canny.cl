@@ -427,6 +427,12 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
   return result;
 }
 
+// After each iteration of a repeat loop that stops early: its changed flag, recorded and cleared.
+__kernel void polyc_record_changed(__global int *flag, __global int *ring, const int slot) {
+  ring[slot] = *flag;
+  *flag = 0;
+}
+
 // Band 0, one work-item per point over y, x.
 __kernel void S0_parallel(const int H, const int W, const int R, __global const float *img,
     __global float *across, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,

@@ -500,6 +500,12 @@ int polyc_wg_count_before(int keep, __local int *scratch, int *kept) {
   return result;
 }
 
+// After each iteration of a repeat loop that stops early: its changed flag, recorded and cleared.
+__kernel void polyc_record_changed(__global int *flag, __global int *ring, const int slot) {
+  ring[slot] = *flag;
+  *flag = 0;
+}
+
 // Band 0, one work-item per point over y, x.
 __kernel void S0_parallel(const int H, const int W, const int R, __global const float *img,
     __global float *across, const int polyc_lo_y1_, const int polyc_lo_x1, const int polyc_n_x1,
@@ -821,6 +827,7 @@ public:
     edges_old_.resize(device(), size_t(polyc::rt::localElements("edges_old", {H, W}, sizeof(float)))
         * sizeof(cl_float));
     polyc_changed_.resize(device(), sizeof(cl_int));
+    polyc_changes_.resize(device(), polyc::rt::ocl::ChangedRingSize * sizeof(cl_int));
     if (!S0_parallel_) {
       S0_parallel_ = program().kernel("S0_parallel");
       S1_parallel_ = program().kernel("S1_parallel");
@@ -829,6 +836,7 @@ public:
       S6_S7_parallel_ = program().kernel("S6_S7_parallel");
       S8_parallel_ = program().kernel("S8_parallel");
       S9_parallel_ = program().kernel("S9_parallel");
+      polyc_record_changed_ = program().kernel("polyc_record_changed");
     }
   }
 
@@ -931,46 +939,49 @@ public:
     }
     // Band 5 (band 5 over S8, S9: (r sequential), the repeat loop): host loop.
     // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
-    for (int64_t r = 0; r < R; ++r) {
+    {
       polyc_changed_.fill32(device(), 0);
-      // Band 6 (band 6 over S8: (y parallel, x parallel)): band 6: data-parallel.
-      // data-parallel: one work-item per point.
-      {
-        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_parallel_);
-        S8_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4, edges_old_);
-        const int64_t polyc_lo_y1_ = 0;
-        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-        const int64_t polyc_lo_x1 = 0;
-        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-        if (polyc_points > 0) {
-          polyc::rt::ocl::checkIndexable("S8_parallel's points", polyc_points);
-          S8_parallel_.arg(5, cl_int(r)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
-              cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
-          timer.enqueue(device(), S8_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-              * polyc_group, polyc_group);
+      for (int64_t r = 0; r < R; ++r) {
+        // Band 6 (band 6 over S8: (y parallel, x parallel)): band 6: data-parallel.
+        // data-parallel: one work-item per point.
+        {
+          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_parallel_);
+          S8_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4, edges_old_);
+          const int64_t polyc_lo_y1_ = 0;
+          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+          const int64_t polyc_lo_x1 = 0;
+          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+          if (polyc_points > 0) {
+            polyc::rt::ocl::checkIndexable("S8_parallel's points", polyc_points);
+            S8_parallel_.arg(5, cl_int(r)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
+                cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
+            timer.enqueue(device(), S8_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                * polyc_group, polyc_group);
+          }
         }
-      }
-      // Band 7 (band 7 over S9: (y parallel, x parallel)): band 7: data-parallel.
-      // data-parallel: one work-item per point.
-      {
-        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S9_parallel_);
-        S9_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
-            edges_old_).arg(5, polyc_changed_);
-        const int64_t polyc_lo_y1_ = 0;
-        const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-        const int64_t polyc_lo_x1 = 0;
-        const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-        const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-        if (polyc_points > 0) {
-          polyc::rt::ocl::checkIndexable("S9_parallel's points", polyc_points);
-          S9_parallel_.arg(6, cl_int(r)).arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
-              cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
-          timer.enqueue(device(), S9_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-              * polyc_group, polyc_group);
+        // Band 7 (band 7 over S9: (y parallel, x parallel)): band 7: data-parallel.
+        // data-parallel: one work-item per point.
+        {
+          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S9_parallel_);
+          S9_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
+              edges_old_).arg(5, polyc_changed_);
+          const int64_t polyc_lo_y1_ = 0;
+          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+          const int64_t polyc_lo_x1 = 0;
+          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+          if (polyc_points > 0) {
+            polyc::rt::ocl::checkIndexable("S9_parallel's points", polyc_points);
+            S9_parallel_.arg(6, cl_int(r)).arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
+                cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
+            timer.enqueue(device(), S9_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                * polyc_group, polyc_group);
+          }
         }
+        if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, polyc_changes_, r
+            - 0, 16, polyc::rt::ocl::onThisRank)) break;
       }
-      if (!polyc::rt::ocl::flagSet(device(), polyc_changed_)) break;
     }
     return timer.finish(device());
   }
@@ -992,7 +1003,8 @@ private:
   polyc::rt::ocl::Buffer sector_; // local sector
   polyc::rt::ocl::Buffer kept_; // local kept
   polyc::rt::ocl::Buffer edges_old_; // local edges_old
-  polyc::rt::ocl::Buffer polyc_changed_; // whether an iteration of a repeat loop that stops early changed an element
+  polyc::rt::ocl::Buffer polyc_changed_; // an iteration of a repeat loop that stops early changed one
+  polyc::rt::ocl::Buffer polyc_changes_; // the iterations' changed flags, recorded on the device
   polyc::rt::ocl::Kernel S0_parallel_;
   polyc::rt::ocl::Kernel S1_parallel_;
   polyc::rt::ocl::Kernel S2_S3_parallel_;
@@ -1000,6 +1012,7 @@ private:
   polyc::rt::ocl::Kernel S6_S7_parallel_;
   polyc::rt::ocl::Kernel S8_parallel_;
   polyc::rt::ocl::Kernel S9_parallel_;
+  polyc::rt::ocl::Kernel polyc_record_changed_;
 };
 
 polyc::rt::ProgramInfo programInfo() {

@@ -939,12 +939,6 @@ void WavefrontBoard::reset(const Device &device, int columns) {
   completed_.fill32(device, 0);
 }
 
-bool flagSet(const Device &device, const Buffer &flag) {
-  cl_int value = 0;
-  flag.read(device, &value, sizeof(value));
-  return value != 0;
-}
-
 void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array) {
   buffer.write(device, array.bytes.data(), array.bytes.size());
 }

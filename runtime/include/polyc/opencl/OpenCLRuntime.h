@@ -448,9 +448,6 @@ private:
 };
 
 // Whole-array transfers between a RunContext array and a device buffer.
-// Whether the 32-bit flag at the start of `flag` is set (a blocking read): the changed flag of a repeat
-// loop that stops early.
-bool flagSet(const Device &device, const Buffer &flag);
 void uploadArray(const Device &device, const Buffer &buffer, const HostArray &array);
 void downloadArray(const Device &device, const Buffer &buffer, HostArray &array);
 
@@ -459,5 +456,30 @@ void downloadArray(const Device &device, const Buffer &buffer, HostArray &array)
 // inouts written back. Throws Error (or std::bad_alloc) on failure.
 void runOnce(const ProgramInfo &info, Compute &compute, const std::vector<int64_t> &params,
              const std::vector<void *> &arrays);
+
+// The changed flag of a repeat loop that stops early (`until unchanged(...)`): after iteration `done`
+// (from 0) the program's polyc_record_changed kernel copies the flag into slot done % checkEvery of
+// `ring` and clears it; every checkEvery iterations (1: each) the host reads the records back, merged
+// over the ranks by `combine(records, count)`. Whether the loop stops now: a record read says an
+// iteration changed nothing (the later ones, run ahead, changed nothing either: the generated code asks
+// for more than 1 only then).
+inline constexpr int ChangedRingSize = 64;
+inline void onThisRank(int *, int) {}
+template <typename Combine>
+bool stopAfter(const Device &device, LaunchSink &sink, Kernel &record, const Buffer &flag, const Buffer &ring,
+               int64_t done, int checkEvery, Combine combine) {
+  const int slot = int(done % checkEvery);
+  record.arg(0, flag.get()).arg(1, ring.get()).arg(2, cl_int(slot));
+  sink.enqueue(device, record, 1, 1);
+  if (slot != checkEvery - 1)
+    return false;
+  int records[ChangedRingSize];
+  ring.read(device, records, size_t(checkEvery) * sizeof(int));
+  combine(records, checkEvery);
+  for (int k = 0; k < checkEvery; ++k)
+    if (records[k] == 0)
+      return true;
+  return false;
+}
 
 } // namespace polyc::rt::ocl
