@@ -77,6 +77,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     s["dims"] = std::move(dims);
     s["repeatDims"] = stmt.repeatDims;
     s["update"] = stmt.isUpdate();
+    s["watched"] = stmt.signalsChange;
     s["domain"] = islText(stmt.domain);
     s["write"] = islText(stmt.write.relation);
     Array reads;
@@ -135,6 +136,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     o["dims"] = std::move(dims);
     o["coincident"] = std::move(coincident);
     o["sequentialRepeat"] = band.isSequentialRepeat;
+    o["stopsWhenUnchanged"] = band.stopsWhenUnchanged;
     if (!band.hyperplane.empty()) {
       o["hyperplane"] = intArray(band.hyperplane);
       o["hyperplaneExpr"] = band.hyperplaneExpr;

@@ -110,6 +110,9 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
     }
     for (const model::ReductionInfo &red : stmt.reductions)
       os << "    reduction: " << ast::spelling(red.reduction->op) << " over " << islText(red.range) << "\n";
+    if (stmt.signalsChange)
+      os << "    watched:   its repeat loop stops after an iteration in which it changes no element of "
+         << stmt.write.array << "\n";
   }
 
   os << "\ndependences:";

@@ -431,8 +431,8 @@ Mapping Mapper::run() {
     if (schedule_.bands[band.band].stopsWhenUnchanged) {
       // Neither a graph nor a persistent kernel: each iteration ends with the host reading the flag.
       band.replayable = false;
-      band.reason += "; it stops after an iteration that changes nothing: the host reads the changed flag "
-                     "after each iteration";
+      band.reason += "; it stops after an iteration that changes nothing: the host reads the changed flags "
+                     "back after each iteration, or every 16 where every update of the block is watched";
       continue;
     }
     std::string why;

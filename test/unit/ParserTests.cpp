@@ -1,5 +1,5 @@
 // Unit tests of the parser (dsl/Parser.h): precedence, reduction bodies, max/min disambiguation,
-// tuples, source ranges, statement order, recovery and the nesting limit.
+// tuples, source ranges, statement order, `until unchanged`, recovery and the nesting limit.
 #include "dsl/Parser.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -177,6 +177,23 @@ TEST(Parser, Statements) {
   EXPECT_NE(last->where, nullptr);
   EXPECT_EQ(p->text(last->lhsRange), "z[0, j]");
   EXPECT_EQ(p->text(last->range), "z[0, j] = 1 where j > 0;");
+}
+
+TEST(Parser, RepeatUntilUnchanged) {
+  auto p = parse("repeat k in 0..R until unchanged(a, until) { a += 1; }\n"
+                 "repeat k in 0..R { until = 1; }\n");
+  ASSERT_EQ(p->errors, 0u) << p->diagnostics;
+  const RepeatBlock &stops = *p->program->repeats[0];
+  EXPECT_TRUE(stops.stopsWhenUnchanged());
+  EXPECT_EQ(stops.untilUnchanged, (std::vector<std::string>{"a", "until"}));
+  ASSERT_EQ(stops.untilRanges.size(), 2u);
+  EXPECT_EQ(p->text(stops.untilRanges[1]), "until");
+  ASSERT_EQ(stops.body.size(), 1u);
+  // `until` is a name where it is not after a repeat block's range.
+  const RepeatBlock &plain = *p->program->repeats[1];
+  EXPECT_FALSE(plain.stopsWhenUnchanged());
+  ASSERT_EQ(plain.body.size(), 1u);
+  EXPECT_EQ(plain.body[0]->target, "until");
 }
 
 TEST(Parser, RecoversAtSemicolon) {
