@@ -624,7 +624,7 @@ void ExprPrinter::printStoreLine(const std::string &target, const std::string &o
                                         : "if (polyc_new != polyc_old && (polyc_new == polyc_new || "
                                           "polyc_old == polyc_old)) // NaN == NaN here");
   w.indent();
-  w.line(changedStore() + ";");
+  w.line(changedStore(scope_->vars.at(storing_->equation->enclosingRepeat->var.get())) + ";");
   w.dedent();
   w.line(target + " = polyc_new;");
   w.closeBlock();

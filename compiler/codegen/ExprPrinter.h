@@ -199,8 +199,11 @@ protected:
   // counts but one NaN against another.
   void printStoreLine(const std::string &target, const std::string &op, const std::string &rhs,
                       CodeWriter &w) const;
-  // The statement that sets the changed flag; the default, the CPU program's member.
-  virtual std::string changedStore() const { return "__atomic_store_n(&polyc_changed, 1, __ATOMIC_RELAXED)"; }
+  // The statement that sets the changed flag in the repeat loop's iteration `iteration` (the C name of the
+  // statement's repeat dimension); the default, the CPU program's member.
+  virtual std::string changedStore(const std::string & /*iteration*/) const {
+    return "__atomic_store_n(&polyc_changed, 1, __ATOMIC_RELAXED)";
+  }
 
   // Declares the reduction's variables at position `flat` of its index space flattened in row-major
   // order (the innermost variable fastest), the variables' ranges having `extents` values each; the

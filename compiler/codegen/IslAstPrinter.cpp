@@ -492,8 +492,8 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
     ++stepLoops_;
     w_.line("polyc_steps->beforeStep(" + loop.iterator + ");");
   }
-  if (until && !resetChanged().empty())
-    w_.line(resetChanged());
+  if (until && !resetChanged(loop).empty())
+    w_.line(resetChanged(loop));
   printNode(node.body());
   if (until)
     w_.line("if (" + stopsNow(loop) + ") break;");

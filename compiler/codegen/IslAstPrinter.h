@@ -130,7 +130,7 @@ protected:
   // member `polyc_changed` of the CPU program, or a variable the loop's own code reaches.
   static bool stopsWhenUnchanged(const LoopView &loop);
   virtual std::vector<std::string> untilSetup(const LoopView &) const { return {}; }
-  virtual std::string resetChanged() const { return "polyc_changed = 0;"; }
+  virtual std::string resetChanged(const LoopView &) const { return "polyc_changed = 0;"; }
   virtual std::string stopsNow(const LoopView &) const { return "!polyc_changed"; }
   // Whether an iteration after one that changed nothing would change nothing either: every update of
   // the loop's block is watched, so its state is the watched arrays and its '=' arrays are computed

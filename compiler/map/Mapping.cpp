@@ -376,6 +376,8 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     why = "no launch inside";
     return std::nullopt;
   }
+  // So also where the loop stops early and its launches are not replayed: Canny's hysteresis at 640x480
+  // made 812 FPS as a grid-wide persistent kernel, 946 as a host loop (docs/performance.md, "Canny").
   if (threadAPoint && form.whyOneBlockOnly.empty())
     form.whyOneBlockOnly =
         "every band inside is a thread a point: its launches, whose grid has a thread for every "
@@ -429,11 +431,10 @@ Mapping Mapper::run() {
     if (band.placement != Placement::HostLoop || band.parent >= 0)
       continue;
     if (schedule_.bands[band.band].stopsWhenUnchanged) {
-      // Neither a graph nor a persistent kernel: each iteration ends with the host reading the flag.
+      // Never a graph: a replay would run every iteration.
       band.replayable = false;
-      band.reason += "; it stops after an iteration that changes nothing: the host reads the changed flags "
-                     "back after each iteration, or every 16 where every update of the block is watched";
-      continue;
+      band.reason += "; it stops after an iteration that changes nothing: on the host the changed flags are "
+                     "read back after each iteration, or every 16 where every update of the block is watched";
     }
     std::string why;
     band.persistent = persistentForm(band.band, mapping, why);

@@ -220,6 +220,13 @@ public:
 
 protected:
   std::string loopIndexType() const override { return IndexType; }
+  // A repeat loop that stops early, in one thread: its slot of the program's ring of flags.
+  std::string resetChanged(const LoopView &loop) const override {
+    return "polyc_changed[polyc::rt::cuda::changedSlot(" + loop.iterator + ")] = 0;";
+  }
+  std::string stopsNow(const LoopView &loop) const override {
+    return "!polyc_changed[polyc::rt::cuda::changedSlot(" + loop.iterator + ")]";
+  }
   void printBand(const BandView &, const isl::ast_node &body) override { printNode(body); }
   void printFor(const LoopView &loop, const isl::ast_node_for &node) override {
     bool inBand = loop.band && band_ && loop.band->index == band_->index;
@@ -329,6 +336,17 @@ public:
 
 protected:
   std::string loopIndexType() const override { return IndexType; }
+  // A repeat loop that stops early, in every thread: iteration k's updates set slot k of the ring of
+  // three flags; after the iteration's last barrier every thread reads it, and a thread clears slot k + 1
+  // at the start of iteration k, a barrier away from its first setter (iteration k + 1) and from its
+  // last readers (the end of iteration k - 2), so that every thread reads the same value.
+  std::string resetChanged(const LoopView &loop) const override {
+    return "if (blockIdx.x == 0 && threadIdx.x == 0) polyc_changed[polyc::rt::cuda::changedSlot(" +
+           loop.iterator + " + 1)] = 0;";
+  }
+  std::string stopsNow(const LoopView &loop) const override {
+    return "!polyc::rt::cuda::loadFlag(polyc_changed[polyc::rt::cuda::changedSlot(" + loop.iterator + ")])";
+  }
   // A kernel band: its grid members spread over the grid, then a barrier before what follows.
   void printBand(const BandView &band, const isl::ast_node &body) override {
     const map::BandMapping &mapped = input_.mapping->bands.at(band.index);
@@ -535,14 +553,15 @@ protected:
   // iteration's value recorded on the device (polyc/cuda/ChangedFlag.cuh) and read back every iteration,
   // or, where later iterations may run ahead (mayRunAhead), every RunAhead iterations.
   static constexpr int RunAhead = 16;
-  std::vector<std::string> untilSetup(const LoopView &) const override {
+  std::vector<std::string> untilSetup(const LoopView &) const override { return changedFlagSetup(); }
+  static std::vector<std::string> changedFlagSetup() {
     return {"static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);",
             "polyc_flag.start(stream);"};
   }
-  std::string resetChanged() const override { return ""; }
+  std::string resetChanged(const LoopView &) const override { return ""; }
   std::string stopsNow(const LoopView &loop) const override {
     std::string combine = input_.mpi ? "polyc::rt::mpi::largestOverRanks" : "polyc::rt::cuda::onThisRank";
-    return "polyc_flag.stopAfter(" + loop.iterator + " - " + loop.init + ", " +
+    return "polyc_flag.stopAfter(" + loop.iterator + ", " + loop.iterator + " - " + loop.init + ", " +
            std::to_string(mayRunAhead(loop) ? RunAhead : 1) + ", stream, " + combine + ")";
   }
   void printStatementCall(const StatementCall &call) override;
@@ -1485,7 +1504,9 @@ void CudaHostPrinter::printFixed(const BandView &band, const isl::ast_node &body
 // launched on each iteration; or, where the mapping gives it a persistent form, that kernel when the cost
 // model prefers it (POLYC_CUDA_PERSISTENT overrides).
 void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping) {
-  if (!mapping.persistent)
+  // A loop that stops early under MPI asks every rank after each iteration: on the host.
+  const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
+  if (!mapping.persistent || (stopsEarly && input_.mpi))
     return printHostLaunches(band, body);
   const map::PersistentForm &form = *mapping.persistent;
   std::string when = form.gridWide ? "at least " + std::to_string(form.threadsMin) + " threads (or at most " +
@@ -1538,6 +1559,11 @@ void CudaHostPrinter::printPersistent(const BandView &band, const isl::ast_node 
   kw.closeBlock();
   std::string threads = "int64_t(" + spellParams(form.pointsPerStep, *input_.model.program) + ")" +
                         (form.threadsPerPoint > 1 ? " * " + std::to_string(form.threadsPerPoint) : "");
+  if (band.band && band.band->stopsWhenUnchanged) {
+    w_.comment("The loop stops early: its ring of changed flags cleared before the launch.");
+    for (const std::string &line : changedFlagSetup())
+      w_.line(line);
+  }
   w_.line("polyc::rt::cuda::launchPersistent(" + kernelInstance(name) + ", \"" + name + "\", " + threads + ", " +
           std::to_string(ThreadsPerBlock) + ", " + threads + " <= " + std::to_string(form.oneBlockThreadsMax) +
           ", " + program_.stream + ", " + kernelArgs() + ");");
@@ -2605,7 +2631,7 @@ static void printIncludes(const std::string &code, CodeWriter &w) {
                             "polyc::rt::cuda::WarpSize", "polyc::rt::cuda::blockReduce",
                             "polyc::rt::cuda::groupReduce", "polyc::rt::cuda::warpGroupReduce"});
   bool persistent = names({"polyc::rt::cuda::stepBarrier", "polyc::rt::cuda::NoPoint"});
-  bool changedFlag = names({"polyc::rt::cuda::ChangedFlag"});
+  bool changedFlag = names({"polyc::rt::cuda::ChangedFlag", "polyc::rt::cuda::changedSlot"});
   bool slidingSum = names({"polyc::rt::cuda::SlidingSum"});
   bool product = names({"polyc::rt::cuda::enqueueProduct"});
   bool gridGroup = names({"cooperative_groups::"});
@@ -2953,7 +2979,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   if (llvm::any_of(input.model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); })) {
     file.comment(
         "Whether an iteration of a repeat loop that stops early changed an element (`until unchanged`).");
-    file.line("__device__ int polyc_changed;");
+    file.line("__device__ int polyc_changed[3];");
     file.blank();
   }
   file.verbatim(w.str());

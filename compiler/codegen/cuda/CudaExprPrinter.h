@@ -90,7 +90,10 @@ public:
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
   bool genericIndexHelpers() const override { return true; }
   bool printsPackages() const override { return mode == CudaStatementMode::Thread; }
-  std::string changedStore() const override { return "polyc_changed = 1"; } // a __device__ int
+  // The program's `__device__ int polyc_changed[3]`, a slot an iteration in turn (ChangedFlag.cuh).
+  std::string changedStore(const std::string &iteration) const override {
+    return "polyc_changed[polyc::rt::cuda::changedSlot(" + iteration + ")] = 1";
+  }
   // The flexible wavefront's value function and the Rows variant compute in int (their host code checks
   // that the params, and the strip's rows and columns or the arrays' sizes, fit): 64-bit index arithmetic
   // costs GPUs several instructions a term.

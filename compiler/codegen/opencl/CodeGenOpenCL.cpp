@@ -118,7 +118,7 @@ public:
   // checks that every array fits (polyc::rt::ocl::checkIndexable).
   std::string indexType() const override { return "int"; }
   bool printsPackages() const override { return mode == PointMode::Item; }
-  std::string changedStore() const override { return "*polyc_changed = 1"; }
+  std::string changedStore(const std::string &) const override { return "*polyc_changed = 1"; }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
       switch (fn) {
@@ -577,7 +577,9 @@ protected:
       return {};
     return {"polyc_changed_.fill32(device(), 0);"};
   }
-  std::string resetChanged() const override { return kernelBand_ ? "*polyc_changed = 0;" : ""; }
+  std::string resetChanged(const LoopView &) const override {
+    return kernelBand_ ? "*polyc_changed = 0;" : "";
+  }
   std::string stopsNow(const LoopView &loop) const override {
     if (kernelBand_)
       return "!*polyc_changed";
@@ -1322,7 +1324,7 @@ void OpenCLPrinter::printKernelNode(const isl::ast_node &node, CodeWriter &w) {
     w.openBlock(forHeader(view, "int"));
     const bool until = stopsWhenUnchanged(view); // a repeat loop in one work-item
     if (until)
-      w.line(resetChanged());
+      w.line(resetChanged(view));
     printKernelNode(loop.body(), w);
     if (until)
       w.line("if (" + stopsNow(view) + ") break;");

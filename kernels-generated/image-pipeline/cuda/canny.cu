@@ -58,10 +58,13 @@
 #include "canny.h"
 
 #include <polyc/Runtime.h>
+#include <polyc/cuda/BlockReduce.cuh>
 #include <polyc/cuda/ChangedFlag.cuh>
 #include <polyc/cuda/CudaCompute.h>
 #include <polyc/cuda/Device.h>
+#include <polyc/cuda/Persistent.cuh>
 
+#include <cooperative_groups.h>
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -74,7 +77,7 @@
 #include <vector>
 
 // Whether an iteration of a repeat loop that stops early changed an element (`until unchanged`).
-__device__ int polyc_changed;
+__device__ int polyc_changed[3];
 
 namespace {
 
@@ -243,7 +246,7 @@ struct CannyDeviceOf {
       const float polyc_old = edges[y * W + x];
       const float polyc_new = polyc_old + ((edges_old[y * W + x] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
       if (polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old)) // NaN == NaN here
-        polyc_changed = 1;
+        polyc_changed[polyc::rt::cuda::changedSlot(r)] = 1;
       edges[y * W + x] = polyc_new;
     }
   }
@@ -359,6 +362,79 @@ __global__ void __launch_bounds__(256) band4Kernel(const CannyDeviceOf<polyc_ind
       if constexpr (polyc_covers) break;
     }
     if constexpr (polyc_covers) break;
+  }
+}
+
+// Band 5 (S8, S9), persistent: the host loop as one cooperative kernel; its threads stride over each kernel
+// band inside and meet at a grid barrier after it (2 an iteration).
+template <typename polyc_index>
+__global__ void __launch_bounds__(256) band5Persistent(const CannyDeviceOf<polyc_index> program) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
+  cooperative_groups::grid_group polyc_grid = cooperative_groups::this_grid();
+  // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+  for (polyc_index r = 0; r < R; ++r) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) polyc_changed[polyc::rt::cuda::changedSlot(r + 1)] = 0;
+    // Band 6 (S8): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S8, band 6 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S8, band 6 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S8(r, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S8, band 6 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S8, band 6 dimension 1: x; carries no dependence; spread over the point slots of a row of blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S8(r, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    // Band 7 (S9): a thread per point.
+    {
+      const polyc_index polyc_blocksAPoint
+          = polyc_max(int64_t(1), int64_t(gridDim.x) / polyc_max(int64_t(1), H));
+      if (polyc_blocksAPoint == 1) {
+        // S9, band 7 dimension 0: y; carries no dependence; spread over the blocks
+        for (polyc_index y = 0 + polyc_index(blockIdx.x); y < H; y += polyc_index(gridDim.x)) {
+          // S9, band 7 dimension 1: x; carries no dependence; spread over the point slots of a block
+          for (polyc_index x = 0 + polyc_index(threadIdx.x); x < W; x
+              += polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S9(r, y, x);
+          }
+        }
+      } else {
+        const polyc_index polyc_blockRows = polyc_index(gridDim.x) / polyc_blocksAPoint;
+        // S9, band 7 dimension 0: y; carries no dependence; spread over rows of blocks
+        for (polyc_index y = 0
+            + (polyc_index(blockIdx.x) < polyc_blocksAPoint * polyc_blockRows ? polyc_index(blockIdx.x)
+            / polyc_blocksAPoint : polyc::rt::cuda::NoPoint<polyc_index>); y < H; y += polyc_blockRows) {
+          // S9, band 7 dimension 1: x; carries no dependence; spread over the point slots of a row of blocks
+          for (polyc_index x = 0 + (polyc_index(blockIdx.x) % polyc_blocksAPoint)
+              * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock) + polyc_index(threadIdx.x); x
+              < W; x += polyc_blocksAPoint * polyc_index(polyc::rt::cuda::GroupLayout<1>::PointsPerBlock)) {
+            program.S9(r, y, x);
+          }
+        }
+      }
+    }
+    polyc::rt::cuda::stepBarrier(polyc_grid);
+    if (!polyc::rt::cuda::loadFlag(polyc_changed[polyc::rt::cuda::changedSlot(r)])) break;
   }
 }
 
@@ -525,42 +601,53 @@ private:
         POLYC_CUDA_CHECK_LAUNCH("band4Kernel");
       }
     }
-    if (polyc::rt::cuda::verbose())
-      std::fprintf(stderr, "polyc: band 5 (S8, S9): host loop\n");
-    // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
-    {
+    // Band 5 (S8, S9): one persistent kernel when the largest launch inside an iteration takes at most 2048
+    // threads, as one block, else a host loop (POLYC_CUDA_PERSISTENT=0|1 forces either).
+    if (polyc::rt::cuda::persistentChoice((H * W) <= 2048)) {
+      // The loop stops early: its ring of changed flags cleared before the launch.
       static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
       polyc_flag.start(stream);
-      for (int64_t r = 0; r < R; ++r) {
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 6 (S8): data-parallel\n");
-        // S8, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-          if (tile.covers) {
-            band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-            POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
-          } else {
-            band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-            POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+      polyc::rt::cuda::launchPersistent(band5Persistent<polyc_index>, "band5Persistent", int64_t(H * W), 256,
+          int64_t(H * W) <= 2048, stream, program);
+      POLYC_CUDA_CHECK_LAUNCH("band5Persistent");
+    } else {
+      if (polyc::rt::cuda::verbose())
+        std::fprintf(stderr, "polyc: band 5 (S8, S9): host loop\n");
+      // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+      {
+        static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
+        polyc_flag.start(stream);
+        for (int64_t r = 0; r < R; ++r) {
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 6 (S8): data-parallel\n");
+          // S8, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per point)
+          {
+            const polyc::rt::cuda::Tile tile
+                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+            if (tile.covers) {
+              band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+              POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+            } else {
+              band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+              POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+            }
           }
-        }
-        if (polyc::rt::cuda::verbose())
-          std::fprintf(stderr, "polyc: band 7 (S9): data-parallel\n");
-        // S9, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
-        {
-          const polyc::rt::cuda::Tile tile
-              = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-          if (tile.covers) {
-            band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-            POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
-          } else {
-            band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-            POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+          if (polyc::rt::cuda::verbose())
+            std::fprintf(stderr, "polyc: band 7 (S9): data-parallel\n");
+          // S9, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
+          {
+            const polyc::rt::cuda::Tile tile
+                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+            if (tile.covers) {
+              band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+              POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+            } else {
+              band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+              POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+            }
           }
+          if (polyc_flag.stopAfter(r, r - 0, 16, stream, polyc::rt::cuda::onThisRank)) break;
         }
-        if (polyc_flag.stopAfter(r - 0, 16, stream, polyc::rt::cuda::onThisRank)) break;
       }
     }
   }
