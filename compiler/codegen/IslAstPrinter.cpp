@@ -495,10 +495,10 @@ void IslAstPrinter::printFor(const LoopView &loop, const isl::ast_node_for &node
   if (until && !resetChanged(loop).empty())
     w_.line(resetChanged(loop));
   printNode(node.body());
-  if (until)
-    w_.line("if (" + stopsNow(loop) + ") break;");
   if (hooks)
     w_.line("polyc_steps->afterStep(" + loop.iterator + ");");
+  if (until) // after the step's hooks: a streamed step's outputs leave before the loop does
+    w_.line("if (" + stopsNow(loop) + ") break;");
   w_.closeBlock();
   if (!setup.empty())
     w_.closeBlock();
