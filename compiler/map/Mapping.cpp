@@ -377,7 +377,7 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
     return std::nullopt;
   }
   // So also where the loop stops early and its launches are not replayed: Canny's hysteresis at 640x480
-  // made 812 FPS as a grid-wide persistent kernel, 946 as a host loop (docs/performance.md, "Canny").
+  // made 808 FPS as a grid-wide persistent kernel, 852 as a host loop (docs/performance.md, "Canny").
   if (threadAPoint && form.whyOneBlockOnly.empty())
     form.whyOneBlockOnly =
         "every band inside is a thread a point: its launches, whose grid has a thread for every "
