@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <isl/cpp.h>
 
 #include <map>
@@ -87,6 +88,11 @@ struct Model {
   std::vector<ArrayInfo> arrays;   // in declaration order
   std::vector<Statement> statements;
   std::vector<RepeatInfo> repeats;
+  // Whether some repeat loop stops early (`until unchanged`): the program then has a changed flag.
+  bool anyLoopStopsEarly() const {
+    return std::any_of(repeats.begin(), repeats.end(),
+                       [](const RepeatInfo &r) { return r.stopsWhenUnchanged(); });
+  }
   isl::union_set domains() const;
   isl::union_map writes() const;
   isl::union_map mustReads() const;

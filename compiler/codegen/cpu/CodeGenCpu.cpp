@@ -906,7 +906,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCpu(const Codegen
   if (input.schedule.streaming)
     w.line(
         "polyc::rt::StepHooks *polyc_steps = nullptr; // moves the streamed arrays' slices around each step");
-  if (llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); }))
+  if (model.anyLoopStopsEarly())
     w.line("mutable int polyc_changed = 0; // an iteration of a repeat loop that stops early changed an "
            "element");
   for (const map::TermSplit &split : decomposition ? decomposition->splits : std::vector<map::TermSplit>()) {

@@ -2976,7 +2976,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitCuda(const Codege
   file.blank();
   printIncludes(w.str(), file);
   file.blank();
-  if (llvm::any_of(input.model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); })) {
+  if (input.model.anyLoopStopsEarly()) {
     file.comment(
         "Whether an iteration of a repeat loop that stops early changed an element (`until unchanged`).");
     file.line("__device__ int polyc_changed[3];");

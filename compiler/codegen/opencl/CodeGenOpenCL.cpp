@@ -2091,8 +2091,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   cl.verbatim(polyc::rt::ocl::kWorkGroupReductionSource);
   cl.verbatim(polyc::rt::ocl::kFlexibleWavefrontSource);
 
-  const bool stopsEarly =
-      llvm::any_of(model.repeats, [](const model::RepeatInfo &r) { return r.stopsWhenUnchanged(); });
+  const bool stopsEarly = model.anyLoopStopsEarly();
   if (stopsEarly) {
     cl.blank();
     cl.comment(
