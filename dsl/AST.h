@@ -201,9 +201,13 @@ struct ArrayDecl {
 
 struct Equation {
   std::string target;
-  std::vector<ExprPtr> lhsIndices; // each a VarRef naming a fresh index variable, or an affine constant
+  // Each a VarRef naming a fresh index variable, an affine constant, or (in a scatter) a computed index.
+  std::vector<ExprPtr> lhsIndices;
   AssignOp op = AssignOp::Assign;
   ExprPtr rhs;
+  // A scatter's `for y in 0..H, x in 0..W`: variables that range over points of their own, not over the
+  // target's dimensions; each point adds to the element its computed indices name. Empty otherwise.
+  std::vector<RangeBinding> scatterBindings;
   ExprPtr where; // may be null
   llvm::SMRange range;     // the whole equation
   llvm::SMRange lhsRange;  // the left-hand side
@@ -212,6 +216,12 @@ struct Equation {
   // Per left-hand index position: the index variable it binds, or null for a fixed position.
   std::vector<std::unique_ptr<IndexVar>> indexVars;
   const RepeatBlock *enclosingRepeat = nullptr;
+  // A scatter (filled in by Sema): per left-hand position, whether its index is computed at each point
+  // (data: any element along that dimension may be updated); and whether the where condition reads
+  // data, so that it is tested at each point rather than bounding the points.
+  std::vector<bool> computedIndex;
+  bool dataCondition = false;
+  bool isScatter() const { return !scatterBindings.empty(); }
   // Set by the middle-end rewrite compiler/model/HoistInputTerms (null otherwise): on the equation it
   // adds, the equation whose leading input-only terms it computes; on that equation, the added one.
   const Equation *hoistedFrom = nullptr;

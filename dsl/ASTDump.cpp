@@ -189,13 +189,21 @@ void Dumper::equation(const Equation &eq, unsigned indent) {
   for (size_t i = 0; i < eq.indexVars.size(); ++i) {
     if (eq.indexVars[i])
       line(indent + 1) << "IndexVar " << eq.indexVars[i]->name << " (dim " << i << ")\n";
+    else if (i < eq.computedIndex.size() && eq.computedIndex[i])
+      line(indent + 1) << "Computed " << inlineText(*eq.lhsIndices[i]) << " (dim " << i << ")\n";
     else
       line(indent + 1) << "Fixed " << inlineText(*eq.lhsIndices[i]) << " (dim " << i << ")\n";
+  }
+  for (const RangeBinding &b : eq.scatterBindings) {
+    line(indent + 1) << "ScatterBinding";
+    for (size_t i = 0; i < b.vars.size(); ++i)
+      os_ << (i ? ", " : " ") << b.vars[i]->name;
+    os_ << " in " << inlineText(*b.lo) << ".." << inlineText(*b.hi) << "\n";
   }
   line(indent + 1) << "Rhs\n";
   expr(*eq.rhs, indent + 2);
   if (eq.where) {
-    line(indent + 1) << "Where\n";
+    line(indent + 1) << (eq.dataCondition ? "Where (tested at each point)\n" : "Where\n");
     expr(*eq.where, indent + 2);
   }
 }

@@ -422,6 +422,12 @@ bool Checker::run() {
     if (eq.op == AssignOp::Assign)
       defining[eq.array].push_back(&eq);
     collectReads(*eq.rhs, reads);
+    if (eq.isScatter()) { // its computed indices and its condition may read data too
+      for (const auto &index : eq.lhsIndices)
+        collectReads(*index, reads);
+      if (eq.where)
+        collectReads(*eq.where, reads);
+    }
   };
   for (const Statement &st : program_.statements) {
     if (auto *eq = std::get_if<Equation *>(&st))

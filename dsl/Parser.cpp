@@ -65,6 +65,7 @@ private:
   ExprPtr parseMul();
   ExprPtr parseUnary();
   ExprPtr parseReduction(ReductionOp op);
+  bool parseBindings(std::vector<RangeBinding> &bindings, unsigned &height, const char *what);
   ExprPtr parsePrimary();
   ExprPtr finishSample(std::vector<ExprPtr> args, llvm::SMLoc start, unsigned height);
   bool parseExprList(std::vector<ExprPtr> &out, TokenKind close, const char *context);
@@ -330,6 +331,13 @@ std::unique_ptr<Equation> Parser::parseEquation() {
   eq->rhs = parseExpr();
   if (!eq->rhs)
     return nullptr;
+  // A scatter's `for y in 0..H, ...`. `for` is not a keyword: it means this only after a right-hand side.
+  if (tok_.is(TokenKind::Identifier) && tok_.text == "for") {
+    advance();
+    unsigned height = 0;
+    if (!parseBindings(eq->scatterBindings, height, "scatter"))
+      return nullptr;
+  }
   if (consume(TokenKind::KwWhere)) {
     eq->where = parseExpr();
     if (!eq->where)
@@ -589,19 +597,8 @@ ExprPtr Parser::parseReduction(ReductionOp op) {
   if (!expect(TokenKind::LParen, "after the reduction operator"))
     return nullptr;
   unsigned h = 0;
-  do {
-    RangeBinding binding;
-    do {
-      auto var = std::make_unique<IndexVar>();
-      if (!parseIdentifier(var->name, var->range, "a reduction variable name"))
-        return nullptr;
-      binding.vars.push_back(std::move(var));
-    } while (consume(TokenKind::Comma));
-    if (!expect(TokenKind::KwIn, "after the reduction variables") || !parseRange(binding.lo, binding.hi))
-      return nullptr;
-    h = std::max({h, heightOf(binding.lo.get()), heightOf(binding.hi.get())});
-    red->bindings.push_back(std::move(binding));
-  } while (consume(TokenKind::Comma));
+  if (!parseBindings(red->bindings, h, "reduction"))
+    return nullptr;
   if (consume(TokenKind::KwWhere)) {
     red->where = parseExpr();
     if (!red->where)
@@ -617,6 +614,26 @@ ExprPtr Parser::parseReduction(ReductionOp op) {
   h = std::max(h, heightOf(red->body.get()));
   red->range = rangeFrom(start);
   return finish(std::move(red), h);
+}
+
+// `k1, k2 in lo..hi, m in lo..hi`: a reduction's or a scatter's variables and their ranges. `height` grows
+// to the tallest bound.
+bool Parser::parseBindings(std::vector<RangeBinding> &bindings, unsigned &height, const char *what) {
+  do {
+    RangeBinding binding;
+    do {
+      auto var = std::make_unique<IndexVar>();
+      if (!parseIdentifier(var->name, var->range, (Twine("a ") + what + " variable name").str().c_str()))
+        return false;
+      binding.vars.push_back(std::move(var));
+    } while (consume(TokenKind::Comma));
+    if (!expect(TokenKind::KwIn, (Twine("after the ") + what + " variables").str().c_str()) ||
+        !parseRange(binding.lo, binding.hi))
+      return false;
+    height = std::max({height, heightOf(binding.lo.get()), heightOf(binding.hi.get())});
+    bindings.push_back(std::move(binding));
+  } while (consume(TokenKind::Comma));
+  return true;
 }
 
 // `sample(A, e1, ..., en)` is a read of A at positions that may fall between elements.

@@ -102,6 +102,9 @@ private:
                                 bool shapeDivision = false);
 
   bool checkUpdateOrder(const Equation &eq, const ArrayDecl &a, const RepeatBlock *repeat);
+  bool checkScatterBindings(Equation &eq, Scope &scope);
+  bool checkComputedIndex(const Expr &index);
+  void checkScatter(const Equation &eq);
   void checkUntil(RepeatBlock &block);
 
   Program &program_;
@@ -753,6 +756,42 @@ void Sema::checkArrayDecl(ArrayDecl &a) {
     error(a.range, "array '" + a.name + "' is too large: its size in bytes overflows a 64-bit integer");
 }
 
+// A left-hand position fixed by params, constants and the repeat variable (`r[0, j]`, `loss[e]`).
+static bool isFixedPosition(const AffineExpr &a, const RepeatBlock *repeat) {
+  return a.isStrictlyAffine() &&
+         all_of(a.vars, [&](auto &term) { return repeat && term.first == repeat->var.get(); });
+}
+
+// A condition of affine comparisons joined by && || ! (checkCondition's form), tested without messages.
+static bool isAffineCondition(const Expr &e) {
+  if (const auto *u = dyn_cast<Unary>(&e); u && u->op == UnaryOp::Not)
+    return isAffineCondition(*u->operand);
+  const auto *b = dyn_cast<Binary>(&e);
+  if (!b)
+    return false;
+  switch (b->op) {
+  case BinaryOp::And:
+  case BinaryOp::Or:
+    return isAffineCondition(*b->lhs) && isAffineCondition(*b->rhs);
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+    if (const auto *lt = dyn_cast<Tuple>(b->lhs.get())) {
+      const auto *rt = cast<Tuple>(b->rhs.get());
+      for (size_t i = 0; i < lt->elements.size(); ++i)
+        if (!toAffine(*lt->elements[i], "") || !toAffine(*rt->elements[i], ""))
+          return false;
+      return true;
+    }
+    return toAffine(*b->lhs, "") && toAffine(*b->rhs, "");
+  default:
+    return false;
+  }
+}
+
 void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
   eq.enclosingRepeat = repeat;
   eq.indexVars.clear();
@@ -792,9 +831,15 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
     scope.vars.push_back(repeat->var.get());
   // Fresh identifiers on the left bind index variables; every other position is fixed.
   bool ok = targetOk;
+  auto namesScatterVar = [&](StringRef name) {
+    return any_of(eq.scatterBindings, [&](const RangeBinding &b) {
+      return any_of(b.vars, [&](const auto &v) { return v->name == name; });
+    });
+  };
   for (size_t k = 0; k < eq.lhsIndices.size(); ++k) {
     auto *ref = dyn_cast<VarRef>(eq.lhsIndices[k].get());
-    if (!ref || lookupGlobal(ref->name) || (repeat && repeat->var->name == ref->name))
+    if (!ref || lookupGlobal(ref->name) || (repeat && repeat->var->name == ref->name) ||
+        namesScatterVar(ref->name))
       continue;
     bool duplicate = false;
     for (size_t j = 0; j < k; ++j) {
@@ -811,6 +856,13 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
     eq.indexVars[k] = std::make_unique<IndexVar>(IndexVar{ref->name, ref->range});
     ref->binding = IndexVarRef{eq.indexVars[k].get()};
   }
+  // A scatter's variables: bounds see the repeat variable, the left-hand variables and earlier bindings.
+  Scope scatterScope = scope;
+  for (auto &v : eq.indexVars)
+    if (v)
+      scatterScope.vars.push_back(v.get());
+  ok &= checkScatterBindings(eq, scatterScope);
+  eq.computedIndex.assign(eq.lhsIndices.size(), false);
   for (size_t k = 0; k < eq.lhsIndices.size(); ++k) {
     if (eq.indexVars[k])
       continue;
@@ -825,34 +877,42 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
       }
     }
     // Resolve with the left-hand variables visible, so that `A[i, i + 1]` is reported as what it is.
-    Scope fixedScope = scope;
-    for (auto &v : eq.indexVars)
-      if (v)
-        fixedScope.vars.push_back(v.get());
+    Scope fixedScope = scatterScope;
     if (!resolve(index, fixedScope)) {
       ok = false;
       continue;
     }
     AffineError err;
     std::optional<AffineExpr> a = toAffine(index, "a left-hand index", &err);
+    if (eq.isScatter() && !(a && isFixedPosition(*a, repeat))) {
+      eq.computedIndex[k] = true;
+      ok &= checkComputedIndex(index);
+      continue;
+    }
     if (!a) {
       if (!err.message.empty())
         error(err.range, err.message);
       ok = false;
       continue;
     }
-    auto onlyRepeatVar = [&] {
-      return a->isStrictlyAffine() &&
-             llvm::all_of(a->vars, [&](auto &term) { return repeat && term.first == repeat->var.get(); });
-    };
-    if (!onlyRepeatVar())
+    if (!isFixedPosition(*a, repeat))
       ok = error(index.range, "a left-hand index must be a fresh index variable or an affine expression of "
                               "params, constants and the repeat variable");
   }
-  for (auto &v : eq.indexVars)
-    if (v)
+  scope = scatterScope;
+  for (const RangeBinding &b : eq.scatterBindings)
+    for (const auto &v : b.vars)
       scope.vars.push_back(v.get());
-  if (eq.where) {
+  if (eq.where && eq.isScatter()) {
+    Scope whereScope = scope;
+    if (resolve(*eq.where, whereScope)) {
+      eq.dataCondition = !isAffineCondition(*eq.where);
+      if (eq.dataCondition && holdsReduction(*eq.where))
+        ok = error(eq.where->range, "a scatter's where condition that reads data cannot hold a reduction");
+    } else {
+      ok = false;
+    }
+  } else if (eq.where) {
     Scope whereScope = scope;
     if (resolve(*eq.where, whereScope) && checkCondition(*eq.where, "a where condition")) {
       if (repeat) {
@@ -884,7 +944,65 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
     }
   }
   ok &= resolve(*eq.rhs, scope);
-  (void)ok;
+  if (ok && eq.isScatter())
+    checkScatter(eq);
+}
+
+// `for y in 0..H, x in 0..W`: fresh names over affine ranges (a row range would need its run-time check
+// to bound a scatter's points, which it does not have).
+bool Sema::checkScatterBindings(Equation &eq, Scope &scope) {
+  bool ok = true;
+  for (RangeBinding &binding : eq.scatterBindings) {
+    bool boundsOk = resolve(*binding.lo, scope);
+    boundsOk = resolve(*binding.hi, scope) && boundsOk;
+    if (boundsOk) {
+      boundsOk = checkAffine(*binding.lo, "a scatter's range bound");
+      boundsOk &= checkAffine(*binding.hi, "a scatter's range bound");
+    }
+    ok &= boundsOk;
+    for (auto &var : binding.vars) {
+      ok &= checkFreshName(*var, scope, "scatter variable");
+      scope.vars.push_back(var.get());
+    }
+  }
+  return ok;
+}
+
+// A computed index: any value, computed at each point; a reduction would make one point many.
+bool Sema::checkComputedIndex(const Expr &index) {
+  if (holdsReduction(index))
+    return error(index.range, "a scatter's computed index cannot hold a reduction");
+  return true;
+}
+
+// A scatter adds to the elements its points name; it reads none of the array it updates (each point
+// would see some of the others' additions and not others).
+void Sema::checkScatter(const Equation &eq) {
+  if (eq.op == AssignOp::Assign) {
+    error(eq.lhsRange, "a scatter ('for') adds to the elements its points name: write '+=' or '-=', after "
+                       "an '=' equation that gives the array its first values");
+    return;
+  }
+  std::vector<const Expr *> stack{eq.rhs.get()};
+  if (eq.where)
+    stack.push_back(eq.where.get());
+  for (const auto &index : eq.lhsIndices)
+    stack.push_back(index.get());
+  while (!stack.empty()) {
+    const Expr *x = stack.back();
+    stack.pop_back();
+    const ArrayDecl *read = nullptr;
+    if (const auto *r = dyn_cast<ArrayRead>(x))
+      read = r->array;
+    else if (const auto *v = dyn_cast<VarRef>(x); v && std::holds_alternative<const ArrayDecl *>(v->binding))
+      read = std::get<const ArrayDecl *>(v->binding);
+    if (read && read == eq.array) {
+      error(x->range, "a scatter cannot read the array it updates, '" + eq.target +
+                          "': copy it first (each point would see some of the other points' additions)");
+      return;
+    }
+    forEachChild(*x, [&](const Expr &c) { stack.push_back(&c); });
+  }
 }
 
 // A local or output array may be updated (`+=`, `-=`) once it is defined: all of its `=` equations come
@@ -950,6 +1068,12 @@ void Sema::checkUntil(RepeatBlock &block) {
     }
     bool updated =
         llvm::any_of(block.body, [&](auto &eq) { return eq->array == a && eq->op != AssignOp::Assign; });
+    if (auto scatter = find_if(block.body, [&](auto &eq) { return eq->array == a && eq->isScatter(); });
+        scatter != block.body.end()) {
+      error(range, "'" + name + "' is updated by a scatter ('for'), whose changes the loop cannot watch");
+      diags_.note((*scatter)->lhsRange, "the scatter is here");
+      continue;
+    }
     if (!updated) {
       error(range, "'" + name +
                        "' is not updated in this repeat block, so it never changes: 'until "

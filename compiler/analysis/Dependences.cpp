@@ -134,14 +134,17 @@ void Analysis::updatedArray(const std::string &array, const ArrayUse &use) {
     std::string tag = stmt.name + (write ? "__w" : "__r");
     return polyc::islutil::mapSpace(space, range).multi_aff(list).as_map().intersect_domain(stmt.domain).set_domain_tuple(tag);
   };
-  isl::union_map reads = isl::union_map::empty(model_.ctx), writes = reads, schedule = reads;
+  // A scatter's writes are not kills: its points add to elements that other points add to as well.
+  isl::union_map reads = isl::union_map::empty(model_.ctx), writes = reads, scatterWrites = reads,
+                 schedule = reads;
   std::set<unsigned> readers, writers;
   for (auto [r, read] : use.reads) {
     reads = reads.unite(isl::union_map(read->relation.set_domain_tuple(model_.statements[r].name + "__r")));
     readers.insert(r);
   }
   for (auto [w, write] : use.writes) {
-    writes = writes.unite(isl::union_map(write->relation.set_domain_tuple(model_.statements[w].name + "__w")));
+    isl::union_map tagged(write->relation.set_domain_tuple(model_.statements[w].name + "__w"));
+    (model_.statements[w].scatter ? scatterWrites : writes) = (model_.statements[w].scatter ? scatterWrites : writes).unite(tagged);
     writers.insert(w);
   }
   for (unsigned r : readers)
@@ -153,21 +156,27 @@ void Analysis::updatedArray(const std::string &array, const ArrayUse &use) {
     deps.foreach_map([&](isl::map dep) {
       std::string from = dep.get_domain_tuple_id().name(), to = dep.get_range_tuple_id().name();
       std::string fromName = from.substr(0, from.size() - 3), toName = to.substr(0, to.size() - 3);
+      DependenceKind edgeKind = kind;
       if (kind == DependenceKind::Anti && from.substr(from.size() - 3) != "__r")
-        return;
+        edgeKind = DependenceKind::Output; // from a scatter's write, a may-source
       unsigned s = statementIndex(fromName), t = statementIndex(toName);
+      if (s == t && model_.statements[s].scatter) // a scatter's points add in any order
+        return;
       isl::map plain = dep.set_domain_tuple(fromName).set_range_tuple(toName);
       if (s == t) // within one instance the reads come first: not an ordering constraint
         plain = plain.subtract(isl::map(model_.statements[s].domain.identity()));
-      add(kind, s, t, array, plain);
+      add(edgeKind, s, t, array, plain);
     });
   };
-  isl::union_flow flow =
-      isl::union_access_info(reads).set_must_source(writes).set_schedule_map(schedule).compute_flow();
+  isl::union_flow flow = isl::union_access_info(reads)
+                             .set_must_source(writes)
+                             .set_may_source(scatterWrites)
+                             .set_schedule_map(schedule)
+                             .compute_flow();
   untag(DependenceKind::Flow, flow.must_dependence().unite(flow.may_dependence()));
-  isl::union_flow overwrite = isl::union_access_info(writes)
+  isl::union_flow overwrite = isl::union_access_info(writes.unite(scatterWrites))
                                   .set_must_source(writes)
-                                  .set_may_source(reads)
+                                  .set_may_source(reads.unite(scatterWrites))
                                   .set_schedule_map(schedule)
                                   .compute_flow();
   untag(DependenceKind::Output, overwrite.must_dependence());

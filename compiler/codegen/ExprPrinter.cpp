@@ -550,6 +550,12 @@ ExprPrinter::Scope ExprPrinter::statementScope(const model::Statement &statement
       scope.vars[var.get()] = dims[next++];
       scope.dimVars.push_back(var.get());
     }
+  for (const ast::RangeBinding &binding : eq.scatterBindings)
+    for (const auto &var : binding.vars)
+      if (next < dims.size()) {
+        scope.vars[var.get()] = dims[next++];
+        scope.dimVars.push_back(var.get());
+      }
   return scope;
 }
 
@@ -583,16 +589,29 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   Scope scope = statementScope(statement);
   Scope *saved = scope_;
   scope_ = &scope;
-  std::vector<std::string> lhs;
-  for (unsigned k = 0; k < eq.lhsIndices.size(); ++k) {
-    if (k < eq.indexVars.size() && eq.indexVars[k])
-      lhs.push_back(scope.vars[eq.indexVars[k].get()]);
-    else
-      lhs.push_back(index(*eq.lhsIndices[k], w).text);
-  }
   ast::ElemType type = eq.array->elemType;
   const model::ArrayInfo *array = findArray(model_, eq.array->name);
   assert(array && "the model has every array of the program");
+  // A scatter's point adds only where its condition holds and its computed indices name an element.
+  unsigned scatterBlocks = 0;
+  if (eq.dataCondition) {
+    // Its comparisons are of values, computed in double whatever the equation's type (docs/language.md).
+    w.openBlock("if (" + condition(*eq.where, ast::ElemType::F64, w).text + ")");
+    ++scatterBlocks;
+  }
+  std::vector<std::string> lhs, scatterTests;
+  for (unsigned k = 0; k < eq.lhsIndices.size(); ++k) {
+    if (k < eq.indexVars.size() && eq.indexVars[k])
+      lhs.push_back(scope.vars[eq.indexVars[k].get()]);
+    else if (k < eq.computedIndex.size() && eq.computedIndex[k])
+      lhs.push_back(computedIndex(*eq.lhsIndices[k], *array, k, scatterTests, w));
+    else
+      lhs.push_back(index(*eq.lhsIndices[k], w).text);
+  }
+  if (!scatterTests.empty()) {
+    w.openBlock("if (" + llvm::join(scatterTests, " && ") + ")");
+    ++scatterBlocks;
+  }
   const ast::Reduction *split = statement.reductions.empty() ? nullptr : statement.reductions[0].reduction;
   auto splitting = split ? splitReductions_.find(split) : splitReductions_.end();
   const bool oneValue = splitting != splitReductions_.end() && splitting->second.oneValue;
@@ -608,11 +627,61 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   storing_ = &statement;
   printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
   storing_ = nullptr;
+  for (; scatterBlocks > 0; --scatterBlocks)
+    w.closeBlock();
   scope_ = saved;
+}
+
+// A scatter's computed index into dimension `dim` of `array`: declared in a fresh local, which is
+// returned. An integer expression is computed as indices are; any other value in double, rounded down.
+// The array's boundary rule then applies: `zero` adds `tests` that the index lies inside (the point adds
+// nothing otherwise), `clamp` and `mirror` move it inside. A NaN adds nothing; so does any index into an
+// empty dimension.
+std::string ExprPrinter::computedIndex(const ast::Expr &expr, const model::ArrayInfo &array, unsigned dim,
+                                       std::vector<std::string> &tests, CodeWriter &w) {
+  const std::string ix = indexType(), n = extent(array, dim);
+  const std::string name = scope_->names.fresh("polyc_at");
+  const ast::Boundary boundary = array.decl->effectiveBoundary;
+  if (dsl::isIntegerExpr(expr)) {
+    const std::string i = index(expr, w).text;
+    if (boundary == ast::Boundary::Zero) {
+      w.line("const " + ix + " " + name + " = " + i + ";");
+      tests.push_back(name + " >= 0 && " + name + " < " + n);
+    } else {
+      w.line("const " + ix + " " + name + " = " +
+             (boundary == ast::Boundary::Clamp ? "polyc_clamp(" : "polyc_mirror(") + i + ", " + n + ");");
+      tests.push_back(n + " > 0");
+    }
+    return name;
+  }
+  const std::string real = name + "_real", last = "(" + typeName(ast::ElemType::F64) + ")(" + n + " - 1)";
+  w.line("const " + typeName(ast::ElemType::F64) + " " + real + " = " + floorFunction(ast::ElemType::F64) + "(" +
+         value(expr, ast::ElemType::F64, w).text + ");");
+  std::string inside = real;
+  if (boundary == ast::Boundary::Mirror) // reflect without repeating the edge, then clamp
+    inside = "(" + real + " < 0 ? -" + real + " : " + real + " > " + last + " ? 2 * " + last + " - " + real +
+             " : " + real + ")";
+  // Compared as doubles before the conversion, which is undefined outside the index type.
+  std::string chosen =
+      boundary == ast::Boundary::Zero
+          ? real + " >= 0 && " + real + " <= " + last + " ? " + indexCast(real) + " : -1"
+          : "!(" + real + " == " + real + ") || " + last + " < 0 ? -1 : " + inside + " <= 0 ? 0 : " + inside +
+                " >= " + last + " ? " + indexCast(last) + " : " + indexCast(inside);
+  w.line("const " + ix + " " + name + " = " + chosen + ";");
+  tests.push_back(name + " >= 0");
+  return name;
+}
+
+void ExprPrinter::printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs,
+                                    ast::ElemType, CodeWriter &w) const {
+  w.line("#pragma omp atomic");
+  w.line(target + op + rhs + ";");
 }
 
 void ExprPrinter::printStoreLine(const std::string &target, const std::string &op, const std::string &rhs,
                                  CodeWriter &w) const {
+  if (storing_ && storing_->scatter)
+    return printAtomicUpdate(target, op, rhs, storing_->equation->array->elemType, w);
   if (!storing_ || !storing_->signalsChange || op == " = ")
     return w.line(target + op + rhs + ";");
   const ast::ElemType elemType = storing_->equation->array->elemType;

@@ -192,8 +192,13 @@ public:
                           const std::string &target, const std::string &op, const std::string &rhs,
                           CodeWriter &w);
 
+  // A scatter's update of one element, which other points update at the same time: `target op rhs`
+  // atomically (`op` is " += " or " -= "). Default: OpenMP's `#pragma omp atomic`.
+  virtual void printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs,
+                                 ast::ElemType type, CodeWriter &w) const;
+
 protected:
-  // Prints the store `target op rhs;`, or, for a statement that signals a change (an update of an
+  // Prints the store `target op rhs;`, a scatter's atomically (printAtomicUpdate), or, for a statement that signals a change (an update of an
   // array that its repeat block watches, model::Statement::signalsChange), the same store in a block
   // that also sets the changed flag (changedStore) when the element's value changes: any difference
   // counts but one NaN against another.
@@ -237,6 +242,8 @@ private:
   Code condition(const ast::Expr &expr, ast::ElemType type, CodeWriter &w);
   Code comparison(const ast::Binary &cmp, ast::ElemType type, CodeWriter &w);
   Code index(const ast::Expr &expr, CodeWriter &w);
+  std::string computedIndex(const ast::Expr &expr, const model::ArrayInfo &array, unsigned dim,
+                            std::vector<std::string> &tests, CodeWriter &w);
   Code floorDivision(const ast::Binary &b, CodeWriter &w);
   Code arrayRead(const ast::ArrayRead &read, CodeWriter &w);
   Code sampledRead(const ast::ArrayRead &read, ast::ElemType type, CodeWriter &w);

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <queue>
@@ -75,6 +76,12 @@ Item itemOf(const Equation &eq) {
   Item item;
   item.equation = &eq;
   collectReads(*eq.rhs, item.reads);
+  if (eq.isScatter()) { // its computed indices and its condition read data too
+    for (const auto &index : eq.lhsIndices)
+      collectReads(*index, item.reads);
+    if (eq.where)
+      collectReads(*eq.where, item.reads);
+  }
   (eq.op == AssignOp::Assign ? item.defines : item.updates).insert(eq.array);
   return item;
 }
@@ -449,6 +456,9 @@ private:
   llvm::Error runBlock(const RepeatBlock &block);
   llvm::Error defineAll(const Equation &eq, int64_t repeatValue);
   llvm::Error applyUpdate(const Equation &eq, int64_t repeatValue);
+  llvm::Error applyScatter(const Equation &eq, int64_t repeatValue);
+  int64_t scatterElement(const Equation &eq);
+  int64_t computedIndex(const Expr &index, const Store &store, unsigned dim);
   llvm::Error forEachPoint(const Equation &eq, int64_t repeatValue,
                            llvm::function_ref<llvm::Error(llvm::ArrayRef<int64_t>, int64_t)> body);
   llvm::Error run(Task root, Number *result);
@@ -513,6 +523,7 @@ private:
   const RepeatBlock *activeBlock_ = nullptr;
   bool changed_ = false; // an update of an array the active block watches changed an element
   int64_t activeIteration_ = 0;
+  int64_t scatterElement_ = -1; // set by attempt() for a scatter: the element its point adds to, or -1
   ElemType type_ = ElemType::F64;
   std::vector<double> realArgs_;
   std::vector<int64_t> integerArgs_;
@@ -542,7 +553,16 @@ Machine::Machine(const Program &program, const Plan &plan, const rt::ProgramInfo
     for (const auto &var : eq.indexVars)
       if (var)
         addSlot(var.get());
+    for (const RangeBinding &binding : eq.scatterBindings)
+      for (const auto &var : binding.vars)
+        addSlot(var.get());
     assignSlots(*eq.rhs);
+    if (eq.isScatter()) {
+      for (const auto &index : eq.lhsIndices)
+        assignSlots(*index);
+      if (eq.where)
+        assignSlots(*eq.where);
+    }
     if (eq.op == AssignOp::Assign)
       stores_[storeOf(eq.array)].definitions.push_back(&eq);
   };
@@ -774,6 +794,11 @@ llvm::Error Machine::runSteps(const std::vector<Step> &steps) {
         return err;
       continue;
     }
+    if (step.equations.front()->isScatter()) {
+      if (llvm::Error err = applyScatter(*step.equations.front(), repeatValue))
+        return err;
+      continue;
+    }
     if (step.equations.front()->op != AssignOp::Assign) {
       if (llvm::Error err = applyUpdate(*step.equations.front(), repeatValue))
         return err;
@@ -865,6 +890,117 @@ llvm::Error Machine::applyUpdate(const Equation &eq, int64_t repeatValue) {
   return llvm::Error::success();
 }
 
+// A scatter: every point (the left-hand index variables over their dimensions, then the `for`
+// variables over their ranges, in order) computes its condition, its element and its value from the old
+// values of everything it reads; then the values are added to their elements.
+llvm::Error Machine::applyScatter(const Equation &eq, int64_t repeatValue) {
+  const Store &target = stores_[storeOf(eq.array)];
+  std::vector<const IndexVar *> vars;
+  std::vector<std::pair<int64_t, int64_t>> ranges; // the left-hand variables'; the for variables' below
+  for (unsigned p = 0; p < eq.lhsIndices.size(); ++p)
+    if (eq.indexVars[p]) {
+      vars.push_back(eq.indexVars[p].get());
+      ranges.push_back({0, target.extents[p]});
+    }
+  std::vector<const RangeBinding *> bindingOf(vars.size(), nullptr);
+  for (const RangeBinding &binding : eq.scatterBindings)
+    for (const auto &var : binding.vars) {
+      vars.push_back(var.get());
+      bindingOf.push_back(&binding);
+    }
+  ranges.resize(vars.size());
+  std::vector<std::pair<int64_t, Number>> additions;
+  llvm::SmallVector<int64_t, 8> point(vars.size(), 0);
+  // Depth-first over the variables: a for variable's bounds may use the ones before it.
+  std::function<llvm::Error(size_t)> visit = [&](size_t k) -> llvm::Error {
+    if (k == vars.size()) {
+      setRepeatVar(eq, repeatValue);
+      for (size_t j = 0; j < k; ++j)
+        env_[slotOf(vars[j])] = point[j];
+      if (eq.where && !eq.dataCondition && !affineCondition(*eq.where))
+        return llvm::Error::success();
+      Task task;
+      task.equation = &eq;
+      task.repeatValue = repeatValue;
+      task.point.assign(point.begin(), point.end());
+      Number n;
+      if (llvm::Error err = run(std::move(task), &n))
+        return err;
+      if (scatterElement_ >= 0)
+        additions.push_back({scatterElement_, n});
+      return llvm::Error::success();
+    }
+    if (bindingOf[k]) {
+      setRepeatVar(eq, repeatValue);
+      for (size_t j = 0; j < k; ++j)
+        env_[slotOf(vars[j])] = point[j];
+      ranges[k] = {evaluate(linear(*bindingOf[k]->lo)), evaluate(linear(*bindingOf[k]->hi))};
+    }
+    for (point[k] = ranges[k].first; point[k] < ranges[k].second; ++point[k])
+      if (llvm::Error err = visit(k + 1))
+        return err;
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = visit(0))
+    return err;
+  Store &store = stores_[storeOf(eq.array)];
+  BinaryOp op = eq.op == AssignOp::AddAssign ? BinaryOp::Add : BinaryOp::Sub;
+  type_ = eq.array->elemType;
+  for (const auto &[offset, n] : additions) {
+    if (store.integer)
+      store.integers[size_t(offset)] = arithmetic<int64_t>(op, store.integers[size_t(offset)], n.integer);
+    else
+      store.reals[size_t(offset)] = arithmetic<double>(op, store.reals[size_t(offset)], n.real);
+  }
+  return llvm::Error::success();
+}
+
+// The offset of the element the bound scatter point adds to, or -1 where it adds nothing (its condition
+// is false, or a computed index names no element). The condition and the computed indices compute in
+// double (integer expressions in integers).
+int64_t Machine::scatterElement(const Equation &eq) {
+  const Store &store = stores_[storeOf(eq.array)];
+  const ElemType saved = type_;
+  type_ = ElemType::F64;
+  int64_t offset = 0;
+  if (eq.dataCondition && !condition<double>(*eq.where))
+    offset = -1;
+  for (unsigned p = 0; p < eq.lhsIndices.size() && offset >= 0; ++p) {
+    int64_t at = eq.indexVars[p]          ? env_[slotOf(eq.indexVars[p].get())]
+                 : eq.computedIndex[p]     ? computedIndex(*eq.lhsIndices[p], store, p)
+                                           : evaluate(linear(*eq.lhsIndices[p]));
+    offset = at < 0 || at >= store.extents[p] ? -1 : offset + at * store.strides[p];
+  }
+  type_ = saved;
+  return offset;
+}
+
+// A computed index, rounded down and moved inside by the array's boundary rule (docs/language.md,
+// "Scatters"): -1 where it names no element.
+int64_t Machine::computedIndex(const Expr &index, const Store &store, unsigned dim) {
+  const int64_t n = store.extents[dim];
+  const Boundary rule = store.decl->effectiveBoundary;
+  if (n == 0)
+    return -1;
+  if (isIntegerExpr(index)) {
+    int64_t i = integerValue(index);
+    if (rule == Boundary::Zero)
+      return i < 0 || i >= n ? -1 : i;
+    if (rule == Boundary::Mirror && (i < 0 || i >= n))
+      i = i < 0 ? wrapSub(0, i) : wrapSub(2 * (n - 1), i);
+    return std::clamp<int64_t>(i, 0, n - 1);
+  }
+  double x = std::floor(value<double>(index));
+  if (std::isnan(x))
+    return -1;
+  const double last = double(n - 1);
+  if (rule == Boundary::Zero)
+    return x < 0 || x > last ? -1 : int64_t(x);
+  if (rule == Boundary::Mirror)
+    x = x < 0 ? -x : x > last ? 2 * last - x : x;
+  return x <= 0 ? 0 : x >= last ? n - 1 : int64_t(x);
+}
+
 void Machine::setRepeatVar(const Equation &eq, int64_t value) {
   if (eq.enclosingRepeat)
     env_[slotOf(eq.enclosingRepeat->var.get())] = value;
@@ -919,6 +1055,9 @@ void Machine::bind(const Task &task) {
   for (const auto &var : eq.indexVars)
     if (var)
       env_[slotOf(var.get())] = task.point[j++];
+  for (const RangeBinding &binding : eq.scatterBindings)
+    for (const auto &var : binding.vars)
+      env_[slotOf(var.get())] = task.point[j++];
 }
 
 Number Machine::attempt(const Equation &eq) {
@@ -926,6 +1065,8 @@ Number Machine::attempt(const Equation &eq) {
   error_.clear();
   type_ = eq.array->elemType;
   Number n;
+  if (eq.isScatter() && (scatterElement_ = scatterElement(eq)) < 0)
+    return n; // adds nothing: its value is not needed
   if (type_ == ElemType::I32)
     n.integer = value<int64_t>(*eq.rhs);
   else

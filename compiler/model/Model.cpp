@@ -48,6 +48,7 @@ private:
 
   llvm::Expected<isl::aff> lowerAffine(const ast::Expr &expr, const Scope &scope);
   llvm::Expected<isl::set> lowerCondition(const ast::Expr &expr, const Scope &scope);
+  llvm::Expected<isl::set> lowerScatterRanges(const ast::Equation &eq, const Scope &scope, isl::set domain);
   std::optional<int64_t> evalConstant(const ast::Expr &expr);
   llvm::Expected<isl::pw_aff> extent(const ast::ArrayDecl &array, unsigned dim, const isl::space &space);
 
@@ -534,6 +535,11 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
     scope.vars[var] = static_cast<unsigned>(stmt.dimNames.size());
     stmt.dimNames.push_back(var->name);
   }
+  for (const ast::RangeBinding &binding : eq.scatterBindings)
+    for (const auto &var : binding.vars) {
+      scope.vars[var.get()] = static_cast<unsigned>(stmt.dimNames.size());
+      stmt.dimNames.push_back(var->name);
+    }
   scope.wide = islutil::namedSetSpace(paramSpace_, stmt.name, stmt.dimNames);
   isl::multi_aff id = scope.wide.identity_multi_aff_on_domain();
   isl::aff zero = scope.wide.zero_aff_on_domain();
@@ -548,10 +554,28 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
       return hi.takeError();
     domain = domain.intersect(id.at(0).ge_set(*lo)).intersect(id.at(0).lt_set(*hi));
   }
-  isl::aff_list written(ctx_, static_cast<int>(decl.rank()));
+  auto scatterDomain = lowerScatterRanges(eq, scope, domain);
+  if (!scatterDomain)
+    return scatterDomain.takeError();
+  domain = *scatterDomain;
+  // The element each point writes, as a set of [point -> element] pairs: one element for an index
+  // variable or a fixed position, any element along a computed index's dimension.
+  isl::space writeSpace = islutil::mapSpace(scope.wide, target->extent.space());
+  isl::multi_aff toPoint = writeSpace.domain_map_multi_aff();
+  isl::multi_aff toElement = writeSpace.range_map_multi_aff();
+  isl::set written = isl::set::universe(writeSpace.wrap());
   for (unsigned p = 0; p < eq.lhsIndices.size(); ++p) {
     const ast::IndexVar *var = p < eq.indexVars.size() ? eq.indexVars[p].get() : nullptr;
     isl::aff position = zero;
+    if (p < eq.computedIndex.size() && eq.computedIndex[p]) {
+      auto n = extent(decl, p, writeSpace.wrap());
+      if (!n)
+        return n.takeError();
+      isl::pw_aff element(toElement.at(static_cast<int>(p)));
+      written = written.intersect(element.ge_set(isl::pw_aff(writeSpace.wrap().zero_aff_on_domain())))
+                    .intersect(element.lt_set(*n));
+      continue;
+    }
     if (var) {
       position = id.at(static_cast<int>(scope.vars.at(var)));
     } else {
@@ -564,9 +588,10 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
     if (!n)
       return n.takeError();
     domain = domain.intersect(isl::pw_aff(position).ge_set(isl::pw_aff(zero))).intersect(isl::pw_aff(position).lt_set(*n));
-    written = written.add(position);
+    isl::pw_aff element(toElement.at(static_cast<int>(p)));
+    written = written.intersect(element.eq_set(isl::pw_aff(position).pullback(toPoint)));
   }
-  if (eq.where) {
+  if (eq.where && !eq.dataCondition) {
     auto cond = lowerCondition(*eq.where, scope);
     if (!cond)
       return cond.takeError();
@@ -576,21 +601,51 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
   scope.domain = stmt.domain;
 
   stmt.write.array = decl.name;
-  stmt.write.relation =
-      islutil::mapSpace(scope.wide, target->extent.space()).multi_aff(written).as_map().intersect_domain(stmt.domain);
+  stmt.write.relation = written.unwrap().intersect_domain(stmt.domain).coalesce();
+  stmt.write.isMay = llvm::is_contained(eq.computedIndex, true);
+  stmt.scatter = eq.isScatter();
   if (auto err = collectReads(*eq.rhs, stmt, scope))
     return err;
+  if (stmt.scatter) { // a computed index and a condition tested at each point read data too
+    for (unsigned p = 0; p < eq.lhsIndices.size(); ++p)
+      if (eq.computedIndex[p])
+        if (auto err = collectReads(*eq.lhsIndices[p], stmt, scope))
+          return err;
+    if (eq.dataCondition)
+      if (auto err = collectReads(*eq.where, stmt, scope))
+        return err;
+  }
   if (stmt.isUpdate()) {
     // `A[x] += e` reads the old value of every point it writes.
     Access old = stmt.write;
     old.implicitUpdateRead = true;
     stmt.reads.push_back(std::move(old));
-    stmt.readsOtherInstances = updateReadsOtherInstances(stmt);
+    // A scatter reads none of its array but the element it adds to, atomically (Sema).
+    stmt.readsOtherInstances = !stmt.scatter && updateReadsOtherInstances(stmt);
     const ast::RepeatBlock *block = eq.enclosingRepeat;
     stmt.signalsChange = block && llvm::is_contained(block->watched, eq.array);
   }
   model_.statements.push_back(std::move(stmt));
   return llvm::Error::success();
+}
+
+// A scatter's `for` ranges restrict its points (its variables are dimensions of `scope.wide`).
+llvm::Expected<isl::set> Lowering::lowerScatterRanges(const ast::Equation &eq, const Scope &scope,
+                                                      isl::set domain) {
+  isl::multi_aff id = scope.wide.identity_multi_aff_on_domain();
+  for (const ast::RangeBinding &binding : eq.scatterBindings) {
+    auto lo = lowerAffine(*binding.lo, scope);
+    if (!lo)
+      return lo.takeError();
+    auto hi = lowerAffine(*binding.hi, scope);
+    if (!hi)
+      return hi.takeError();
+    for (const auto &var : binding.vars) {
+      isl::aff v = id.at(static_cast<int>(scope.vars.at(var.get())));
+      domain = domain.intersect(v.ge_set(*lo)).intersect(v.lt_set(*hi));
+    }
+  }
+  return domain;
 }
 
 // The identity schedule of one statement: a band over its own dimensions.

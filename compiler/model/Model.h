@@ -49,7 +49,7 @@ struct Statement {
   std::vector<std::string> dimNames;
   unsigned repeatDims = 0; // 0 or 1 leading sequential repeat dimensions
   isl::set domain;         // [params] -> { S[dims] : ... }
-  Access write;            // S[x] -> A[...]; must-write
+  Access write;            // S[x] -> A[...]; must-write, or may-write along a scatter's computed indices
   std::vector<Access> reads;
   std::vector<ReductionInfo> reductions;
   // Set by buildModel from the equation; models built directly (unit tests) set them by hand.
@@ -64,6 +64,9 @@ struct Statement {
   // answer, in models built by hand).
   bool readsOtherInstances = true;
   bool isUpdate() const { return op != ast::AssignOp::Assign; }
+  // A scatter (`H[bin[y, x], t] += 1 for y in 0..H, x in 0..W`): an update whose points may add to one
+  // element, in any order (atomically); its write is not a kill, and it has no self-dependences.
+  bool scatter = false;
   // An update of an array that its repeat block watches (`until unchanged(A)`): each instance tells the
   // loop whether it changed its element. Set by buildModel.
   bool signalsChange = false;

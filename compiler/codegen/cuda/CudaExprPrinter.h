@@ -91,6 +91,10 @@ public:
   bool genericIndexHelpers() const override { return true; }
   bool printsPackages() const override { return mode == CudaStatementMode::Thread; }
   // The program's `__device__ int polyc_changed[3]`, a slot an iteration in turn (ChangedFlag.cuh).
+  void printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs, ast::ElemType,
+                         CodeWriter &w) const override {
+    w.line("atomicAdd(&" + target + ", " + (op == " += " ? rhs : "-(" + rhs + ")") + ");");
+  }
   std::string changedStore(const std::string &iteration) const override {
     return "polyc_changed[polyc::rt::cuda::changedSlot(" + iteration + ")] = 1";
   }

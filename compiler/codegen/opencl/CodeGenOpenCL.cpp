@@ -119,6 +119,15 @@ public:
   std::string indexType() const override { return "int"; }
   bool printsPackages() const override { return mode == PointMode::Item; }
   std::string changedStore(const std::string &) const override { return "*polyc_changed = 1"; }
+  void printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs,
+                         ast::ElemType type, CodeWriter &w) const override {
+    const bool add = op == " += ";
+    if (type == ast::ElemType::I32)
+      return w.line(std::string(add ? "atomic_add" : "atomic_sub") + "((volatile __global int *)&" + target +
+                    ", " + rhs + ");");
+    w.line(std::string("polyc_atomic_add_") + (type == ast::ElemType::F64 ? "f64" : "f32") + "(&" + target + ", " +
+           (add ? rhs : "-(" + rhs + ")") + ");");
+  }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
       switch (fn) {
@@ -2020,7 +2029,38 @@ bool usesDouble(const model::Model &model) {
   for (const model::ArrayInfo &a : model.arrays)
     if (a.decl->elemType == ast::ElemType::F64)
       return true;
-  return false;
+  // A scatter's computed indices and condition are computed in double.
+  return llvm::any_of(model.statements, [](const model::Statement &s) { return s.scatter; });
+}
+
+// The element types that scatters add to: each needs its atomic addition.
+std::set<ast::ElemType> scatteredTypes(const model::Model &model) {
+  std::set<ast::ElemType> types;
+  for (const model::Statement &s : model.statements)
+    if (s.scatter)
+      types.insert(s.equation->array->elemType);
+  return types;
+}
+
+// Atomic additions of floating-point values: OpenCL 1.2 has integer atomics only, so a value is added by
+// compare-and-swap of its bits until no other work-item changed the element in between.
+void printAtomicHelpers(const std::set<ast::ElemType> &types, CodeWriter &cl) {
+  for (ast::ElemType type : types) {
+    if (type == ast::ElemType::I32)
+      continue;
+    const bool f64 = type == ast::ElemType::F64;
+    const std::string t = f64 ? "double" : "float", bits = f64 ? "ulong" : "uint";
+    if (f64)
+      cl.line("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable");
+    cl.openBlock("inline void polyc_atomic_add_" + std::string(f64 ? "f64" : "f32") + "(volatile __global " + t +
+                 " *p, " + t + " v)");
+    cl.line(bits + " old = as_" + bits + "(*p), seen;");
+    cl.openBlock("while ((seen = " + std::string(f64 ? "atom_cmpxchg" : "atomic_cmpxchg") + "((volatile __global " +
+                 bits + " *)p, old, as_" + bits + "(as_" + t + "(old) + v))) != old)");
+    cl.line("old = seen;");
+    cl.closeBlock();
+    cl.closeBlock();
+  }
 }
 
 // The class is named after the program (Iir2dOpenCL), with a digit where a name of the program would
@@ -2085,6 +2125,7 @@ llvm::Expected<std::vector<GeneratedFile>> polyc::codegen::emitOpenCL(const Code
   exprs.setPackages(std::move(packages));
   cl.blank();
   exprs.printHelpers(cl);
+  printAtomicHelpers(scatteredTypes(model), cl);
   cl.blank();
   exprs.printUserFunctions(cl);
   cl.blank();

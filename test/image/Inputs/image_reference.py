@@ -169,7 +169,49 @@ def ref_fixed_point(x, s):
             "halvedRounds": np.array(halved_rounds)}
 
 
+def gen_scatter(s, rng):
+    N, B, T = s["N"], s["B"], s["T"]
+    return {"v": rng.uniform(-0.25, 1.25, N), "bin": rng.integers(-2, B + 2, N), "w": rng.uniform(0.0, 1.0, N),
+            "at": rng.integers(-3, B + 3, (T, N))}
+
+
+def ref_scatter(x, s):
+    """Each point's bin by the histogram's boundary rule (bins that fall outside: clamped to the ends,
+    dropped, or reflected without repeating the edge, then clamped), then added."""
+    N, B, T, K = s["N"], s["B"], s["T"], s["K"]
+    v, bins, w, at = x["v"], x["bin"], x["w"], x["at"]
+
+    def mirror(i, n):
+        i = -i if i < 0 else (2 * (n - 1) - i if i >= n else i)
+        return min(max(i, 0), n - 1)
+
+    clamped = np.zeros(B)
+    dropped = np.zeros(B)
+    mirrored = np.ones((T, B))
+    repeated = np.zeros(B)
+    for i in range(N):
+        if B:
+            clamped[min(max(int(np.floor(v[i] * B)), 0), B - 1)] += 1
+        if w[i] > 0.5 and 0 <= bins[i] + 1 < B:
+            dropped[bins[i] + 1] += 1
+        for t in range(T):
+            if B:
+                mirrored[t, mirror(at[t, i], B)] -= w[i]
+        if bins[i] >= 0 and bins[i] < B:
+            repeated[bins[i]] += sum(k + 1 for k in range(K))
+    wz = lambda k: w[k] if k < N else 0.0  # noqa: E731 (boundary zero)
+    weights = np.zeros(T)
+    for t in range(T):
+        weights[t] = sum(wz(k) * 2 / 2 * (t + 1) for k in range(t + 1))
+    for k in range(T):
+        if 0 <= k + 2 < T:
+            weights[k + 2] += wz(k) * (k + 3)
+    return {"clamped": clamped, "dropped": dropped, "mirrored": mirrored, "weights": weights,
+            "repeated": repeated, "cumulative": np.cumsum(clamped)}
+
+
 KERNELS = {
+    "scatter": Kernel(("N", "B", "T", "K"), gen_scatter, ref_scatter, F32_TOLERANCE),
     "fixed-point": Kernel(("H", "W", "K"), gen_fixed_point, ref_fixed_point, F32_TOLERANCE),
     "quasi-affine": Kernel(("H", "W"), gen_quasi_affine, ref_quasi_affine, F32_TOLERANCE),
     "pyramid": Kernel(("H", "W"), gen_pyramid, ref_pyramid, F32_TOLERANCE),
