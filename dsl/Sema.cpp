@@ -890,8 +890,12 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
       continue;
     }
     if (!a) {
-      if (!err.message.empty())
+      if (!err.message.empty()) {
         error(err.range, err.message);
+        if (eq.op != AssignOp::Assign)
+          diags_.note(index.range, "an index computed at each point makes a scatter, which names its points "
+                                   "with 'for': 'A[bin[i]] += 1 for i in 0..N;'");
+      }
       ok = false;
       continue;
     }

@@ -78,6 +78,7 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     s["repeatDims"] = stmt.repeatDims;
     s["update"] = stmt.isUpdate();
     s["watched"] = stmt.signalsChange;
+    s["scatter"] = stmt.scatter;
     s["domain"] = islText(stmt.domain);
     s["write"] = islText(stmt.write.relation);
     Array reads;

@@ -103,13 +103,17 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       for (const std::string &note : stmt.equation->rewrites)
         os << "    rewritten: " << note << "\n";
     os << "    domain:    " << islText(stmt.domain) << "\n";
-    os << "    write:     " << islText(stmt.write.relation) << "\n";
+    os << (stmt.write.isMay ? "    may-write: " : "    write:     ") << islText(stmt.write.relation) << "\n";
     for (const model::Access &read : stmt.reads) {
-      const char *label = read.isMay ? "may-read:  " : (read.implicitUpdateRead ? "old value: " : "read:      ");
+      const char *label =
+          read.implicitUpdateRead ? "old value: " : (read.isMay ? "may-read:  " : "read:      ");
       os << "    " << label << islText(read.relation) << "\n";
     }
     for (const model::ReductionInfo &red : stmt.reductions)
       os << "    reduction: " << ast::spelling(red.reduction->op) << " over " << islText(red.range) << "\n";
+    if (stmt.scatter)
+      os << "    scatter:   its points add to " << stmt.write.array
+         << " atomically, in any order (no dependence between them)\n";
     if (stmt.signalsChange)
       os << "    watched:   its repeat loop stops after an iteration in which it changes no element of "
          << stmt.write.array << "\n";

@@ -82,6 +82,8 @@ static std::optional<FoldedStorage> foldArray(const Model &model, const model::A
                                               const isl::union_map &scheduleMap) {
   isl::union_map writes = isl::union_map::empty(model.ctx), reads = writes;
   for (const model::Statement &stmt : model.statements) {
+    if (stmt.write.array == array.name && stmt.scatter)
+      return std::nullopt; // its points add to elements anywhere along computed indices
     if (stmt.write.array == array.name)
       writes = writes.unite(isl::union_map(stmt.write.relation));
     for (const model::Access &read : stmt.reads)

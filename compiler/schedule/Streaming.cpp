@@ -91,6 +91,8 @@ public:
     streamed.isInput = input;
     isl::union_map writes = isl::union_map::empty(model_.ctx);
     for (const model::Statement &stmt : model_.statements) {
+      if (stmt.write.array == array.name && stmt.scatter)
+        return stmt.name + " scatters into it";
       if (stmt.write.array == array.name) {
         std::optional<Range> at = constantRange(offsets(steps_, stmt.write.relation));
         if (!at || at->low != 0 || at->high != 0)

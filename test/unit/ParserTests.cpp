@@ -196,6 +196,25 @@ TEST(Parser, RepeatUntilUnchanged) {
   EXPECT_EQ(plain.body[0]->target, "until");
 }
 
+TEST(Parser, ScatterFor) {
+  auto p = parse("h[bin[y, x] + 1, t] += w[y] for y, x in 0..N, t2 in 0..t + 1 where e[y, x] > 0;\n"
+                 "for[i] = for[i - 1] + 1;\n");
+  ASSERT_EQ(p->errors, 0u) << p->diagnostics;
+  const Equation &scatter = *p->program->equations[0];
+  EXPECT_TRUE(scatter.isScatter());
+  EXPECT_EQ(scatter.op, AssignOp::AddAssign);
+  ASSERT_EQ(scatter.scatterBindings.size(), 2u);
+  ASSERT_EQ(scatter.scatterBindings[0].vars.size(), 2u);
+  EXPECT_EQ(scatter.scatterBindings[0].vars[1]->name, "x");
+  EXPECT_EQ(scatter.scatterBindings[1].vars[0]->name, "t2");
+  EXPECT_EQ(p->text(scatter.scatterBindings[1].hi->range), "t + 1");
+  EXPECT_NE(scatter.where, nullptr);
+  // `for` is a name where it does not follow a right-hand side.
+  const Equation &plain = *p->program->equations[1];
+  EXPECT_FALSE(plain.isScatter());
+  EXPECT_EQ(plain.target, "for");
+}
+
 TEST(Parser, RecoversAtSemicolon) {
   auto p = parse("param ;\ny = 1 +;\nz = 2;\nw = (;\nv = 3;\n");
   EXPECT_EQ(p->errors, 3u) << p->diagnostics;

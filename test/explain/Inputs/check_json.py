@@ -10,7 +10,7 @@ def common(doc):
     assert doc["legality"]["verified"] is True
     for s in doc["statements"]:
         for key in ("name", "array", "equation", "line", "dims", "repeatDims", "domain", "write", "reads",
-                    "reductions", "update", "watched"):
+                    "reductions", "update", "watched", "scatter"):
             assert key in s, f"statement lacks {key}"
     for d in doc["dependences"]:
         assert d["kind"] in ("flow", "anti", "output")
