@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent numpy evaluations of canny.poly and pyrlk.poly (the same definitions, written from the
+"""Independent numpy evaluations of canny.poly, hough.poly and pyrlk.poly (the same definitions, written from the
 algorithms, not from polyc's output, in float64), and checks of polyc's results against them:
 
   reference.py canny IMG.npy LOW HIGH OUT.npy [--hysteresis]
@@ -13,6 +13,11 @@ algorithms, not from polyc's output, in float64), and checks of polyc's results 
                                                      (1e-5 of the magnitudes), or, after the hysteresis,
                                                      in a part of edge pixels that holds such a tie;
                                                      prints the counts and ok, or FAIL (exit 1)
+  reference.py hough EDGES.npy COSINES.npy SINES.npy R LEAST VOTES.npy PEAKS.npy
+                                                     compares hough.poly's votes and peaks with the
+                                                     reference's: equal (see hough()); prints ok or FAIL
+  reference.py draw-lines IMG.npy PEAKS.npy OUT.png [--count 10]
+                                                     the photograph with the strongest peaks' lines
   reference.py pyrlk A.npy B.npy U.npy V.npy [--truth TRUTH.npy]
                                                      compares polyc's flow with the reference's: at
                                                      least 99% of the pixels within 1e-3 px (the others
@@ -186,6 +191,93 @@ def check_pyrlk(args):
     return 0 if verdict == "ok" else 1
 
 
+def hough_tables(angles):
+    """hough.poly's cosines and sines of theta_t = pi t / T, in float32 (its inputs)."""
+    theta = np.pi * np.arange(angles) / angles
+    return np.cos(theta).astype(np.float32), np.sin(theta).astype(np.float32)
+
+
+def hough_bins(height, width):
+    """R: enough bins of one pixel for every rho, -R / 2 .. R / 2 (more than the diagonal)."""
+    return 2 * int(np.ceil(np.hypot((width - 1) / 2, (height - 1) / 2))) + 1
+
+
+def hough(edges, cosines, sines, bins, least):
+    """The votes and the peaks of hough.poly. Every target computes the same bins: (x - xc) is a multiple
+    of 1/2 below 2^12 and the cosines are float32, so each product is exact in float64 (at most 37
+    significant bits), and a fused multiply-add rounds the same sum as a multiply and an add."""
+    height, width = edges.shape
+    ys, xs = np.nonzero(edges == 2)
+    c, s = cosines.astype(np.float64), sines.astype(np.float64)
+    # The program's arithmetic, in float64, in its order: ((x - xc) * c + (y - yc) * s) + R / 2.
+    rho = (xs - (width - 1) / 2.0)[:, None] * c[None, :] + (ys - (height - 1) / 2.0)[:, None] * s[None, :] \
+        + bins / 2.0
+    at = np.floor(rho)
+    angle = np.broadcast_to(np.arange(len(c))[None, :], at.shape)
+    inside = (at >= 0) & (at < bins)
+    votes = np.zeros((bins, len(c)), np.int64)
+    np.add.at(votes, (at[inside].astype(np.int64), angle[inside]), 1)
+    return votes, peaks_of(votes, least)
+
+
+def peaks_of(votes, least):
+    """Votes at least `least` above the neighbours before them and not below those after, 0 elsewhere."""
+    bins, angles = votes.shape
+    padded = np.zeros((bins + 2, angles + 2), np.int64)  # boundary zero around the votes
+    padded[1:-1, 1:-1] = votes
+
+    def near(dr, dt):
+        return padded[1 + dr:1 + dr + bins, 1 + dt:1 + dt + angles]
+    peak = (votes >= least) & (votes > near(0, -1)) & (votes >= near(0, 1))
+    for dt in (-1, 0, 1):
+        peak &= (votes > near(-1, dt)) & (votes >= near(1, dt))
+    return np.where(peak, votes, 0)
+
+
+def check_hough(args):
+    edges = np.load(args.edges)
+    cosines, sines = np.load(args.cosines), np.load(args.sines)
+    want_votes, want_peaks = hough(edges, cosines, sines, args.bins, args.least)
+    got_votes, got_peaks = np.load(args.votes).astype(np.int64), np.load(args.peaks).astype(np.int64)
+    if got_votes.shape != want_votes.shape or got_peaks.shape != want_peaks.shape:
+        print(f"hough: shapes {got_votes.shape} {got_peaks.shape}, expected {want_votes.shape}: FAIL")
+        return 1
+    wrong_votes = int(np.count_nonzero(got_votes != want_votes))
+    wrong_peaks = int(np.count_nonzero(got_peaks != want_peaks))
+    verdict = "ok" if wrong_votes == 0 and wrong_peaks == 0 else "FAIL"
+    print(f"hough: {int(want_votes.sum())} votes, {int(np.count_nonzero(want_peaks))} peaks; {wrong_votes} "
+          f"bins and {wrong_peaks} peaks differ: {verdict}")
+    return 0 if verdict == "ok" else 1
+
+
+def strongest_lines(peaks, count):
+    """The `count` peaks with the most votes, as (votes, rho bin, angle), most first."""
+    r, t = np.nonzero(peaks)
+    order = np.argsort(-peaks[r, t], kind="stable")[:count]
+    return [(int(peaks[r[k], t[k]]), int(r[k]), int(t[k])) for k in order]
+
+
+def draw_lines(args):
+    """The photograph (grey, H x W in [0, 1]) with the strongest lines in red, as a PNG."""
+    from PIL import Image
+    grey = np.load(args.img)
+    height, width = grey.shape
+    peaks = np.load(args.peaks)
+    bins, angles = peaks.shape
+    rgb = np.repeat((np.clip(grey, 0, 1) * 255).astype(np.uint8)[:, :, None], 3, axis=2)
+    for _, r, t in strongest_lines(peaks, args.count):
+        theta, rho = np.pi * t / angles, r + 0.5 - bins / 2.0  # the bin's centre
+        c, s = np.cos(theta), np.sin(theta)
+        # Points x0 + k (-s, c) of the line, one pixel apart along it, clipped to the image.
+        x0, y0 = (width - 1) / 2.0 + rho * c, (height - 1) / 2.0 + rho * s
+        k = np.arange(-2 * (width + height), 2 * (width + height))
+        xs, ys = np.rint(x0 - k * s).astype(int), np.rint(y0 + k * c).astype(int)
+        keep = (xs >= 0) & (xs < width) & (ys >= 0) & (ys < height)
+        rgb[ys[keep], xs[keep]] = (255, 0, 0)
+    Image.fromarray(rgb).save(args.png)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -206,7 +298,23 @@ def main():
     for name in ("a", "b", "u", "v"):
         f.add_argument(name)
     f.add_argument("--truth")
+    h = commands.add_parser("hough")
+    for name in ("edges", "cosines", "sines"):
+        h.add_argument(name)
+    h.add_argument("bins", type=int)
+    h.add_argument("least", type=int)
+    for name in ("votes", "peaks"):
+        h.add_argument(name)
+    d = commands.add_parser("draw-lines")
+    d.add_argument("img")
+    d.add_argument("peaks")
+    d.add_argument("png")
+    d.add_argument("--count", type=int, default=10)
     args = parser.parse_args()
+    if args.command == "hough":
+        return check_hough(args)
+    if args.command == "draw-lines":
+        return draw_lines(args)
     if args.command == "pyrlk":
         return check_pyrlk(args)
     if args.command == "canny":
