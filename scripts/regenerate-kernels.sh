@@ -36,6 +36,7 @@ emit rate-network/cpu examples/rate-network/ratenet-csr.poly --target=cpu
 emit mlp/cpu examples/mlp/mlp.poly --target=cpu
 emit optical-flow/cpu examples/optical-flow/lkflow.poly --target=cpu
 emit image-pipeline/cpu examples/image-pipeline/canny.poly --target=cpu
+emit image-pipeline/cpu examples/image-pipeline/hough.poly --target=cpu
 emit image-pipeline/cpu examples/image-pipeline/pyrlk.poly --target=cpu
 
 # CUDA (compiler/codegen/cuda): the 2D IIR filter with polyc's default allocation (flexible if M > 1,
@@ -50,6 +51,7 @@ emit optical-flow/cuda examples/optical-flow/lkflow.poly --target=cuda
 # Streamed (--stream): the frames uploaded and the flow downloaded one step at a time, overlapped.
 emit optical-flow/cuda-stream examples/optical-flow/lkflow.poly --target=cuda --stream
 emit image-pipeline/cuda examples/image-pipeline/canny.poly --target=cuda
+emit image-pipeline/cuda examples/image-pipeline/hough.poly --target=cuda
 emit image-pipeline/cuda examples/image-pipeline/pyrlk.poly --target=cuda
 
 # OpenCL (compiler/codegen/opencl): the 2D IIR filter with the default allocation (both kernels, flexible
@@ -62,6 +64,7 @@ emit rate-network/opencl examples/rate-network/ratenet-csr.poly --target=opencl
 emit mlp/opencl examples/mlp/mlp.poly --target=opencl
 emit optical-flow/opencl examples/optical-flow/lkflow.poly --target=opencl
 emit image-pipeline/opencl examples/image-pipeline/canny.poly --target=opencl
+emit image-pipeline/opencl examples/image-pipeline/hough.poly --target=opencl
 emit image-pipeline/opencl examples/image-pipeline/pyrlk.poly --target=opencl
 
 if ((check)); then

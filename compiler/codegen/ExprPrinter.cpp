@@ -625,7 +625,7 @@ void ExprPrinter::printStatement(const model::Statement &statement, CodeWriter &
   Code rhs = value(*eq.rhs, type, w);
   const char *op = eq.op == ast::AssignOp::Assign ? " = " : eq.op == ast::AssignOp::AddAssign ? " += " : " -= ";
   storing_ = &statement;
-  printStore(*array, lhs, arrayRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
+  printStore(*array, lhs, storeRef(*array) + "[" + elementIndex(*array, lhs) + "]", op, rhs.text, w);
   storing_ = nullptr;
   for (; scatterBlocks > 0; --scatterBlocks)
     w.closeBlock();

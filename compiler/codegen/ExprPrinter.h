@@ -171,6 +171,9 @@ public:
   virtual bool genericIndexHelpers() const { return false; }
   virtual std::string paramRef(const std::string &param) const { return cIdentifier(param); }
   virtual std::string arrayRef(const model::ArrayInfo &array) const { return cIdentifier(array.name); }
+  // Where a statement's store goes: the array's storage, or a copy of it (a GPU block's privatised
+  // histogram, at the same offsets).
+  virtual std::string storeRef(const model::ArrayInfo &array) const { return arrayRef(array); }
   // Computes a reduction and returns an expression holding its value. Default: declares the
   // accumulator, prints reductionLoopPragma (if not empty) and a loop nest calling parts.body.
   virtual std::string printReduction(const ReductionParts &parts, CodeWriter &w);

@@ -22,16 +22,21 @@ namespace iu = polyc::islutil;
 
 namespace {
 
-// The first index of `write` (S[x] -> A[...]) that is x_dim + c, with c.
+// The first index of `write` (S[x] -> A[...]) that is x_dim + c, with c. Each index is taken alone: a
+// scatter's write is a function of the point in its other indices only.
 std::optional<std::pair<unsigned, int64_t>> rowIndex(const isl::map &write, unsigned dim) {
-  isl::pw_multi_aff function = isl::manage(isl_pw_multi_aff_from_map(write.copy()));
-  std::vector<isl::multi_aff> each;
-  function.foreach_piece([&](isl::set, isl::multi_aff piece) { each.push_back(piece); });
-  if (each.size() != 1)
-    return std::nullopt;
-  const isl::multi_aff &pieces = each.front();
-  for (unsigned k = 0; k < unsigned(pieces.size()); ++k) {
-    iu::AffCoefficients c = iu::coefficients(pieces.at(int(k)));
+  const unsigned rank = unsigned(write.range_tuple_dim());
+  for (unsigned k = 0; k < rank; ++k) {
+    isl::map index = isl::manage(isl_map_project_out(write.copy(), isl_dim_out, k + 1, rank - k - 1));
+    index = isl::manage(isl_map_project_out(index.release(), isl_dim_out, 0, k));
+    if (!index.is_single_valued())
+      continue;
+    isl::pw_multi_aff function = isl::manage(isl_pw_multi_aff_from_map(index.release()));
+    std::vector<isl::multi_aff> each;
+    function.foreach_piece([&](isl::set, isl::multi_aff piece) { each.push_back(piece); });
+    if (each.size() != 1)
+      continue;
+    iu::AffCoefficients c = iu::coefficients(each.front().at(0));
     bool row = c.integral && dim < c.dims.size() && c.dims[dim] == 1;
     for (size_t d = 0; row && d < c.dims.size(); ++d)
       row = d == dim || c.dims[d] == 0;

@@ -662,7 +662,7 @@ def structural_edits(work):
             w = copy.deepcopy(work)
             rep = w.prog.items[ri]
             eqs = [Equation(e.name, [subst(x, {rep.var: rep.lo}) for x in e.lhs], e.op, subst(e.rhs, {rep.var: rep.lo}),
-                            e.where) for e in rep.eqs]
+                            e.where, e.fors) for e in rep.eqs]
             w.prog.items[ri:ri + 1] = eqs
             cands.append(("unwrap repeat", w))
     # One piece instead of several: keep one equation of the array, without its where condition.

@@ -278,7 +278,7 @@ class Gen:
         self.make_funcs()
         ndefs = r.randint(1, 5)
         kinds = ["map", "map", "pieces", "pieces", "rec", "rec", "rec", "reduce", "reduce", "scalar", "gather",
-                 "i32", "repeat", "update"]
+                 "i32", "repeat", "update", "scatter"]
         done = 0
         for _ in range(ndefs * 3):
             if done >= ndefs:
@@ -1613,6 +1613,55 @@ class Gen:
         w = r.choice(ws) if ws and r.random() < 0.5 else self.new_inout()
         for _ in range(r.randint(1, 2)):
             self.update(w)
+
+    def def_scatter(self):
+        """w[computed, ...] += v for f in 0..n where c: a scatter (docs/language.md, "Scatters") into an
+        inout array. Its computed indices and data conditions read inputs only, whose values every target
+        has exactly: an affine index of a for variable, an i32 input plus an offset, or floor(x * n) of an
+        f32 input (a product exact in f64)."""
+        r = self.rng
+        ws = [a for a in self.arrs if a.role == "inout" and a.rank >= 1]
+        w = r.choice(ws) if ws and r.random() < 0.5 else self.new_inout(rank=r.choice([1, 1, 2]))
+        taken = set()
+        vs = self.lhs_vars(w, taken)
+        taken |= {v.name for v in vs}
+        fors = []
+        for _ in range(r.randint(1, 2)):
+            name = self.fresh_index(taken)
+            taken.add(name)
+            ext, val = self.extent(want_small=True)
+            fors.append(IVar(name, "for", 0, val, ext, val))
+        computed = set(r.sample(range(w.rank), r.randint(1, w.rank)))
+        kept = [v for d, v in enumerate(vs) if d not in computed]
+        ctx = self.ctx_for(w, kept + fors)
+        ctx.exact_only = False
+        lhs = []
+        for d in range(w.rank):
+            if d not in computed:
+                lhs.append(Var(vs[d].name))
+                continue
+            k, f = r.random(), r.choice(fors)
+            if k < 0.35:
+                lhs.append(add_off(Var(f.name), r.choice([-2, -1, 0, 1, 2])))
+            elif k < 0.7:
+                g = self.new_input([(copy.deepcopy(f.ext_expr), f.ext_val)], "i32", kind="index", lo=-3,
+                                   hi=w.shape_vals[d] + 2)
+                lhs.append(add_off(Read(g.name, [Var(f.name)]), r.choice([0, 0, 1, -1])))
+            else:
+                x = self.new_input([(copy.deepcopy(f.ext_expr), f.ext_val)], "f32", kind="unit")
+                lhs.append(Bin("*", Read(x.name, [Var(f.name)]), Lit(str(max(w.shape_vals[d], 1)))))
+        where = None
+        if r.random() < 0.4:
+            c = self.new_input([(copy.deepcopy(f.ext_expr), f.ext_val) for f in fors[:1]], "f32", kind="unit")
+            where = Bin(r.choice([">", "<="]), Read(c.name, [Var(fors[0].name)]), Lit(r.choice(["0", "0.5"])))
+        e, _ = self.val(ctx, r.randint(1, 3))
+        e = Bin("*", Lit("0.25"), Call("tanh", [e]))
+        binds = [Binding([f.name], Lit("0"), copy.deepcopy(f.ext_expr)) for f in fors]
+        self.emit(Equation(w.name, lhs, r.choice(["+=", "-="]), e, where, binds))
+        points = 1
+        for f in fors:
+            points *= max(f.count(), 1)
+        w.bound += 0.5 * points
 
     def def_repeat(self):
         r = self.rng

@@ -193,18 +193,21 @@ def names_in(expr, out=None):
 
 
 class Equation:
-    def __init__(self, name, lhs, op, rhs, where=None):
+    def __init__(self, name, lhs, op, rhs, where=None, fors=()):
         self.name = name
-        self.lhs = list(lhs)  # Var (a fresh index variable) or a fixed affine Expr per dimension
+        self.lhs = list(lhs)  # Var (a fresh index variable), a fixed affine Expr, or a scatter's computed index
         self.op = op  # '=', '+=', '-='
         self.rhs = rhs
         self.where = where
+        self.fors = list(fors)  # a scatter's `for` Bindings
 
     def render(self):
         head = self.name
         if self.lhs:
             head += "[%s]" % ", ".join(e.render() for e in self.lhs)
         text = "%s %s %s" % (head, self.op, self.rhs.render())
+        if self.fors:
+            text += " for " + ", ".join(b.render() for b in self.fors)
         if self.where is not None:
             text += " where " + self.where.render()
         return text + ";"

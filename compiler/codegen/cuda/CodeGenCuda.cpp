@@ -157,6 +157,11 @@ struct CudaProgram {
   // partial values (the functions partialFunctionName(name): partialThreadVariants, partialGroupVariants).
   bool partialPass = false;
   std::set<unsigned> partialThreadVariants, partialGroupVariants;
+  // While a privatised scatter's kernel is printed (its block's copy of the array in shared memory,
+  // CudaExprPrinter::privateArray): its statement's calls add into the copy (privateVariants, the
+  // functions named S<n>Private, whose last argument is the copy).
+  bool privatePass = false;
+  std::set<unsigned> privateVariants;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
 
@@ -176,6 +181,10 @@ struct CudaProgram {
   // statement, recorded as one to print.
   std::string statementFunction(unsigned statement, bool group) {
     const std::string &name = input.model.statements[statement].name;
+    if (privatePass && !group) {
+      privateVariants.insert(statement);
+      return name + "Private";
+    }
     if (partialPass) {
       (group ? partialGroupVariants : partialThreadVariants).insert(statement);
       return partialFunctionName(name) + (group ? "Group" : "");
@@ -282,8 +291,11 @@ private:
     if (rows_)
       return printRowsCall(call, name);
     if (group_ == "1") {
+      std::vector<std::string> args = call.args;
+      if (program_.privatePass)
+        args.push_back(std::string(CudaExprPrinter::PrivateCopy));
       w_.line(program_.program + "." + program_.statementFunction(call.statement, false) + "(" +
-              llvm::join(call.args, ", ") + ");");
+              llvm::join(args, ", ") + ");");
       return;
     }
     std::vector<std::string> args = call.args;
@@ -635,6 +647,11 @@ private:
                       const std::set<std::string> &staged) const;
 
   void printShared(const BandView &band, const isl::ast_node &body, const map::BandDecomposition &shared);
+  const model::Statement *privatisableScatter() const;
+  void launchScatter(const LoopView &loop, const isl::ast_node_for &node,
+                     const std::map<unsigned, std::string> &axes, const model::Statement &scatter);
+  void printPrivateCopy(CodeWriter &kw, bool before);
+  bool privateLaunch_ = false; // printLaunch: the privatised scatter's kernel
   void printSplitBand(const BandView &band, const isl::ast_node &body);
   bool inSharedBlock(const LoopView &loop) const {
     return sharedBand_ >= 0 && loop.band && int(loop.band->index) == sharedBand_ && loop.member == 0;
@@ -941,6 +958,8 @@ std::optional<std::string> CudaHostPrinter::interiorRunCondition(const model::St
 
 void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for &node) {
   std::map<unsigned, std::string> axes = gridAxes(loop, mappingOf(*gpu_->band));
+  if (const model::Statement *scatter = privatisableScatter())
+    return launchScatter(loop, node, axes, *scatter);
   if (std::optional<RowsKernel> rows = planRows(loop, axes)) {
     CodeWriter kernel;
     std::string name = printKernel(loop, node, axes, &*rows, kernel);
@@ -960,6 +979,73 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
   printLaunch(loop, axes, printKernel(loop, node, axes, nullptr, program_.kernels), nullptr);
 }
 
+// A band of one scatter, a thread a point, at its loop's outermost member: it may add into a copy of its
+// array a block (CudaProgram::privateVariants).
+const model::Statement *CudaHostPrinter::privatisableScatter() const {
+  const BandView &band = *gpu_->band;
+  if (band.statements.size() != 1 || gpu_->group != "1" || program_.partialPass)
+    return nullptr;
+  const model::Statement &statement = input_.model.statements[band.statements.front()];
+  return statement.scatter ? &statement : nullptr;
+}
+
+// A scatter's two kernels and the run-time choice between them (polyc::rt::cuda::privateHistogram):
+// atomics on the array, or on a block's copy of it in shared memory, added to the array at the end.
+void CudaHostPrinter::launchScatter(const LoopView &loop, const isl::ast_node_for &node,
+                                    const std::map<unsigned, std::string> &axes,
+                                    const model::Statement &scatter) {
+  const model::ArrayInfo &array = *input_.model.findArray(scatter.write.array);
+  const std::string direct = printKernel(loop, node, axes, nullptr, program_.kernels);
+  program_.privatePass = true;
+  const std::string copy = printKernel(loop, node, axes, nullptr, program_.kernels);
+  program_.privatePass = false;
+  const std::string elements = program_.exprs.storageSize(array);
+  std::string points;
+  for (auto &[member, axis] : axes)
+    points += (points.empty() ? "" : " * ") + ("std::max<int64_t>(0, " + extentOf(*gpu_->band, member) + ")");
+  w_.comment(scatter.name + " adds to " + scatter.write.array +
+             " a block's copy at a time where the copy fits in shared memory and the points are many.");
+  w_.openBlock("");
+  w_.line("const int64_t polyc_bytes = int64_t(" + elements + ") * int64_t(sizeof(" +
+          program_.exprs.typeName(array.decl->elemType) + "));");
+  w_.openBlock("if (polyc::rt::cuda::privateHistogram(polyc_bytes, " + elements + ", " +
+               (points.empty() ? "1" : points) + "))");
+  privateLaunch_ = true;
+  printLaunch(loop, axes, copy, nullptr);
+  privateLaunch_ = false;
+  w_.elseBlock();
+  printLaunch(loop, axes, direct, nullptr);
+  w_.closeBlock();
+  w_.closeBlock();
+}
+
+// A privatised scatter's kernel (program_.privatePass): the block's copy of the array zeroed in shared
+// memory before its points, added to the array after them, one atomic an element that changed.
+void CudaHostPrinter::printPrivateCopy(CodeWriter &kw, bool before) {
+  const model::Statement &scatter = *privatisableScatter();
+  const model::ArrayInfo &array = *input_.model.findArray(scatter.write.array);
+  const std::string type = program_.exprs.typeName(array.decl->elemType);
+  const std::string copy = CudaExprPrinter::PrivateCopy;
+  if (before) {
+    kw.line("extern __shared__ __align__(16) unsigned char polyc_shared_bytes[];");
+    kw.line(type + " *const " + copy + " = reinterpret_cast<" + type + " *>(polyc_shared_bytes);");
+    kw.line("const int64_t polyc_elements = " + program_.exprs.storageSize(array) + ";");
+    kw.line(
+        "const unsigned polyc_thread = threadIdx.y * blockDim.x + threadIdx.x, polyc_threads = blockDim.x * "
+        "blockDim.y;");
+    kw.line("for (int64_t polyc_k = polyc_thread; polyc_k < polyc_elements; polyc_k += polyc_threads)");
+    kw.line("  " + copy + "[polyc_k] = 0;");
+    kw.line("__syncthreads();");
+    return;
+  }
+  kw.line("__syncthreads();");
+  kw.openBlock("for (int64_t polyc_k = polyc_thread; polyc_k < polyc_elements; polyc_k += polyc_threads)");
+  kw.line("if (" + copy + "[polyc_k] != 0)");
+  kw.line("  atomicAdd(&" + program_.program + "." + program_.exprs.arrayRef(array) + "[polyc_k], " + copy +
+          "[polyc_k]);");
+  kw.closeBlock();
+}
+
 // Whether a kernel of the group size `group` spreads its y member over the rows of 2-D blocks
 // (polyc::rt::cuda::tileFor, when it has one): a thread a point, not the Rows variant.
 static bool tiled(const std::string &group, const RowsKernel *rows) { return group == "1" && !rows; }
@@ -977,14 +1063,17 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
                                          CodeWriter &kw) {
   const BandView &band = *gpu_->band;
   const std::string &group = gpu_->group;
-  std::string name =
-      program_.globalNames.fresh("band" + std::to_string(band.index) + (rows ? "Rows" : "Kernel"));
+  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) +
+                                                (rows                   ? "Rows"
+                                                 : program_.privatePass ? "Private"
+                                                                        : "Kernel"));
   kw.blank();
   std::string what = kernelThreads(group, rows);
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(input_.model, band.statements) + "), " +
              describeKind(gpu_->kind) + ": " + what + ".");
   bool templated = group != "1";
-  const bool covers = covering(loop, axes, rows);
+  // A privatised kernel's threads take many points each, on a grid capped at privateBlocks().
+  const bool covers = !program_.privatePass && covering(loop, axes, rows);
   std::vector<std::string> templateParams;
   if (templated)
     templateParams.push_back("unsigned G");
@@ -1030,7 +1119,11 @@ std::string CudaHostPrinter::printKernel(const LoopView &loop, const isl::ast_no
     kw.line("const " + std::string(IndexType) + " " + first + " = " + index + ", " + stride + " = " + step + ";");
     kp.axisNames[axis] = {first, stride};
   }
+  if (program_.privatePass)
+    printPrivateCopy(kw, true);
   kp.printKernelLoop(loop, node);
+  if (program_.privatePass)
+    printPrivateCopy(kw, false);
   kw.closeBlock();
   return name;
 }
@@ -1088,9 +1181,15 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
     covers = "polyc::rt::cuda::gridCovers(grid, " + extentFor("x") + ", " + pointsPerBlock + ", " +
              extentFor("y") + ", " + extentFor("z") + ")";
   }
+  std::string sharedBytes = "0";
+  if (privateLaunch_) { // a privatised scatter: its copy in dynamic shared memory, a capped grid
+    w_.line("const dim3 polyc_private_grid = polyc::rt::cuda::privateGrid(" + grid + ");");
+    grid = "polyc_private_grid";
+    sharedBytes = "size_t(polyc_bytes)";
+  }
   auto launch = [&](const std::string &kernel) {
-    w_.line(kernel + "<<<" + grid + ", " + launchThreads + ", 0, " + program_.stream + ">>>(" + kernelArgs() +
-            ");");
+    w_.line(kernel + "<<<" + grid + ", " + launchThreads + ", " + sharedBytes + ", " + program_.stream +
+            ">>>(" + kernelArgs() + ");");
     w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
   };
   if (rows) {
@@ -1100,7 +1199,7 @@ void CudaHostPrinter::printLaunch(const LoopView &loop, const std::map<unsigned,
     std::vector<std::string> args{"decltype(polyc_run)::value"};
     launch(kernelInstance(name, args));
     w_.closeBlock(");");
-  } else if (covering(loop, axes, rows)) {
+  } else if (!privateLaunch_ && covering(loop, axes, rows)) {
     w_.openBlock("if (" + covers + ")");
     launch(kernelInstance(name, {"true"}));
     w_.elseBlock();
@@ -2548,6 +2647,19 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
     exprs.splitPass = split ? ExprPrinter::SplitPass::Finish : ExprPrinter::SplitPass::Whole;
     if (cp.threadVariants.count(s))
       printSimple(false);
+    if (cp.privateVariants.count(s)) {
+      const model::ArrayInfo *target = model.findArray(statement.write.array);
+      w.blank();
+      w.comment(header + "; one thread computes an instance, adding to its block's copy of " +
+                statement.write.array + " in shared memory.");
+      w.openBlock("__device__ void " + statement.name + "Private(" + params + (params.empty() ? "" : ", ") +
+                  exprs.typeName(target->decl->elemType) + " *" + CudaExprPrinter::PrivateCopy + ") const");
+      exprs.mode = CudaStatementMode::Thread;
+      exprs.privateArray = statement.write.array;
+      exprs.printStatement(statement, w);
+      exprs.privateArray.clear();
+      w.closeBlock();
+    }
     if (auto product = cp.productVariants.find(s); product != cp.productVariants.end()) {
       // A split statement's product runs in the partial pass only: its store keeps the partial value.
       exprs.splitPass = split ? ExprPrinter::SplitPass::Partial : ExprPrinter::SplitPass::Whole;

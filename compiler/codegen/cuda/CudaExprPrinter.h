@@ -76,6 +76,8 @@ public:
   // The sliding run's length when the kernel is instantiated for it, else 0
   // (polyc::rt::cuda::withSlidingRun).
   static constexpr const char *RowsRun = "polyc_Run";
+  // A block's copy of a privatised scatter's array, in shared memory.
+  static constexpr const char *PrivateCopy = "polyc_private";
   // Rows: prints the statement for the thread's instances (the sliding sum, then a loop storing each).
   void printRowsStatement(const model::Statement &statement, CodeWriter &w);
   // The term tables' parameter in the value function (an array of LaneTerms) and the terms function (an
@@ -91,6 +93,11 @@ public:
   bool genericIndexHelpers() const override { return true; }
   bool printsPackages() const override { return mode == CudaStatementMode::Thread; }
   // The program's `__device__ int polyc_changed[3]`, a slot an iteration in turn (ChangedFlag.cuh).
+  // A privatised scatter's array (CodeGenCuda): its stores go to the block's copy, PrivateCopy.
+  std::string privateArray;
+  std::string storeRef(const model::ArrayInfo &array) const override {
+    return !privateArray.empty() && array.name == privateArray ? std::string(PrivateCopy) : arrayRef(array);
+  }
   void printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs, ast::ElemType,
                          CodeWriter &w) const override {
     w.line("atomicAdd(&" + target + ", " + (op == " += " ? rhs : "-(" + rhs + ")") + ");");

@@ -169,6 +169,11 @@ std::optional<bool> persistentOverride() {
   return value ? std::optional<bool>(*value == 1) : std::nullopt;
 }
 
+std::optional<bool> privateOverride() {
+  std::optional<int64_t> value = integerFromEnvironment("POLYC_CUDA_PRIVATE", 0, 1);
+  return value ? std::optional<bool>(*value == 1) : std::nullopt;
+}
+
 bool wideIndexForced() {
   static const bool forced = [] {
     std::optional<int64_t> bits = integerFromEnvironment("POLYC_CUDA_INDEX", 32, 64);

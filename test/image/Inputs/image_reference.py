@@ -210,7 +210,19 @@ def ref_scatter(x, s):
             "repeated": repeated, "cumulative": np.cumsum(clamped)}
 
 
+def gen_histogram(s, rng):
+    return {"v": rng.uniform(0.0, 1.0, s["N"])}
+
+
+def ref_histogram(x, s):
+    """Counts of floor(v * B), clamped to [0, B - 1]."""
+    B = s["B"]
+    bins = np.clip(np.floor(x["v"] * B), 0, B - 1).astype(np.int64)
+    return {"hist": np.bincount(bins, minlength=B)[:B].astype(np.float64)}
+
+
 KERNELS = {
+    "histogram": Kernel(("N", "B"), gen_histogram, ref_histogram, F32_TOLERANCE),
     "scatter": Kernel(("N", "B", "T", "K"), gen_scatter, ref_scatter, F32_TOLERANCE),
     "fixed-point": Kernel(("H", "W", "K"), gen_fixed_point, ref_fixed_point, F32_TOLERANCE),
     "quasi-affine": Kernel(("H", "W"), gen_quasi_affine, ref_quasi_affine, F32_TOLERANCE),

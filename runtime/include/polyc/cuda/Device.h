@@ -190,6 +190,35 @@ template <typename Body> void dispatchGroupSize(unsigned size, Body &&body) {
 // The device's properties, read once.
 const cudaDeviceProp &deviceProperties();
 
+// A scatter whose whole array fits in shared memory adds into a copy of it a block (a privatised
+// histogram), which the block then adds to the array, one atomic an element it changed: the blocks' atomics
+// do not queue on the few addresses a histogram of many points hits. The grid is capped at
+// PrivateBlocksPerSM blocks a multiprocessor, whose threads take many points each (grid-stride loops).
+// Privatised when the copy fits (at most PrivateHistogramBytes) and the points number at least
+// PrivatePointsPerElement times the elements the blocks add back.
+constexpr int64_t PrivateHistogramBytes = 32 * 1024;
+constexpr unsigned PrivateBlocksPerSM = 2;
+constexpr int64_t PrivatePointsPerElement = 4;
+inline unsigned privateBlocks() {
+  return PrivateBlocksPerSM * unsigned(deviceProperties().multiProcessorCount);
+}
+//   POLYC_CUDA_PRIVATE=0|1        scatters: add to the array (0) or to a copy a block (1) wherever the copy
+//                                 fits in shared memory (default: the choice above)
+std::optional<bool> privateOverride();
+inline bool privateHistogram(int64_t bytes, int64_t elements, int64_t points) {
+  if (bytes > PrivateHistogramBytes)
+    return false;
+  return privateOverride().value_or(points >= PrivatePointsPerElement * int64_t(privateBlocks()) * elements);
+}
+// `grid` with at most privateBlocks() blocks: z first, then y, then x shrink.
+inline dim3 privateGrid(dim3 grid) {
+  const uint64_t most = privateBlocks();
+  for (unsigned *axis : {&grid.z, &grid.y, &grid.x})
+    while (*axis > 1 && uint64_t(grid.x) * grid.y * grid.z > most)
+      *axis = (*axis + 1) / 2;
+  return grid;
+}
+
 // Run-time settings from the environment, documented in docs/running.md (CUDA):
 //   POLYC_CUDA_GRAPH=0|1          fixed wavefront: plain launches (0) or a replayed CUDA graph (1, default)
 //   POLYC_CUDA_GRID=N             flexible wavefront: the persistent kernel's grid (default: resident blocks)
