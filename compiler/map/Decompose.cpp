@@ -276,7 +276,9 @@ void chooseExchange(RowExchange &exchange, unsigned writer, const model::Model &
       if (read.array != exchange.array)
         continue;
       if (read.isMay)
-        return broadcast(statement.name + " gathers " + exchange.array + " through an index array");
+        return broadcast(statement.name + (read.implicitUpdateRead ? " scatters into " : " gathers ") +
+                         exchange.array +
+                         (read.implicitUpdateRead ? " at computed indices" : " through an index array"));
       std::optional<std::pair<int64_t, int64_t>> distances =
           iu::indexDistances(read.relation.intersect_domain(statement.domain), dim, exchange.dim, model.context);
       if (!distances)

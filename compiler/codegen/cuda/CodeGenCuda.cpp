@@ -566,15 +566,15 @@ protected:
   // or, where later iterations may run ahead (mayRunAhead), every RunAhead iterations.
   static constexpr int RunAhead = 16;
   std::vector<std::string> untilSetup(const LoopView &) const override { return changedFlagSetup(); }
-  static std::vector<std::string> changedFlagSetup() {
+  std::vector<std::string> changedFlagSetup() const {
     return {"static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);",
-            "polyc_flag.start(stream);"};
+            "polyc_flag.start(" + program_.stream + ");"};
   }
   std::string resetChanged(const LoopView &) const override { return ""; }
   std::string stopsNow(const LoopView &loop) const override {
     std::string combine = input_.mpi ? "polyc::rt::mpi::largestOverRanks" : "polyc::rt::cuda::onThisRank";
     return "polyc_flag.stopAfter(" + loop.iterator + ", " + loop.iterator + " - " + loop.init + ", " +
-           std::to_string(mayRunAhead(loop) ? RunAhead : 1) + ", stream, " + combine + ")";
+           std::to_string(mayRunAhead(loop) ? RunAhead : 1) + ", " + program_.stream + ", " + combine + ")";
   }
   void printStatementCall(const StatementCall &call) override;
   void printInstance(const StatementCall &call);
