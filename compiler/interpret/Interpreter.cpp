@@ -457,6 +457,7 @@ private:
   llvm::Error defineAll(const Equation &eq, int64_t repeatValue);
   llvm::Error applyUpdate(const Equation &eq, int64_t repeatValue);
   llvm::Error applyScatter(const Equation &eq, int64_t repeatValue);
+  llvm::Expected<Number> valueAt(const Equation &eq, int64_t repeatValue, llvm::ArrayRef<int64_t> point);
   int64_t scatterElement(const Equation &eq);
   int64_t computedIndex(const Expr &index, const Store &store, unsigned dim);
   llvm::Error forEachPoint(const Equation &eq, int64_t repeatValue,
@@ -858,14 +859,10 @@ llvm::Error Machine::applyUpdate(const Equation &eq, int64_t repeatValue) {
   std::vector<std::pair<int64_t, Number>> results;
   llvm::Error err =
       forEachPoint(eq, repeatValue, [&](llvm::ArrayRef<int64_t> point, int64_t offset) -> llvm::Error {
-        Task task;
-        task.equation = &eq;
-        task.repeatValue = repeatValue;
-        task.point.assign(point.begin(), point.end());
-        Number n;
-        if (llvm::Error err = run(std::move(task), &n))
-          return err;
-        results.push_back({offset, n});
+        llvm::Expected<Number> n = valueAt(eq, repeatValue, point);
+        if (!n)
+          return n.takeError();
+        results.push_back({offset, *n});
         return llvm::Error::success();
       });
   if (err)
@@ -888,6 +885,20 @@ llvm::Error Machine::applyUpdate(const Equation &eq, int64_t repeatValue) {
     }
   }
   return llvm::Error::success();
+}
+
+// The right-hand side of `eq` at `point` (its index variables' values, the repeat variable's), computing
+// first the elements it needs.
+llvm::Expected<Number> Machine::valueAt(const Equation &eq, int64_t repeatValue,
+                                        llvm::ArrayRef<int64_t> point) {
+  Task task;
+  task.equation = &eq;
+  task.repeatValue = repeatValue;
+  task.point.assign(point.begin(), point.end());
+  Number n;
+  if (llvm::Error err = run(std::move(task), &n))
+    return std::move(err);
+  return n;
 }
 
 // A scatter: every point (the left-hand index variables over their dimensions, then the `for`
@@ -919,15 +930,11 @@ llvm::Error Machine::applyScatter(const Equation &eq, int64_t repeatValue) {
         env_[slotOf(vars[j])] = point[j];
       if (eq.where && !eq.dataCondition && !affineCondition(*eq.where))
         return llvm::Error::success();
-      Task task;
-      task.equation = &eq;
-      task.repeatValue = repeatValue;
-      task.point.assign(point.begin(), point.end());
-      Number n;
-      if (llvm::Error err = run(std::move(task), &n))
-        return err;
+      llvm::Expected<Number> n = valueAt(eq, repeatValue, point);
+      if (!n)
+        return n.takeError();
       if (scatterElement_ >= 0)
-        additions.push_back({scatterElement_, n});
+        additions.push_back({scatterElement_, *n});
       return llvm::Error::success();
     }
     if (bindingOf[k]) {

@@ -119,14 +119,21 @@ public:
   std::string indexType() const override { return "int"; }
   bool printsPackages() const override { return mode == PointMode::Item; }
   std::string changedStore(const std::string &) const override { return "*polyc_changed = 1"; }
+  // A privatised scatter's array (OpenCLPrinter): its stores go to the work-group's copy in local memory.
+  std::string privateArray;
+  static constexpr const char *PrivateCopy = "polyc_private";
+  std::string storeRef(const model::ArrayInfo &array) const override {
+    return !privateArray.empty() && array.name == privateArray ? std::string(PrivateCopy) : arrayRef(array);
+  }
   void printAtomicUpdate(const std::string &target, const std::string &op, const std::string &rhs,
                          ast::ElemType type, CodeWriter &w) const override {
     const bool add = op == " += ";
+    const std::string space = privateArray.empty() ? "global" : "local";
     if (type == ast::ElemType::I32)
-      return w.line(std::string(add ? "atomic_add" : "atomic_sub") + "((volatile __global int *)&" + target +
-                    ", " + rhs + ");");
-    w.line(std::string("polyc_atomic_add_") + (type == ast::ElemType::F64 ? "f64" : "f32") + "(&" + target + ", " +
-           (add ? rhs : "-(" + rhs + ")") + ");");
+      return w.line(std::string(add ? "atomic_add" : "atomic_sub") + "((volatile __" + space + " int *)&" +
+                    target + ", " + rhs + ");");
+    w.line("polyc_atomic_add_" + space + "_" + (type == ast::ElemType::F64 ? "f64" : "f32") + "(&" + target +
+           ", " + (add ? rhs : "-(" + rhs + ")") + ");");
   }
   std::string mathFunction(ast::Builtin fn, ast::ElemType type) const override {
     if (type == ast::ElemType::I32) {
@@ -624,7 +631,9 @@ private:
                                   PointMode mode, const std::string &kindName);
   LoopView hostLoop(const isl::ast_node_for &loop, const std::string &base);
   void printKernelSetup(const MappedKernel &kernel, const std::vector<unsigned> &statements);
-  void printKernelLaunch(const MappedKernel &kernel);
+  void printKernelLaunch(const MappedKernel &kernel, const MappedKernel *copy = nullptr);
+  const model::Statement *privatisableScatter(const BandView &band) const;
+  bool privatePass_ = false; // buildMappedKernel: the privatised scatter's kernel
   void printMappedKernel(const BandView &band, const isl::ast_node &body, PointMode mode,
                          const std::string &kindName);
   void printFixedWavefront(const BandView &band, const isl::ast_node &body);
@@ -1013,10 +1022,22 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   exprs_.windows.clear();
   exprs_.scratchTypes.clear();
   kernelBand_ = &band;
+  const model::ArrayInfo *copied = privatePass_ ? input_.model.findArray(exprs_.privateArray) : nullptr;
   if (kernel.group) {
     w.line("const int polyc_lid = get_local_id(0), polyc_group_size = get_local_size(0);");
     w.comment("The whole work-group computes one point (all its work-items take the same branches).");
     w.line("int polyc_rest = get_group_id(0);");
+  } else if (copied) {
+    w.comment("The work-group adds into its copy of " + copied->name +
+              " (zeroed here), then adds the copy to it; each "
+              "work-item takes every so many points.");
+    w.line("const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);");
+    w.line("for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items)");
+    w.line("  " + std::string(OpenCLExprPrinter::PrivateCopy) + "[polyc_k] = 0;");
+    w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    w.openBlock("for (int polyc_point = get_global_id(0); polyc_point < polyc_points; polyc_point += "
+                "get_global_size(0))");
+    w.line("int polyc_rest = polyc_point;");
   } else {
     w.line("const int polyc_point = get_global_id(0);");
     w.openBlock("if (polyc_point < polyc_points)");
@@ -1038,6 +1059,18 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   printKernelNode(body, w);
   if (!kernel.group)
     w.closeBlock();
+  if (copied) {
+    w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+    w.openBlock("for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items)");
+    const std::string copy = std::string(OpenCLExprPrinter::PrivateCopy) + "[polyc_k]";
+    w.openBlock("if (" + copy + " != 0)");
+    const std::string array = exprs_.privateArray;
+    exprs_.privateArray.clear(); // the array itself, in global memory
+    exprs_.printAtomicUpdate(exprs_.arrayRef(*copied) + "[polyc_k]", " += ", copy, copied->decl->elemType, w);
+    exprs_.privateArray = array;
+    w.closeBlock();
+    w.closeBlock();
+  }
   kernelBand_ = nullptr;
   mappedMembers_.clear();
 
@@ -1048,6 +1081,14 @@ OpenCLPrinter::MappedKernel OpenCLPrinter::buildMappedKernel(const BandView &ban
   }
   if (!kernel.group)
     kernel.args.push_back({"const int polyc_points", "cl_int(polyc_points)", false, true});
+  if (copied) {
+    kernel.args.push_back({"const int polyc_elements", "cl_int(polyc_elements)", false, false});
+    kernel.args.push_back(
+        {"__local " + exprs_.typeName(copied->decl->elemType) + " *" +
+             std::string(OpenCLExprPrinter::PrivateCopy),
+         // Set before the choice: at most what the copy may take (it is launched only then).
+         "size_t(std::clamp<int64_t>(polyc_bytes, 1, polyc::rt::ocl::PrivateHistogramBytes))", true, false});
+  }
   for (ast::ElemType t : exprs_.scratchTypes)
     kernel.args.push_back({"__local " + exprs_.typeName(t) + " *polyc_scratch_" + suffix(t),
                            "polyc_group * sizeof(" + std::string(clScalar(t)) + ")", true, false});
@@ -1074,7 +1115,15 @@ void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vect
   printArgs(kernel.member, kernel.args, false);
 }
 
-void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
+// A band of one scatter whose points are work-items: it may add into a copy of its array a work-group.
+const model::Statement *OpenCLPrinter::privatisableScatter(const BandView &band) const {
+  if (band.statements.size() != 1 || sharedBand_ >= 0)
+    return nullptr;
+  const model::Statement &statement = input_.model.statements[band.statements.front()];
+  return statement.scatter ? &statement : nullptr;
+}
+
+void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel, const MappedKernel *copy) {
   std::string points = "1";
   for (size_t k = 0; k < kernel.lows.size(); ++k) {
     // The bounds in parentheses: a piecewise one prints as a conditional expression.
@@ -1092,12 +1141,23 @@ void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel) {
   out_->openBlock("if (polyc_points > 0)");
   out_->line("polyc::rt::ocl::checkIndexable(\"" + kernel.name + "'s points\", polyc_points" +
           std::string(kernel.group ? " * int64_t(polyc_group)" : "") + ");");
+  if (copy) {
+    out_->openBlock(
+        "if (polyc::rt::ocl::privateHistogram(device(), polyc_bytes, polyc_elements, polyc_points))");
+    printArgs(copy->member, copy->args, true);
+    out_->line(
+        sink_ + ".enqueue(device(), " + copy->member +
+        ", polyc::rt::ocl::privateItems(device(), polyc_points, polyc_private_group), polyc_private_group);");
+    out_->elseBlock();
+  }
   printArgs(kernel.member, kernel.args, true);
   if (kernel.group)
     out_->line(sink_ + ".enqueue(device(), " + kernel.member + ", size_t(polyc_points) * polyc_group, polyc_group);");
   else
     out_->line(sink_ + ".enqueue(device(), " + kernel.member +
             ", (size_t(polyc_points) + polyc_group - 1) / polyc_group * polyc_group, polyc_group);");
+  if (copy)
+    out_->closeBlock();
   out_->closeBlock();
 }
 
@@ -1115,11 +1175,32 @@ void OpenCLPrinter::printHostLoopsAroundKernel(const BandView &band, const isl::
   const std::vector<unsigned> &grid = input_.mapping->bands.at(band.index).gridMembers;
   unsigned firstMapped = grid.empty() ? 0 : grid.front();
   if (member >= firstMapped) {
-    MappedKernel kernel =
-        buildMappedKernel(band, node, member, mode, kindName, grid.empty() ? ~0u : grid.back() + 1);
+    const unsigned endMapped = grid.empty() ? ~0u : grid.back() + 1;
+    MappedKernel kernel = buildMappedKernel(band, node, member, mode, kindName, endMapped);
+    // A scatter's second kernel, adding into a copy of its array a work-group (privateHistogram).
+    std::optional<MappedKernel> copy;
+    const model::Statement *scatter = mode == PointMode::Item ? privatisableScatter(band) : nullptr;
+    if (scatter) {
+      privatePass_ = true;
+      exprs_.privateArray = scatter->write.array;
+      copy = buildMappedKernel(band, node, member, mode, kindName, endMapped);
+      exprs_.privateArray.clear();
+      privatePass_ = false;
+    }
     out_->openBlock("");
+    if (copy) {
+      const model::ArrayInfo &array = *input_.model.findArray(scatter->write.array);
+      out_->line("const int64_t polyc_elements = " + exprs_.storageSize(array) + ";");
+      out_->line(std::string("const int64_t polyc_bytes = polyc_elements * int64_t(sizeof(") +
+                 clScalar(array.decl->elemType) + "));");
+    }
     printKernelSetup(kernel, band.statements);
-    printKernelLaunch(kernel);
+    if (copy) {
+      out_->line("const size_t polyc_private_group = polyc::rt::ocl::itemGroupSize(device(), " +
+                 copy->member + ");");
+      printArgs(copy->member, copy->args, false);
+    }
+    printKernelLaunch(kernel, copy ? &*copy : nullptr);
     out_->closeBlock();
     return;
   }
@@ -2052,14 +2133,17 @@ void printAtomicHelpers(const std::set<ast::ElemType> &types, CodeWriter &cl) {
     const std::string t = f64 ? "double" : "float", bits = f64 ? "ulong" : "uint";
     if (f64)
       cl.line("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable");
-    cl.openBlock("inline void polyc_atomic_add_" + std::string(f64 ? "f64" : "f32") + "(volatile __global " + t +
-                 " *p, " + t + " v)");
-    cl.line(bits + " old = as_" + bits + "(*p), seen;");
-    cl.openBlock("while ((seen = " + std::string(f64 ? "atom_cmpxchg" : "atomic_cmpxchg") + "((volatile __global " +
-                 bits + " *)p, old, as_" + bits + "(as_" + t + "(old) + v))) != old)");
-    cl.line("old = seen;");
-    cl.closeBlock();
-    cl.closeBlock();
+    for (const std::string space : {"global", "local"}) { // the array, a work-group's copy of it
+      cl.openBlock("inline void polyc_atomic_add_" + space + "_" + (f64 ? "f64" : "f32") + "(volatile __" +
+                   space + " " + t + " *p, " + t + " v)");
+      cl.line(bits + " old = as_" + bits + "(*p), seen;");
+      cl.openBlock("while ((seen = " + std::string(f64 ? "atom_cmpxchg" : "atomic_cmpxchg") +
+                   "((volatile __" + space + " " + bits + " *)p, old, as_" + bits + "(as_" + t +
+                   "(old) + v))) != old)");
+      cl.line("old = seen;");
+      cl.closeBlock();
+      cl.closeBlock();
+    }
   }
 }
 

@@ -457,6 +457,59 @@ __kernel void S1_parallel(const int H, const int W, const int T, const int R, __
   }
 }
 
+// Band 1, one work-item per point over t, y, x.
+__kernel void S1_parallel2(const int H, const int W, const int T, const int R, __global const float *edges,
+    __global const float *cosines, __global const float *sines, __global int *votes, const int polyc_lo_t1,
+    const int polyc_lo_y1_, const int polyc_n_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points, const int polyc_elements, __local int *polyc_private) {
+  // The work-group adds into its copy of votes (zeroed here), then adds the copy to it; each work-item takes
+  // every so many points.
+  const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);
+  for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items)
+    polyc_private[polyc_k] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int polyc_point = get_global_id(0); polyc_point < polyc_points; polyc_point += get_global_size(0)) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest % polyc_n_y1_;
+    polyc_rest /= polyc_n_y1_;
+    const int t1 = polyc_lo_t1 + polyc_rest;
+    if (t1 >= 0 && t1 < T) {
+      if (y1_ >= 0 && y1_ < H) {
+        if (x1 >= 0 && x1 < W) {
+          // S1: votes[(x - (W - 1) / 2.0) * cosines[t] + (y - (H - 1) / 2.0) * sines[t] + R / 2.0, t] += 1
+          // where edges[y, x] == 2;
+          {
+            const int polyc_arg0 = t1;
+            const int polyc_arg1 = y1_;
+            const int polyc_arg2 = x1;
+            const int t = polyc_arg0;
+            const int y = polyc_arg1;
+            const int x = polyc_arg2;
+            if ((double)(edges[y * W + x]) == 2.0) {
+              const double polyc_at_real
+                  = floor(((double)(x) - ((double)(W) - 1.0) / 2.0) * (double)(cosines[t])
+                  + ((double)(y) - ((double)(H) - 1.0) / 2.0) * (double)(sines[t]) + (double)(R) / 2.0);
+              const int polyc_at = polyc_at_real >= 0 && polyc_at_real <= (double)(R - 1)
+                  ? (int)(polyc_at_real) : -1;
+              if (polyc_at >= 0) {
+                atomic_add((volatile __local int *)&polyc_private[polyc_at * T + t], 1);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items) {
+    if (polyc_private[polyc_k] != 0) {
+      atomic_add((volatile __global int *)&votes[polyc_k], polyc_private[polyc_k]);
+    }
+  }
+}
+
 // Band 2, one work-item per point over r, t.
 __kernel void S2_parallel(const int H, const int W, const int T, const int R, __global const int *least,
     __global const int *votes, __global int *peaks, const int polyc_lo_r1, const int polyc_lo_t1,

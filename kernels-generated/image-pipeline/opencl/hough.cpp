@@ -498,6 +498,59 @@ __kernel void S1_parallel(const int H, const int W, const int T, const int R, __
   }
 }
 
+// Band 1, one work-item per point over t, y, x.
+__kernel void S1_parallel2(const int H, const int W, const int T, const int R, __global const float *edges,
+    __global const float *cosines, __global const float *sines, __global int *votes, const int polyc_lo_t1,
+    const int polyc_lo_y1_, const int polyc_n_y1_, const int polyc_lo_x1, const int polyc_n_x1,
+    const int polyc_points, const int polyc_elements, __local int *polyc_private) {
+  // The work-group adds into its copy of votes (zeroed here), then adds the copy to it; each work-item takes
+  // every so many points.
+  const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);
+  for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items)
+    polyc_private[polyc_k] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int polyc_point = get_global_id(0); polyc_point < polyc_points; polyc_point += get_global_size(0)) {
+    int polyc_rest = polyc_point;
+    const int x1 = polyc_lo_x1 + polyc_rest % polyc_n_x1;
+    polyc_rest /= polyc_n_x1;
+    const int y1_ = polyc_lo_y1_ + polyc_rest % polyc_n_y1_;
+    polyc_rest /= polyc_n_y1_;
+    const int t1 = polyc_lo_t1 + polyc_rest;
+    if (t1 >= 0 && t1 < T) {
+      if (y1_ >= 0 && y1_ < H) {
+        if (x1 >= 0 && x1 < W) {
+          // S1: votes[(x - (W - 1) / 2.0) * cosines[t] + (y - (H - 1) / 2.0) * sines[t] + R / 2.0, t] += 1
+          // where edges[y, x] == 2;
+          {
+            const int polyc_arg0 = t1;
+            const int polyc_arg1 = y1_;
+            const int polyc_arg2 = x1;
+            const int t = polyc_arg0;
+            const int y = polyc_arg1;
+            const int x = polyc_arg2;
+            if ((double)(edges[y * W + x]) == 2.0) {
+              const double polyc_at_real
+                  = floor(((double)(x) - ((double)(W) - 1.0) / 2.0) * (double)(cosines[t])
+                  + ((double)(y) - ((double)(H) - 1.0) / 2.0) * (double)(sines[t]) + (double)(R) / 2.0);
+              const int polyc_at = polyc_at_real >= 0 && polyc_at_real <= (double)(R - 1)
+                  ? (int)(polyc_at_real) : -1;
+              if (polyc_at >= 0) {
+                atomic_add((volatile __local int *)&polyc_private[polyc_at * T + t], 1);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int polyc_k = polyc_item; polyc_k < polyc_elements; polyc_k += polyc_items) {
+    if (polyc_private[polyc_k] != 0) {
+      atomic_add((volatile __global int *)&votes[polyc_k], polyc_private[polyc_k]);
+    }
+  }
+}
+
 // Band 2, one work-item per point over r, t.
 __kernel void S2_parallel(const int H, const int W, const int T, const int R, __global const int *least,
     __global const int *votes, __global int *peaks, const int polyc_lo_r1, const int polyc_lo_t1,
@@ -585,6 +638,7 @@ public:
     if (!S0_parallel_) {
       S0_parallel_ = program().kernel("S0_parallel");
       S1_parallel_ = program().kernel("S1_parallel");
+      S1_parallel2_ = program().kernel("S1_parallel2");
       S2_parallel_ = program().kernel("S2_parallel");
     }
   }
@@ -616,9 +670,15 @@ public:
     // Band 1 (band 1 over S1: (t parallel, y parallel, x parallel)): band 1: data-parallel.
     // data-parallel: one work-item per point.
     {
+      const int64_t polyc_elements = R * T;
+      const int64_t polyc_bytes = polyc_elements * int64_t(sizeof(cl_int));
       const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel_);
       S1_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(T)).arg(3, cl_int(R)).arg(4, edges_).arg(5,
           cosines_).arg(6, sines_).arg(7, votes_);
+      const size_t polyc_private_group = polyc::rt::ocl::itemGroupSize(device(), S1_parallel2_);
+      S1_parallel2_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(T)).arg(3, cl_int(R)).arg(4, edges_).arg(5,
+          cosines_).arg(6, sines_).arg(7, votes_).arg(14, cl_int(polyc_elements)).localArg(15,
+          size_t(std::clamp<int64_t>(polyc_bytes, 1, polyc::rt::ocl::PrivateHistogramBytes)));
       const int64_t polyc_lo_t1 = 0;
       const int64_t polyc_n_t1 = std::max<int64_t>((T - 1) - polyc_lo_t1 + 1, 0);
       const int64_t polyc_lo_y1_ = 0;
@@ -628,11 +688,19 @@ public:
       const int64_t polyc_points = 1 * polyc_n_t1 * polyc_n_y1_ * polyc_n_x1;
       if (polyc_points > 0) {
         polyc::rt::ocl::checkIndexable("S1_parallel's points", polyc_points);
-        S1_parallel_.arg(8, cl_int(polyc_lo_t1)).arg(9, cl_int(polyc_lo_y1_)).arg(10,
-            cl_int(polyc_n_y1_)).arg(11, cl_int(polyc_lo_x1)).arg(12, cl_int(polyc_n_x1)).arg(13,
-            cl_int(polyc_points));
-        timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-            * polyc_group, polyc_group);
+        if (polyc::rt::ocl::privateHistogram(device(), polyc_bytes, polyc_elements, polyc_points)) {
+          S1_parallel2_.arg(8, cl_int(polyc_lo_t1)).arg(9, cl_int(polyc_lo_y1_)).arg(10,
+              cl_int(polyc_n_y1_)).arg(11, cl_int(polyc_lo_x1)).arg(12, cl_int(polyc_n_x1)).arg(13,
+              cl_int(polyc_points));
+          timer.enqueue(device(), S1_parallel2_,
+              polyc::rt::ocl::privateItems(device(), polyc_points, polyc_private_group), polyc_private_group);
+        } else {
+          S1_parallel_.arg(8, cl_int(polyc_lo_t1)).arg(9, cl_int(polyc_lo_y1_)).arg(10,
+              cl_int(polyc_n_y1_)).arg(11, cl_int(polyc_lo_x1)).arg(12, cl_int(polyc_n_x1)).arg(13,
+              cl_int(polyc_points));
+          timer.enqueue(device(), S1_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+              * polyc_group, polyc_group);
+        }
       }
     }
     // Band 2 (band 2 over S2: (r parallel, t parallel)): band 2: data-parallel.
@@ -671,6 +739,7 @@ private:
   polyc::rt::ocl::Buffer peaks_; // output peaks
   polyc::rt::ocl::Kernel S0_parallel_;
   polyc::rt::ocl::Kernel S1_parallel_;
+  polyc::rt::ocl::Kernel S1_parallel2_;
   polyc::rt::ocl::Kernel S2_parallel_;
 };
 

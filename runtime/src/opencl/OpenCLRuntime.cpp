@@ -830,6 +830,20 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
   return size_t(std::min<int64_t>(device.info().isGpu ? 256 : 64, limit));
 }
 
+bool privateHistogram(const Device &device, int64_t bytes, int64_t elements, int64_t points) {
+  if (bytes > PrivateHistogramBytes || uint64_t(bytes) > device.info().localMemBytes / 2)
+    return false;
+  const int64_t groups = PrivateGroupsPerUnit * int64_t(device.info().computeUnits);
+  return switchValue("POLYC_OPENCL_PRIVATE", std::getenv("POLYC_OPENCL_PRIVATE"),
+                     points >= PrivatePointsPerElement * groups * elements);
+}
+
+size_t privateItems(const Device &device, int64_t points, size_t group) {
+  const int64_t groups = PrivateGroupsPerUnit * int64_t(device.info().computeUnits);
+  const int64_t needed = (points + int64_t(group) - 1) / int64_t(group);
+  return size_t(std::max<int64_t>(1, std::min(groups, needed))) * group;
+}
+
 StripShape chooseStripShape(const Device &device, const Kernel &kernel, int64_t rows, int64_t cols,
                             const std::vector<WindowSpec> &windows, size_t stagedBytes, int64_t innerExtent,
                             size_t scratchBytes, int64_t tableTerms) {

@@ -372,6 +372,19 @@ size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reduct
 // multiple of the 32-wide warp), 64 on a CPU, within what the kernel allows.
 size_t itemGroupSize(const Device &device, const Kernel &kernel);
 
+// A scatter whose whole array fits in local memory adds into a copy of it a work-group (a privatised
+// histogram), which the work-group then adds to the array (polyc/cuda/Device.h's privateHistogram, the same
+// rule): where the copy takes at most half the device's local memory and 32 KiB, and the points number at
+// least PrivatePointsPerElement times the elements the work-groups add back. POLYC_OPENCL_PRIVATE=0|1
+// forces either form where the copy fits.
+constexpr int64_t PrivateHistogramBytes = 32 * 1024;
+constexpr int64_t PrivateGroupsPerUnit = 2;
+constexpr int64_t PrivatePointsPerElement = 4;
+bool privateHistogram(const Device &device, int64_t bytes, int64_t elements, int64_t points);
+// The work-items of a privatised scatter's launch: at most PrivateGroupsPerUnit work-groups of `group` a
+// compute unit, each work-item taking every so many points.
+size_t privateItems(const Device &device, int64_t points, size_t group);
+
 // The local memory of a term table (DeviceLibrary.h) for a window sum over variables with `extents`
 // values each: their product of `termBytes` terms, at least one term (OpenCL refuses a local argument of
 // 0 bytes), saturating at 2^24 terms (far more than any device's local memory, so the strip shape then
