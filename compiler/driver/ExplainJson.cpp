@@ -247,6 +247,8 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
     }
     if (b.computedIn >= 0)
       o["computedIn"] = b.computedIn;
+    if (b.privatisedScatter)
+      o["privatisedScatter"] = in.model.statements[*b.privatisedScatter].name;
     o["reason"] = b.reason;
     mapping.push_back(std::move(o));
   }

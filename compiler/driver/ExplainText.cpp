@@ -236,6 +236,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       os << ", matrix product on CUDA";
     if (b.computedIn >= 0)
       os << ", computed by band " << b.computedIn << "'s matrix product on CUDA";
+    if (b.privatisedScatter)
+      os << ", a copy a block chosen at run time";
     os << "\n    why: " << b.reason << "\n";
   }
   if (!in.mapping.streamProblem.empty())

@@ -112,6 +112,7 @@ private:
   std::string pointsOfLaunch(unsigned band, const std::vector<unsigned> &members) const;
   BandMapping place(unsigned band, const Mapping &mapping) const;
   void placeProduct(unsigned band, BandMapping &mapping) const;
+  void placeScatter(unsigned band, BandMapping &mapping) const;
   bool nextInSequence(unsigned band, unsigned next) const;
   isl::set aroundBand(unsigned band) const;
   void attachFollowers(unsigned band, Mapping &mapping) const;
@@ -226,6 +227,7 @@ BandMapping Mapper::place(unsigned band, const Mapping &mapping) const {
     if (!points.empty())
       result.reason += " (" + points + " points a launch)";
     placeProduct(band, result);
+    placeScatter(band, result);
     std::vector<unsigned> outer(result.gridMembers.empty() ? 0 : result.gridMembers.front());
     std::iota(outer.begin(), outer.end(), 0u);
     if (outer.empty())
@@ -286,6 +288,22 @@ void Mapper::placeProduct(unsigned band, BandMapping &mapping) const {
       ": tiles of outputs through shared memory, a block of them a thread, the terms split over blocks when "
       "the tiles are too few to fill the device; " +
       factor(form.rowFactor, form.rowAlongTerms) + ", " + factor(form.columnFactor, form.columnAlongTerms);
+}
+
+// A kernel band of one scatter, a thread a point (data-parallel: a reduction's group of threads per point
+// would add its value from one thread): its points may add into a copy of the array a block.
+void Mapper::placeScatter(unsigned band, BandMapping &mapping) const {
+  const std::vector<unsigned> &statements = schedule_.bands[band].statements;
+  if (statements.size() != 1 || !model_.statements[statements.front()].scatter ||
+      allocation_.bands[band].kind != AllocationKind::DataParallel)
+    return;
+  mapping.privatisedScatter = statements.front();
+  mapping.reason +=
+      "; a scatter: each block adds into its copy of " + model_.statements[statements.front()].write.array +
+      " in shared (local) memory, then adds the copy to it, where the copy fits in 32 KiB and the "
+      "points number at least 4 times the elements the blocks add back (at run time); else "
+      "atomics on " +
+      model_.statements[statements.front()].write.array;
 }
 
 // Whether band `next` is the band of the filter right after `band`'s in their sequence.

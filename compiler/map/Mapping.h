@@ -82,6 +82,10 @@ struct BandMapping {
   std::optional<PersistentForm> persistent; // HostLoop at the top of the tree, when every launch inside
                                             // is data-parallel or a reduction, none reducing on the host
   std::optional<ProductForm> product;       // Kernel: when the band is a matrix product
+  // Kernel: a band of one scatter (model::Statement::scatter), a thread a point: it may add into a copy of
+  // its array a block (work-group) in shared (local) memory, added to the array at the end, where the copy
+  // fits and the points are many (the runtimes' privateHistogram, at run time); else atomics on the array.
+  std::optional<unsigned> privatisedScatter;
   int computedIn = -1; // Kernel: the band of the matrix product that computes its statement (a follower)
   std::string reason;                       // the decision in words, for polyc explain
 };

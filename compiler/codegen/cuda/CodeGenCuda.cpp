@@ -982,11 +982,10 @@ void CudaHostPrinter::launchKernel(const LoopView &loop, const isl::ast_node_for
 // A band of one scatter, a thread a point, at its loop's outermost member: it may add into a copy of its
 // array a block (CudaProgram::privateVariants).
 const model::Statement *CudaHostPrinter::privatisableScatter() const {
-  const BandView &band = *gpu_->band;
-  if (band.statements.size() != 1 || gpu_->group != "1" || program_.partialPass)
+  const std::optional<unsigned> scatter = mappingOf(*gpu_->band).privatisedScatter;
+  if (!scatter || gpu_->group != "1" || program_.partialPass)
     return nullptr;
-  const model::Statement &statement = input_.model.statements[band.statements.front()];
-  return statement.scatter ? &statement : nullptr;
+  return &input_.model.statements[*scatter];
 }
 
 // A scatter's two kernels and the run-time choice between them (polyc::rt::cuda::privateHistogram):

@@ -1117,10 +1117,10 @@ void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vect
 
 // A band of one scatter whose points are work-items: it may add into a copy of its array a work-group.
 const model::Statement *OpenCLPrinter::privatisableScatter(const BandView &band) const {
-  if (band.statements.size() != 1 || sharedBand_ >= 0)
+  const std::optional<unsigned> scatter = input_.mapping->bands.at(band.index).privatisedScatter;
+  if (!scatter || sharedBand_ >= 0)
     return nullptr;
-  const model::Statement &statement = input_.model.statements[band.statements.front()];
-  return statement.scatter ? &statement : nullptr;
+  return &input_.model.statements[*scatter];
 }
 
 void OpenCLPrinter::printKernelLaunch(const MappedKernel &kernel, const MappedKernel *copy) {
