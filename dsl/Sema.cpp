@@ -95,7 +95,8 @@ private:
   bool checkAffine(const Expr &e, const char *what);
   bool checkRowRange(RangeBinding &binding);
   bool findRowTargets(RangeBinding &binding, const Expr &body);
-  bool checkCondition(const Expr &e, const char *what);
+  // `report`: false tests the form without messages (a scatter's condition may read data instead).
+  bool checkCondition(const Expr &e, const char *what, bool report = true);
   // `shapeDivision`: a shape extent, which may also be such an expression's floor division by a
   // positive constant (dsl::extentForm).
   bool checkParamsAndConstsOnly(const Expr &e, const char *what, const RepeatBlock *allowedRepeat,
@@ -648,15 +649,18 @@ bool Sema::checkAffine(const Expr &e, const char *what) {
 }
 
 // A condition: affine comparisons (tuples compare element-wise) joined by && || !.
-bool Sema::checkCondition(const Expr &e, const char *what) {
+bool Sema::checkCondition(const Expr &e, const char *what, bool report) {
+  auto checkAffine = [&](const Expr &x, const char *w) {
+    return report ? this->checkAffine(x, w) : toAffine(x, w).has_value();
+  };
   if (const auto *u = dyn_cast<Unary>(&e); u && u->op == UnaryOp::Not)
-    return checkCondition(*u->operand, what);
+    return checkCondition(*u->operand, what, report);
   if (const auto *b = dyn_cast<Binary>(&e)) {
     switch (b->op) {
     case BinaryOp::And:
     case BinaryOp::Or: {
-      bool ok = checkCondition(*b->lhs, what);
-      return checkCondition(*b->rhs, what) && ok;
+      bool ok = checkCondition(*b->lhs, what, report);
+      return checkCondition(*b->rhs, what, report) && ok;
     }
     case BinaryOp::Lt:
     case BinaryOp::Le:
@@ -680,7 +684,7 @@ bool Sema::checkCondition(const Expr &e, const char *what) {
       break;
     }
   }
-  return error(e.range, Twine(what) + " must be affine comparisons joined by '&&', '||' and '!'");
+  return report && error(e.range, Twine(what) + " must be affine comparisons joined by '&&', '||' and '!'");
 }
 
 // Shapes and repeat bounds: affine in params and integer consts (and, for a fixed left-hand index,
@@ -760,36 +764,6 @@ void Sema::checkArrayDecl(ArrayDecl &a) {
 static bool isFixedPosition(const AffineExpr &a, const RepeatBlock *repeat) {
   return a.isStrictlyAffine() &&
          all_of(a.vars, [&](auto &term) { return repeat && term.first == repeat->var.get(); });
-}
-
-// A condition of affine comparisons joined by && || ! (checkCondition's form), tested without messages.
-static bool isAffineCondition(const Expr &e) {
-  if (const auto *u = dyn_cast<Unary>(&e); u && u->op == UnaryOp::Not)
-    return isAffineCondition(*u->operand);
-  const auto *b = dyn_cast<Binary>(&e);
-  if (!b)
-    return false;
-  switch (b->op) {
-  case BinaryOp::And:
-  case BinaryOp::Or:
-    return isAffineCondition(*b->lhs) && isAffineCondition(*b->rhs);
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-    if (const auto *lt = dyn_cast<Tuple>(b->lhs.get())) {
-      const auto *rt = cast<Tuple>(b->rhs.get());
-      for (size_t i = 0; i < lt->elements.size(); ++i)
-        if (!toAffine(*lt->elements[i], "") || !toAffine(*rt->elements[i], ""))
-          return false;
-      return true;
-    }
-    return toAffine(*b->lhs, "") && toAffine(*b->rhs, "");
-  default:
-    return false;
-  }
 }
 
 void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
@@ -910,7 +884,7 @@ void Sema::checkEquation(Equation &eq, const RepeatBlock *repeat) {
   if (eq.where && eq.isScatter()) {
     Scope whereScope = scope;
     if (resolve(*eq.where, whereScope)) {
-      eq.dataCondition = !isAffineCondition(*eq.where);
+      eq.dataCondition = !checkCondition(*eq.where, "a where condition", /*report=*/false);
       if (eq.dataCondition && holdsReduction(*eq.where))
         ok = error(eq.where->range, "a scatter's where condition that reads data cannot hold a reduction");
     } else {

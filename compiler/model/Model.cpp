@@ -48,7 +48,7 @@ private:
 
   llvm::Expected<isl::aff> lowerAffine(const ast::Expr &expr, const Scope &scope);
   llvm::Expected<isl::set> lowerCondition(const ast::Expr &expr, const Scope &scope);
-  llvm::Expected<isl::set> lowerScatterRanges(const ast::Equation &eq, const Scope &scope, isl::set domain);
+  llvm::Expected<isl::set> lowerRange(const ast::RangeBinding &binding, const Scope &scope, isl::set domain);
   std::optional<int64_t> evalConstant(const ast::Expr &expr);
   llvm::Expected<isl::pw_aff> extent(const ast::ArrayDecl &array, unsigned dim, const isl::space &space);
 
@@ -419,16 +419,11 @@ llvm::Error Lowering::addReduction(const ast::Reduction &red, Statement &stmt, c
           return err;
       continue;
     }
-    auto lo = lowerAffine(*binding.lo, inner);
-    if (!lo)
-      return lo.takeError();
-    auto hi = lowerAffine(*binding.hi, inner);
-    if (!hi)
-      return hi.takeError();
-    for (size_t k = 0; k < binding.vars.size(); ++k, ++position) {
-      isl::aff v = id.at(static_cast<int>(position));
-      domain = domain.intersect(v.ge_set(*lo)).intersect(v.lt_set(*hi));
-    }
+    auto bounded = lowerRange(binding, inner, domain);
+    if (!bounded)
+      return bounded.takeError();
+    domain = *bounded;
+    position += static_cast<unsigned>(binding.vars.size());
   }
   if (red.where) {
     auto cond = lowerCondition(*red.where, inner);
@@ -554,10 +549,12 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
       return hi.takeError();
     domain = domain.intersect(id.at(0).ge_set(*lo)).intersect(id.at(0).lt_set(*hi));
   }
-  auto scatterDomain = lowerScatterRanges(eq, scope, domain);
-  if (!scatterDomain)
-    return scatterDomain.takeError();
-  domain = *scatterDomain;
+  for (const ast::RangeBinding &binding : eq.scatterBindings) {
+    auto bounded = lowerRange(binding, scope, domain);
+    if (!bounded)
+      return bounded.takeError();
+    domain = *bounded;
+  }
   // The element each point writes, as a set of [point -> element] pairs: one element for an index
   // variable or a fixed position, any element along a computed index's dimension.
   isl::space writeSpace = islutil::mapSpace(scope.wide, target->extent.space());
@@ -629,21 +626,20 @@ llvm::Error Lowering::buildStatement(const ast::Equation &eq, int repeatBlock, u
   return llvm::Error::success();
 }
 
-// A scatter's `for` ranges restrict its points (its variables are dimensions of `scope.wide`).
-llvm::Expected<isl::set> Lowering::lowerScatterRanges(const ast::Equation &eq, const Scope &scope,
-                                                      isl::set domain) {
+// `domain` with the variables of an affine range binding (a reduction's, a scatter's `for`), dimensions
+// of `scope.wide`, restricted to lo <= v < hi.
+llvm::Expected<isl::set> Lowering::lowerRange(const ast::RangeBinding &binding, const Scope &scope,
+                                              isl::set domain) {
   isl::multi_aff id = scope.wide.identity_multi_aff_on_domain();
-  for (const ast::RangeBinding &binding : eq.scatterBindings) {
-    auto lo = lowerAffine(*binding.lo, scope);
-    if (!lo)
-      return lo.takeError();
-    auto hi = lowerAffine(*binding.hi, scope);
-    if (!hi)
-      return hi.takeError();
-    for (const auto &var : binding.vars) {
-      isl::aff v = id.at(static_cast<int>(scope.vars.at(var.get())));
-      domain = domain.intersect(v.ge_set(*lo)).intersect(v.lt_set(*hi));
-    }
+  auto lo = lowerAffine(*binding.lo, scope);
+  if (!lo)
+    return lo.takeError();
+  auto hi = lowerAffine(*binding.hi, scope);
+  if (!hi)
+    return hi.takeError();
+  for (const auto &var : binding.vars) {
+    isl::aff v = id.at(static_cast<int>(scope.vars.at(var.get())));
+    domain = domain.intersect(v.ge_set(*lo)).intersect(v.lt_set(*hi));
   }
   return domain;
 }

@@ -170,8 +170,12 @@ std::optional<bool> persistentOverride() {
 }
 
 std::optional<bool> privateOverride() {
-  std::optional<int64_t> value = integerFromEnvironment("POLYC_CUDA_PRIVATE", 0, 1);
-  return value ? std::optional<bool>(*value == 1) : std::nullopt;
+  // Read once: the choice is made before every launch of a scatter, in loops too.
+  static const std::optional<bool> forced = [] {
+    std::optional<int64_t> value = integerFromEnvironment("POLYC_CUDA_PRIVATE", 0, 1);
+    return value ? std::optional<bool>(*value == 1) : std::nullopt;
+  }();
+  return forced;
 }
 
 bool wideIndexForced() {

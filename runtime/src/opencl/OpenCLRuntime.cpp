@@ -833,9 +833,10 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
 bool privateHistogram(const Device &device, int64_t bytes, int64_t elements, int64_t points) {
   if (bytes > PrivateHistogramBytes || uint64_t(bytes) > device.info().localMemBytes / 2)
     return false;
+  // The variable read once: the choice is made before every launch of a scatter, in loops too.
+  static const char *const forced = std::getenv("POLYC_OPENCL_PRIVATE");
   const int64_t groups = PrivateGroupsPerUnit * int64_t(device.info().computeUnits);
-  return switchValue("POLYC_OPENCL_PRIVATE", std::getenv("POLYC_OPENCL_PRIVATE"),
-                     points >= PrivatePointsPerElement * groups * elements);
+  return switchValue("POLYC_OPENCL_PRIVATE", forced, points >= PrivatePointsPerElement * groups * elements);
 }
 
 size_t privateItems(const Device &device, int64_t points, size_t group) {
