@@ -72,7 +72,10 @@ bool mentionsAny(const ast::Expr &expr, const std::vector<const ast::IndexVar *>
   if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
     return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
   if (auto *r = llvm::dyn_cast<ast::Reduction>(&expr))
-    return mentionsAny(*r->body, vars) || (r->where && mentionsAny(*r->where, vars));
+    return mentionsAny(*r->body, vars) || (r->where && mentionsAny(*r->where, vars)) ||
+           llvm::any_of(r->bindings, [&](const ast::RangeBinding &b) {
+             return mentionsAny(*b.lo, vars) || mentionsAny(*b.hi, vars);
+           });
   if (expr.kind() == ast::Expr::Kind::IntLit || expr.kind() == ast::Expr::Kind::FloatLit)
     return false;
   return true; // anything else: assume it may

@@ -134,7 +134,8 @@ protected:
   virtual std::string stopsNow(const LoopView &) const { return "!polyc_changed"; }
   // Whether an iteration after one that changed nothing would change nothing either: every update of
   // the loop's block is watched, so its state is the watched arrays and its '=' arrays are computed
-  // from them. A GPU target may then run a few iterations ahead of the host's test of the flag.
+  // from them, and no equation of the block reads the repeat variable. A GPU target may then run a few
+  // iterations ahead of the host's test of the flag.
   bool mayRunAhead(const LoopView &loop) const;
   virtual void printLoopPragma(const LoopView &) {}
   virtual void printStatementCall(const StatementCall &call);
