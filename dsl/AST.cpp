@@ -171,3 +171,30 @@ std::vector<polyc::ast::RowArrayUse> polyc::ast::rowArrays(const Program &progra
       visit(*eq->rhs);
   return uses;
 }
+
+bool polyc::ast::mentionsAny(const Expr &expr, const std::vector<const IndexVar *> &vars) {
+  if (auto *ref = llvm::dyn_cast<VarRef>(&expr)) {
+    if (auto *v = std::get_if<IndexVarRef>(&ref->binding))
+      return std::find(vars.begin(), vars.end(), v->var) != vars.end();
+    return false;
+  }
+  if (auto *u = llvm::dyn_cast<Unary>(&expr))
+    return mentionsAny(*u->operand, vars);
+  if (auto *b = llvm::dyn_cast<Binary>(&expr))
+    return mentionsAny(*b->lhs, vars) || mentionsAny(*b->rhs, vars);
+  auto anyOf = [&](const std::vector<ExprPtr> &list) {
+    return std::any_of(list.begin(), list.end(), [&](const ExprPtr &a) { return mentionsAny(*a, vars); });
+  };
+  if (auto *c = llvm::dyn_cast<Call>(&expr))
+    return anyOf(c->args);
+  if (auto *r = llvm::dyn_cast<ArrayRead>(&expr))
+    return anyOf(r->indices);
+  if (auto *r = llvm::dyn_cast<Reduction>(&expr))
+    return mentionsAny(*r->body, vars) || (r->where && mentionsAny(*r->where, vars)) ||
+           std::any_of(r->bindings.begin(), r->bindings.end(), [&](const RangeBinding &b) {
+             return mentionsAny(*b.lo, vars) || mentionsAny(*b.hi, vars);
+           });
+  if (expr.kind() == Expr::Kind::IntLit || expr.kind() == Expr::Kind::FloatLit)
+    return false;
+  return true; // anything else: assume it may
+}

@@ -281,4 +281,8 @@ struct RowArrayUse {
 };
 std::vector<RowArrayUse> rowArrays(const Program &program);
 
+// Whether `expr` mentions any of `vars` (in an index, a reduction's bound or condition, a value); true
+// for an expression it cannot look into.
+bool mentionsAny(const Expr &expr, const std::vector<const IndexVar *> &vars);
+
 } // namespace polyc::ast

@@ -57,28 +57,4 @@ std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar 
   }
 }
 
-bool mentionsAny(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars) {
-  if (auto *ref = llvm::dyn_cast<ast::VarRef>(&expr)) {
-    if (auto *v = std::get_if<ast::IndexVarRef>(&ref->binding))
-      return llvm::is_contained(vars, v->var);
-    return false;
-  }
-  if (auto *u = llvm::dyn_cast<ast::Unary>(&expr))
-    return mentionsAny(*u->operand, vars);
-  if (auto *b = llvm::dyn_cast<ast::Binary>(&expr))
-    return mentionsAny(*b->lhs, vars) || mentionsAny(*b->rhs, vars);
-  if (auto *c = llvm::dyn_cast<ast::Call>(&expr))
-    return llvm::any_of(c->args, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::ArrayRead>(&expr))
-    return llvm::any_of(r->indices, [&](const ast::ExprPtr &a) { return mentionsAny(*a, vars); });
-  if (auto *r = llvm::dyn_cast<ast::Reduction>(&expr))
-    return mentionsAny(*r->body, vars) || (r->where && mentionsAny(*r->where, vars)) ||
-           llvm::any_of(r->bindings, [&](const ast::RangeBinding &b) {
-             return mentionsAny(*b.lo, vars) || mentionsAny(*b.hi, vars);
-           });
-  if (expr.kind() == ast::Expr::Kind::IntLit || expr.kind() == ast::Expr::Kind::FloatLit)
-    return false;
-  return true; // anything else: assume it may
-}
-
 } // namespace polyc::codegen

@@ -1,5 +1,5 @@
 // Questions about index expressions (dsl/AST.h) that code generators ask: the coefficient of an index
-// variable in an affine index, and whether an expression involves given index variables.
+// variable in an affine index (and ast::mentionsAny: whether an expression involves given index variables).
 #pragma once
 
 #include "dsl/AST.h"
@@ -14,7 +14,6 @@ namespace polyc::codegen {
 // integer constants and + - *; nullopt when the expression is not of that form.
 std::optional<int64_t> coefficientOf(const ast::Expr &expr, const ast::IndexVar *var, const ast::Program &program);
 
-// Whether `expr` mentions any of `vars`; true for an expression it cannot look into.
-bool mentionsAny(const ast::Expr &expr, const std::vector<const ast::IndexVar *> &vars);
+using ast::mentionsAny;
 
 } // namespace polyc::codegen

@@ -1,7 +1,6 @@
 // Printing of the schedule's isl AST as C-family loops (see IslAstPrinter.h): bands are marked in the
 // schedule tree so that every generated loop is known as a dimension of a band.
 #include "compiler/codegen/IslAstPrinter.h"
-#include "compiler/codegen/IndexExprs.h"
 
 #include "compiler/codegen/ProgramInterface.h"
 
@@ -512,23 +511,11 @@ bool IslAstPrinter::stopsWhenUnchanged(const LoopView &loop) {
          !loop.tileLoop;
 }
 
-// Whether the equation of `statement`, in a repeat block, mentions the block's variable anywhere (an
-// index, a bound, a value): then an iteration depends on more than the state it starts from.
-static bool mentionsRepeatVariable(const model::Statement &statement) {
-  const ast::Equation &eq = *statement.equation;
-  if (!eq.enclosingRepeat)
-    return false;
-  const std::vector<const ast::IndexVar *> repeatVar{eq.enclosingRepeat->var.get()};
-  auto mentions = [&](const ast::ExprPtr &e) { return e && mentionsAny(*e, repeatVar); };
-  return mentions(eq.rhs) || mentions(eq.where) || llvm::any_of(eq.lhsIndices, mentions) ||
-         llvm::any_of(eq.scatterBindings,
-                      [&](const ast::RangeBinding &b) { return mentions(b.lo) || mentions(b.hi); });
-}
-
 bool IslAstPrinter::mayRunAhead(const LoopView &loop) const {
   return stopsWhenUnchanged(loop) && llvm::all_of(loop.band->statements, [&](unsigned s) {
            const model::Statement &statement = input_.model.statements[s];
-           return (!statement.isUpdate() || statement.signalsChange) && !mentionsRepeatVariable(statement);
+           return (!statement.isUpdate() || statement.signalsChange) &&
+                  !model::mentionsRepeatVariable(statement);
          });
 }
 

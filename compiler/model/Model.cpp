@@ -784,4 +784,15 @@ const ArrayInfo *Model::findArray(const std::string &name) const {
   return nullptr;
 }
 
+bool mentionsRepeatVariable(const Statement &statement) {
+  const ast::Equation &eq = *statement.equation;
+  if (!eq.enclosingRepeat)
+    return false;
+  const std::vector<const ast::IndexVar *> repeatVar{eq.enclosingRepeat->var.get()};
+  auto mentions = [&](const ast::ExprPtr &e) { return e && ast::mentionsAny(*e, repeatVar); };
+  return mentions(eq.rhs) || mentions(eq.where) || llvm::any_of(eq.lhsIndices, mentions) ||
+         llvm::any_of(eq.scatterBindings,
+                      [&](const ast::RangeBinding &b) { return mentions(b.lo) || mentions(b.hi); });
+}
+
 } // namespace polyc::model

@@ -108,6 +108,10 @@ struct ModelOptions {
   std::map<std::string, int64_t> paramValues; // --param NAME=VALUE
 };
 
+// Whether the equation of `statement`, in a repeat block, mentions the block's variable anywhere (an
+// index, a bound, a value): then an iteration depends on more than the state it starts from.
+bool mentionsRepeatVariable(const Statement &statement);
+
 // Lowers a program that Sema accepted. Errors (a param value that is unknown or negative, a
 // program outside what the model supports) come back as llvm::Error with a message for the user.
 llvm::Expected<Model> buildModel(const ast::Program &program, isl::ctx ctx, const ModelOptions &options);
