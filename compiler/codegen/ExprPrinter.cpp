@@ -1594,12 +1594,35 @@ ExprPrinter::Code ExprPrinter::reduction(const ast::Reduction &red, ast::ElemTyp
 
 std::string ExprPrinter::elementRef(const model::ArrayInfo &array, const std::string &storage,
                                     llvm::ArrayRef<std::string> indices) const {
+  if (roundTile && (array.name == roundTile->array || array.name == roundTile->snapshot))
+    return roundTile->from + "[" + roundTileOffset(indices) + "]";
   return storage + "[" + elementIndex(array, indices) + "]";
 }
 
-void ExprPrinter::printStore(const model::ArrayInfo &, llvm::ArrayRef<std::string>, const std::string &target,
-                             const std::string &op, const std::string &rhs, CodeWriter &w) {
-  printStoreLine(target, op, rhs, w);
+std::string ExprPrinter::roundTileOffset(llvm::ArrayRef<std::string> indices) const {
+  std::string offset;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const std::string held =
+        "polyc_clamp(" + indices[k] + " - " + roundTile->origin[k] + ", " + roundTile->extent[k] + ")";
+    offset = offset.empty() ? held : "(" + offset + ") * " + roundTile->extent[k] + " + " + held;
+  }
+  return offset;
+}
+
+void ExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef<std::string> indices,
+                             const std::string &target, const std::string &op, const std::string &rhs,
+                             CodeWriter &w) {
+  if (!roundTile || !storing_)
+    return printStoreLine(target, op, rhs, w);
+  const ast::ElemType elemType = array.decl->elemType;
+  const std::string type = typeName(elemType), offset = roundTileOffset(indices);
+  w.line("const " + type + " polyc_old = " + roundTile->from + "[" + offset + "];");
+  w.line("const " + type + " polyc_new = polyc_old " + op.substr(1, 1) + " (" + rhs + ");");
+  w.line(roundTile->to + "[" + offset + "] = polyc_new;");
+  w.line(roundTile->changed + " = polyc_new != polyc_old" +
+         (elemType == ast::ElemType::I32
+              ? ";"
+              : " && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN"));
 }
 
 std::string ExprPrinter::printReduction(const ReductionParts &parts, CodeWriter &w) {

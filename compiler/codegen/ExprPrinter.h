@@ -82,6 +82,18 @@ public:
   // stages the values a statement reads in other memory (CUDA shared memory, OpenCL local memory).
   void setReadStorage(const std::string &array, const std::string &storage);
   void clearReadStorage() { readStorage_.clear(); }
+  // Round tiles (map::RoundTiles): while set, reads of `array` and of `snapshot` go to the block's buffer
+  // `from`, and the update's store reads its old value there, stores the new one into `to` and sets the
+  // bool `changed` (declared by the caller) to whether the element changed. The buffers hold `extent`
+  // points along each dimension from `origin` (names in scope); an index outside them is clamped to the
+  // nearest held point, a value that only the points of the halo that the block never keeps read.
+  struct RoundTileStorage {
+    std::string array, snapshot, from, to, changed;
+    std::vector<std::string> origin, extent;
+  };
+  std::optional<RoundTileStorage> roundTile;
+  // The offset in a round tile's buffer of the element at `indices` (C expressions).
+  std::string roundTileOffset(llvm::ArrayRef<std::string> indices) const;
 
   // The linear offset of an element, row-major over the array's extents; a folded dimension is
   // indexed modulo its window and has the window as its extent. Indices are C expressions.

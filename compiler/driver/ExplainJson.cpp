@@ -249,6 +249,12 @@ Value explainJson(const ExplainInput &in, const llvm::SourceMgr &sm) {
       o["computedIn"] = b.computedIn;
     if (b.privatisedScatter)
       o["privatisedScatter"] = in.model.statements[*b.privatisedScatter].name;
+    if (b.roundTiles)
+      o["roundTiles"] = Object{{"update", in.model.statements[b.roundTiles->update].name},
+                               {"array", b.roundTiles->array},
+                               {"rounds", b.roundTiles->rounds},
+                               {"reach", intArray(b.roundTiles->reach)},
+                               {"tile", intArray(b.roundTiles->tile)}};
     o["reason"] = b.reason;
     mapping.push_back(std::move(o));
   }

@@ -238,6 +238,8 @@ void printExplainText(const ExplainInput &in, const llvm::SourceMgr &sm, llvm::r
       os << ", computed by band " << b.computedIn << "'s matrix product on CUDA";
     if (b.privatisedScatter)
       os << ", a copy a block chosen at run time";
+    if (b.roundTiles)
+      os << ", round tiles of " << b.roundTiles->rounds << " rounds";
     os << "\n    why: " << b.reason << "\n";
   }
   if (!in.mapping.streamProblem.empty())

@@ -425,6 +425,18 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
   return form;
 }
 
+// Round tiles in words: "rounds in tiles on chip, up to 8 a launch: a block holds 48 x 48 points (32 x
+// 32 its own)".
+static std::string describeRoundTiles(const RoundTiles &tiles) {
+  std::vector<std::string> held, own;
+  for (unsigned k = 0; k < tiles.tile.size(); ++k) {
+    held.push_back(std::to_string(tiles.held(k)));
+    own.push_back(std::to_string(tiles.tile[k]));
+  }
+  return "rounds in tiles on chip, up to " + std::to_string(tiles.rounds) + " a launch: a block holds " +
+         llvm::join(held, " x ") + " points of " + tiles.array + " (" + llvm::join(own, " x ") + " its own)";
+}
+
 Mapping Mapper::run() {
   nodes_ = bandNodes(schedule_.tree);
   Mapping mapping;
@@ -455,6 +467,11 @@ Mapping Mapper::run() {
                      "read back after each iteration, or every 16 where every update of the block is watched";
     }
     std::string why;
+    band.roundTiles = findRoundTiles(model_, schedule_, band.band, why);
+    if (band.roundTiles)
+      band.reason += "; " + describeRoundTiles(*band.roundTiles);
+    else if (schedule_.bands[band.band].isSequentialRepeat)
+      band.reason += "; no round tiles: " + why;
     band.persistent = persistentForm(band.band, mapping, why);
     if (!band.persistent) {
       band.reason += "; no persistent form: " + why;
@@ -501,6 +518,7 @@ static void keepStepsOnHost(Mapping &mapping) {
   else
     outer.reason += std::string("; ") + streamed;
   outer.persistent.reset();
+  outer.roundTiles.reset();
   outer.replayable = false;
 }
 

@@ -61,6 +61,29 @@ struct ProductForm {
   std::vector<std::string> followerConditions; // each one's condition on the params ("" when always)
 };
 
+// A top-level repeat loop whose iteration is one simultaneous update of one array from its old values
+// (model/SnapshotUpdates: the copy of the old values, then the update reading the copy at bounded
+// offsets), over the whole array at every point: its rounds may run several a launch, each block
+// (work-group) on a tile of the array and a halo of `rounds x reach` points around it, in on-chip memory,
+// writing the tile's own points to the other of two buffers (overlapped time tiles: the blocks compute
+// the halos' points again; none reads what another writes in the launch). A loop that stops early runs
+// its launches ahead as its iterations do (IslAstPrinter::mayRunAhead), the flag telling whether a
+// launch's last round changed an element.
+struct RoundTiles {
+  unsigned copy = 0, update = 0; // the statements: the copy of the old values, the update
+  std::string array, snapshot;   // the updated array and the copy (a local array of the same shape)
+  std::vector<int64_t> reach;    // per array dimension: the farthest the update reads the copy from its point
+  std::vector<int64_t> tile;     // per array dimension: the points a block owns
+  unsigned rounds = 0;           // the most rounds a launch
+  const ast::RepeatBlock *block = nullptr; // the loop's range: block->lo .. block->hi
+  // The points a block holds along each dimension, tile + 2 x rounds x reach.
+  int64_t held(unsigned dim) const { return tile[dim] + 2 * int64_t(rounds) * reach[dim]; }
+};
+
+// The round tiles of top-level host loop `band`, or none with the reason in `why` (RoundTiles.cpp).
+std::optional<RoundTiles> findRoundTiles(const model::Model &model, const schedule::Schedule &schedule,
+                                         unsigned band, std::string &why);
+
 struct BandMapping {
   unsigned band = 0;
   int parent = -1; // the enclosing band in the schedule tree (index into Schedule::bands), -1 at the top
@@ -86,6 +109,9 @@ struct BandMapping {
   // its array a block (work-group) in shared (local) memory, added to the array at the end, where the copy
   // fits and the points are many (the runtimes' privateHistogram, at run time); else atomics on the array.
   std::optional<unsigned> privatisedScatter;
+  // HostLoop at the top of the tree: its rounds in tiles, several a launch (POLYC_CUDA_ROUND_TILES and
+  // POLYC_OPENCL_ROUND_TILES=0 run them one a launch instead).
+  std::optional<RoundTiles> roundTiles;
   int computedIn = -1; // Kernel: the band of the matrix product that computes its statement (a follower)
   std::string reason;                       // the decision in words, for polyc explain
 };

@@ -162,6 +162,8 @@ struct CudaProgram {
   // functions named S<n>Private, whose last argument is the copy).
   bool privatePass = false;
   std::set<unsigned> privateVariants;
+  // Updates computed on round tiles (map::RoundTiles): the functions named S<n>Rounds.
+  std::map<unsigned, const map::RoundTiles *> roundVariants;
   NameScope globalNames; // kernels, structs and members
   std::optional<std::string> error;
 
@@ -593,6 +595,9 @@ private:
   const map::BandMapping &mappingOf(const BandView &band) const { return input_.mapping->bands.at(band.index); }
   void printHostLoop(const BandView &band, const isl::ast_node &body, const map::BandMapping &mapping);
   void printHostLaunches(const BandView &band, const isl::ast_node &body);
+  void printRoundsOrLaunches(const BandView &band, const isl::ast_node &body,
+                             const map::BandMapping &mapping);
+  void printRoundTiles(const BandView &band, const map::RoundTiles &tiles);
   void printPersistent(const BandView &band, const isl::ast_node &body, const map::PersistentForm &form);
   CapturedCall capturedCall(const BandView &band, const std::string &what, const std::string &prepareGuard,
                             const std::function<void(CudaHostPrinter &)> &print);
@@ -1605,7 +1610,7 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   // A loop that stops early under MPI asks every rank after each iteration: on the host.
   const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
   if (!mapping.persistent || (stopsEarly && input_.mpi))
-    return printHostLaunches(band, body);
+    return printRoundsOrLaunches(band, body, mapping);
   const map::PersistentForm &form = *mapping.persistent;
   std::string when = form.gridWide ? "at least " + std::to_string(form.threadsMin) + " threads (or at most " +
                                          std::to_string(form.oneBlockThreadsMax) + ", as one block)"
@@ -1618,8 +1623,186 @@ void CudaHostPrinter::printHostLoop(const BandView &band, const isl::ast_node &b
   printPersistent(band, body, form);
   w_.elseBlock();
   choiceGuards_.push_back("!" + choice);
+  printRoundsOrLaunches(band, body, mapping);
+  choiceGuards_.pop_back();
+  w_.closeBlock();
+}
+
+// The host loop's launches: a round a launch, or, where the mapping has round tiles (not under --mpi,
+// whose ranks exchange rows between rounds), several rounds a launch unless POLYC_CUDA_ROUND_TILES=0.
+void CudaHostPrinter::printRoundsOrLaunches(const BandView &band, const isl::ast_node &body,
+                                            const map::BandMapping &mapping) {
+  if (!mapping.roundTiles || input_.mpi)
+    return printHostLaunches(band, body);
+  w_.openBlock("if (polyc::rt::cuda::roundTiles())");
+  printRoundTiles(band, *mapping.roundTiles);
+  w_.elseBlock();
+  choiceGuards_.push_back("!polyc::rt::cuda::roundTiles()");
   printHostLaunches(band, body);
   choiceGuards_.pop_back();
+  w_.closeBlock();
+}
+
+// Round tiles (map::RoundTiles): a kernel that loads a block's tile and halo of the array into two
+// buffers in shared memory, runs up to `rounds` rounds of the update on them and writes the tile's own
+// points to the other of two arrays (the update's copy of old values, unused otherwise); the host
+// launches it for each `rounds` rounds, the two arrays in turn, and copies the last into the array
+// when it is the copy.
+void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTiles &tiles) {
+  const model::Model &model = input_.model;
+  const model::ArrayInfo &array = *model.findArray(tiles.array);
+  const model::ArrayInfo &snapshot = *model.findArray(tiles.snapshot);
+  const std::string type = program_.exprs.typeName(array.decl->elemType);
+  const unsigned rank = unsigned(tiles.tile.size());
+  const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
+  const model::Statement &update = model.statements[tiles.update];
+  program_.roundVariants[tiles.update] = &tiles;
+  std::vector<std::string> extents, held, own, heldNames, origins;
+  int64_t heldPoints = 1, ownPoints = 1;
+  for (unsigned k = 0; k < rank; ++k) {
+    extents.push_back(program_.exprs.extent(array, k));
+    held.push_back(std::to_string(tiles.held(k)));
+    own.push_back(std::to_string(tiles.tile[k]));
+    heldNames.push_back("polyc_n" + std::to_string(k));
+    origins.push_back("polyc_o" + std::to_string(k));
+    heldPoints *= tiles.held(k);
+    ownPoints *= tiles.tile[k];
+  }
+  auto tilesAlong = [&](unsigned k) { return "(" + extents[k] + " + " + own[k] + " - 1) / " + own[k]; };
+  // The point of a flat position `flat` in a box of `sizes` points from `from`, row-major.
+  auto pointOf = [&](CodeWriter &kw, const std::string &flat, const std::vector<std::string> &from,
+                     const std::vector<std::string> &sizes, const std::string &prefix) {
+    std::vector<std::string> point;
+    std::string rest = flat;
+    for (unsigned k = rank; k-- > 0;) {
+      const std::string name = prefix + std::to_string(k);
+      std::string position = k == 0 ? rest : "(" + rest + ") % " + sizes[k];
+      kw.line("const " + std::string(IndexType) + " " + name + " = " + from[k] + " + " + position + ";");
+      rest = "(" + rest + ") / " + sizes[k];
+      point.insert(point.begin(), name);
+    }
+    return point;
+  };
+
+  std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Rounds");
+  CodeWriter &kw = program_.kernels;
+  kw.blank();
+  kw.comment("Band " + std::to_string(band.index) + " (" + statementList(model, band.statements) +
+             "), round tiles: a block holds " + llvm::join(held, " x ") + " points of " + tiles.array + " (" +
+             llvm::join(own, " x ") +
+             " its own, the halo around them) in two buffers in shared memory, runs "
+             "up to " +
+             std::to_string(tiles.rounds) + " rounds of " + update.name +
+             " on them and writes its own points to polyc_target.");
+  kw.line(kernelTemplate({}));
+  kw.openBlock("__global__ void __launch_bounds__(" + std::to_string(ThreadsPerBlock) + ") " + name + "(" +
+               kernelParams() + ", const " + type + " *polyc_source, " + type + " *polyc_target, const " +
+               IndexType + " polyc_first, const int polyc_rounds)");
+  kernelPrologue(kw, "1");
+  kw.line("__shared__ " + type + " polyc_buffers[2][" + std::to_string(heldPoints) + "];");
+  kw.comment("The block's own points from polyc_own<k>, those it holds from polyc_o<k>, polyc_n<k> along k.");
+  kw.line(std::string(IndexType) + " polyc_block = " + IndexType + "(blockIdx.x);");
+  std::vector<std::string> ownFirst(rank);
+  for (unsigned k = rank; k-- > 0;) {
+    ownFirst[k] = "polyc_own" + std::to_string(k);
+    const std::string along = std::to_string(int64_t(tiles.rounds) * tiles.reach[k]);
+    kw.line("const " + std::string(IndexType) + " " + ownFirst[k] + " = " +
+            (k == 0 ? "polyc_block" : "polyc_block % (" + tilesAlong(k) + ")") + " * " + own[k] + ";");
+    if (k > 0)
+      kw.line("polyc_block /= " + tilesAlong(k) + ";");
+    kw.line("const " + std::string(IndexType) + " " + origins[k] + " = polyc_max(" + ownFirst[k] + " - " +
+            along + ", " + IndexType + "(0));");
+    kw.line("const " + std::string(IndexType) + " " + heldNames[k] + " = polyc_min(" + ownFirst[k] + " + " +
+            own[k] + " + " + along + ", " + IndexType + "(" + extents[k] + ")) - " + origins[k] + ";");
+  }
+  kw.line("const int polyc_held = int(" + llvm::join(heldNames, " * ") + ");");
+  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < polyc_held; polyc_k += blockDim.x)");
+  std::vector<std::string> point = pointOf(kw, "polyc_k", origins, heldNames, "polyc_i");
+  kw.line("polyc_buffers[0][polyc_k] = polyc_source[" + program_.exprs.elementIndex(array, point) + "];");
+  kw.closeBlock();
+  kw.line("__syncthreads();");
+  kw.line("bool polyc_moved = false; // an own point changed in the last round");
+  kw.openBlock("for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j)");
+  kw.line("const " + type + " *const polyc_from = polyc_buffers[polyc_j & 1];");
+  kw.line(type + " *const polyc_to = polyc_buffers[(polyc_j & 1) ^ 1];");
+  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < polyc_held; polyc_k += blockDim.x)");
+  point = pointOf(kw, "polyc_k", origins, heldNames, "polyc_i");
+  std::vector<std::string> args{"polyc_first + polyc_j"};
+  args.insert(args.end(), point.begin(), point.end());
+  args.insert(args.end(), {"polyc_from", "polyc_to"});
+  args.insert(args.end(), origins.begin(), origins.end());
+  args.insert(args.end(), heldNames.begin(), heldNames.end());
+  kw.line("const bool polyc_delta = " + program_.program + "." + update.name + "Rounds(" +
+          llvm::join(args, ", ") + ");");
+  std::vector<std::string> owns;
+  for (unsigned k = 0; k < rank; ++k)
+    owns.push_back(point[k] + " >= " + ownFirst[k] + " && " + point[k] + " < " + ownFirst[k] + " + " +
+                   own[k]);
+  kw.line("polyc_moved = polyc_moved || (polyc_delta && polyc_j == polyc_rounds - 1 && " +
+          llvm::join(owns, " && ") + ");");
+  kw.closeBlock();
+  kw.line("__syncthreads();");
+  kw.closeBlock();
+  if (stopsEarly)
+    kw.line(
+        "if (__syncthreads_or(polyc_moved) && threadIdx.x == 0) polyc_changed[polyc::rt::cuda::changedSlot("
+        "polyc_first + polyc_rounds - 1)] = 1;");
+  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < " + std::to_string(ownPoints) +
+               "; polyc_k += blockDim.x)");
+  point = pointOf(kw, "polyc_k", ownFirst, own, "polyc_i");
+  std::vector<std::string> inside, offset;
+  for (unsigned k = 0; k < rank; ++k) {
+    inside.push_back(point[k] + " < " + extents[k]);
+    offset.push_back(point[k] + " - " + origins[k]);
+  }
+  std::string heldOffset;
+  for (unsigned k = 0; k < rank; ++k)
+    heldOffset =
+        heldOffset.empty() ? offset[k] : "(" + heldOffset + ") * " + heldNames[k] + " + " + offset[k];
+  kw.line("if (" + llvm::join(inside, " && ") + ")");
+  kw.line("  polyc_target[" + program_.exprs.elementIndex(array, point) +
+          "] = polyc_buffers[polyc_rounds & 1][" + heldOffset + "];");
+  kw.closeBlock();
+  kw.closeBlock();
+
+  // The host: the launches, the two arrays in turn.
+  const std::string device = program_.program + ".";
+  const std::string first = program_.exprs.paramIndex(*tiles.block->lo);
+  const std::string end = program_.exprs.paramIndex(*tiles.block->hi);
+  const std::string rounds = std::to_string(tiles.rounds);
+  w_.verbatim("if (polyc::rt::cuda::verbose())\n  std::fprintf(stderr, \"polyc: band " +
+              std::to_string(band.index) + " (" + statementList(model, band.statements) + "): round tiles, " +
+              rounds + " rounds a launch\\n\");");
+  w_.openBlock("");
+  if (stopsEarly)
+    for (const std::string &line : changedFlagSetup())
+      w_.line(line);
+  std::vector<std::string> tileCounts;
+  for (unsigned k = 0; k < rank; ++k)
+    tileCounts.push_back("int64_t(" + tilesAlong(k) + ")");
+  w_.line("const int64_t polyc_tiles = " + llvm::join(tileCounts, " * ") + ";");
+  w_.line(type + " *polyc_source = " + device + program_.exprs.arrayRef(array) + ";");
+  w_.line(type + " *polyc_target = " + device + program_.exprs.arrayRef(snapshot) + ";");
+  w_.line("int64_t polyc_launch = 0;");
+  w_.openBlock("for (int64_t polyc_round = " + first + "; polyc_round < " + end +
+               "; polyc_round += " + rounds + ")");
+  w_.line("const int polyc_rounds = int(std::min<int64_t>(" + rounds + ", (" + end + ") - polyc_round));");
+  w_.openBlock("if (polyc_tiles > 0)");
+  w_.line(kernelInstance(name) + "<<<unsigned(polyc_tiles), " + std::to_string(ThreadsPerBlock) + ", 0, " +
+          program_.stream + ">>>(" + kernelArgs() +
+          ", polyc_source, polyc_target, polyc_round, polyc_rounds);");
+  w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
+  w_.closeBlock();
+  w_.line("std::swap(polyc_source, polyc_target);");
+  w_.line("++polyc_launch;");
+  if (stopsEarly)
+    w_.line("if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch - 1, " +
+            std::to_string(RunAhead) + ", " + program_.stream + ", polyc::rt::cuda::onThisRank)) break;");
+  w_.closeBlock();
+  w_.line("if (polyc_source != " + device + program_.exprs.arrayRef(array) + ")");
+  w_.line("  POLYC_CUDA_CHECK(cudaMemcpyAsync(" + device + program_.exprs.arrayRef(array) +
+          ", polyc_source, size_t(" + program_.exprs.storageSize(array) + ") * sizeof(" + type +
+          "), cudaMemcpyDeviceToDevice, " + program_.stream + "));");
   w_.closeBlock();
 }
 
@@ -2657,6 +2840,32 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
       exprs.privateArray = statement.write.array;
       exprs.printStatement(statement, w);
       exprs.privateArray.clear();
+      w.closeBlock();
+    }
+    if (auto rounds = cp.roundVariants.find(s); rounds != cp.roundVariants.end()) {
+      const map::RoundTiles &tiles = *rounds->second;
+      const std::string type = exprs.typeName(model.findArray(tiles.array)->decl->elemType);
+      ExprPrinter::RoundTileStorage storage{
+          tiles.array, tiles.snapshot, "polyc_from", "polyc_to", "polyc_delta", {}, {}};
+      std::string tileParams = "const " + type + " *polyc_from, " + type + " *polyc_to";
+      for (unsigned k = 0; k < tiles.tile.size(); ++k)
+        storage.origin.push_back("polyc_o" + std::to_string(k));
+      for (unsigned k = 0; k < tiles.tile.size(); ++k)
+        storage.extent.push_back("polyc_n" + std::to_string(k));
+      for (const std::string &name : storage.origin)
+        tileParams += ", " + exprs.indexType() + " " + name;
+      for (const std::string &name : storage.extent)
+        tileParams += ", " + exprs.indexType() + " " + name;
+      w.blank();
+      w.comment(header + "; one thread computes an instance on a round tile: its reads of " + tiles.array +
+                "'s old values from polyc_from, the new value into polyc_to; whether it changed.");
+      w.openBlock("__device__ bool " + statement.name + "Rounds(" + params + ", " + tileParams + ") const");
+      exprs.mode = CudaStatementMode::Thread;
+      exprs.roundTile = storage;
+      w.line("bool polyc_delta = false;");
+      exprs.printStatement(statement, w);
+      w.line("return polyc_delta;");
+      exprs.roundTile.reset();
       w.closeBlock();
     }
     if (auto product = cp.productVariants.find(s); product != cp.productVariants.end()) {

@@ -91,7 +91,7 @@ public:
   // Helpers and user functions serve host and device code; unused ones are not worth a warning.
   std::string functionQualifier() const override { return "[[maybe_unused]] __host__ __device__ inline"; }
   bool genericIndexHelpers() const override { return true; }
-  bool printsPackages() const override { return mode == CudaStatementMode::Thread; }
+  bool printsPackages() const override { return mode == CudaStatementMode::Thread && !roundTile; }
   // The program's `__device__ int polyc_changed[3]`, a slot an iteration in turn (ChangedFlag.cuh).
   // A privatised scatter's array (CodeGenCuda): its stores go to the block's copy, PrivateCopy.
   std::string privateArray;

@@ -117,7 +117,7 @@ public:
   // Kernels index with 32-bit integers (64-bit integer arithmetic is emulated on GPUs); the host
   // checks that every array fits (polyc::rt::ocl::checkIndexable).
   std::string indexType() const override { return "int"; }
-  bool printsPackages() const override { return mode == PointMode::Item; }
+  bool printsPackages() const override { return mode == PointMode::Item && !roundTile; }
   std::string changedStore(const std::string &) const override { return "*polyc_changed = 1"; }
   // A privatised scatter's array (OpenCLPrinter): its stores go to the work-group's copy in local memory.
   std::string privateArray;
@@ -469,6 +469,8 @@ void OpenCLExprPrinter::printStore(const model::ArrayInfo &array, llvm::ArrayRef
                                    CodeWriter &w) {
   if (mode == PointMode::StripTerms)
     return; // the tables are built; the points are computed by the steps
+  if (roundTile)
+    return ExprPrinter::printStore(array, indices, target, op, rhs, w);
   std::string value = rhs;
   ast::ElemType type = array.decl->elemType;
   if (mode != PointMode::Item && deferSum) {
@@ -617,6 +619,7 @@ private:
   }
   void printVariant(const BandView &band, const isl::ast_node &body, AllocationKind kind);
   void printSingleKernel(const BandView &band, const isl::ast_node &body);
+  void printRoundTiles(const BandView &band, const map::RoundTiles &tiles);
   struct MappedKernel {
     std::string name, member;
     bool group = false;
@@ -869,7 +872,16 @@ void OpenCLPrinter::printBand(const BandView &band, const isl::ast_node &body) {
     // The loop on the host, the bands inside enqueued on each iteration (a persistent kernel would need
     // grid-wide barriers, which OpenCL does not have).
     w_.comment("Band " + std::to_string(band.index) + " (" + describeBand(input_, band.index) + "): host loop.");
-    return printNode(body);
+    // Round tiles (map::RoundTiles), not under --mpi (whose ranks exchange rows between rounds), unless
+    // POLYC_OPENCL_ROUND_TILES=0.
+    if (!mapped.roundTiles || input_.mpi)
+      return printNode(body);
+    w_.openBlock("if (polyc::rt::ocl::roundTiles())");
+    printRoundTiles(band, *mapped.roundTiles);
+    w_.elseBlock();
+    printNode(body);
+    w_.closeBlock();
+    return;
   }
   if (mapped.placement == map::Placement::SingleThread) {
     w_.comment("Band " + std::to_string(band.index) + ": no parallel work in or under it, one work-item.");
@@ -1116,6 +1128,175 @@ void OpenCLPrinter::printKernelSetup(const MappedKernel &kernel, const std::vect
 }
 
 // A band of one scatter whose points are work-items: it may add into a copy of its array a work-group.
+// Round tiles (map::RoundTiles): a kernel whose work-group loads its tile and halo of the array into two
+// buffers in local memory, runs up to `rounds` rounds of the update on them and writes the tile's own
+// points to the other of two arrays (the update's copy of old values, unused otherwise); the host
+// enqueues it for each `rounds` rounds, the two arrays in turn, then copies the last into the array when
+// it is the copy.
+void OpenCLPrinter::printRoundTiles(const BandView &band, const map::RoundTiles &tiles) {
+  const model::Model &model = input_.model;
+  const model::ArrayInfo &array = *model.findArray(tiles.array);
+  const model::ArrayInfo &snapshot = *model.findArray(tiles.snapshot);
+  const std::string type = exprs_.typeName(array.decl->elemType);
+  const unsigned rank = unsigned(tiles.tile.size());
+  const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
+  const model::Statement &update = model.statements[tiles.update];
+  std::vector<std::string> extents, held, own, heldNames, origins, ownFirst;
+  int64_t heldPoints = 1, ownPoints = 1;
+  for (unsigned k = 0; k < rank; ++k) {
+    extents.push_back(exprs_.extent(array, k));
+    held.push_back(std::to_string(tiles.held(k)));
+    own.push_back(std::to_string(tiles.tile[k]));
+    heldNames.push_back("polyc_n" + std::to_string(k));
+    origins.push_back("polyc_o" + std::to_string(k));
+    ownFirst.push_back("polyc_own" + std::to_string(k));
+    heldPoints *= tiles.held(k);
+    ownPoints *= tiles.tile[k];
+  }
+  auto tilesAlong = [&](unsigned k) { return "(" + extents[k] + " + " + own[k] + " - 1) / " + own[k]; };
+  // The point of a flat position `flat` in a box of `sizes` points from `from`, row-major.
+  auto pointOf = [&](CodeWriter &kw, const std::string &flat, const std::vector<std::string> &from,
+                     const std::vector<std::string> &sizes) {
+    std::vector<std::string> point;
+    std::string rest = flat;
+    for (unsigned k = rank; k-- > 0;) {
+      const std::string name = "polyc_i" + std::to_string(k);
+      kw.line("const int " + name + " = " + from[k] + " + " +
+              (k == 0 ? rest : "(" + rest + ") % " + sizes[k]) + ";");
+      rest = "(" + rest + ") / " + sizes[k];
+      point.insert(point.begin(), name);
+    }
+    return point;
+  };
+
+  std::vector<KernelArg> args = baseArgs({tiles.update}, false);
+  args.push_back({"__global const " + type + " *polyc_source", "polyc_source", false, true});
+  args.push_back({"__global " + type + " *polyc_target", "polyc_target", false, true});
+  args.push_back({"const int polyc_first", "cl_int(polyc_round)", false, true});
+  args.push_back({"const int polyc_rounds", "cl_int(polyc_rounds)", false, true});
+  CodeWriter w;
+  w.line("__local " + type + " polyc_buffers[" + std::to_string(2 * heldPoints) + "];");
+  w.line("const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);");
+  w.comment(
+      "The work-group's own points from polyc_own<k>, those it holds from polyc_o<k>, polyc_n<k> along k.");
+  w.line("int polyc_block = get_group_id(0);");
+  for (unsigned k = rank; k-- > 0;) {
+    const std::string along = std::to_string(int64_t(tiles.rounds) * tiles.reach[k]);
+    w.line("const int " + ownFirst[k] + " = " +
+           (k == 0 ? "polyc_block" : "polyc_block % (" + tilesAlong(k) + ")") + " * " + own[k] + ";");
+    if (k > 0)
+      w.line("polyc_block /= " + tilesAlong(k) + ";");
+    w.line("const int " + origins[k] + " = max(" + ownFirst[k] + " - " + along + ", 0);");
+    w.line("const int " + heldNames[k] + " = min(" + ownFirst[k] + " + " + own[k] + " + " + along + ", " +
+           extents[k] + ") - " + origins[k] + ";");
+  }
+  w.line("const int polyc_held = " + llvm::join(heldNames, " * ") + ";");
+  w.openBlock("for (int polyc_k = polyc_item; polyc_k < polyc_held; polyc_k += polyc_items)");
+  std::vector<std::string> point = pointOf(w, "polyc_k", origins, heldNames);
+  w.line("polyc_buffers[polyc_k] = polyc_source[" + exprs_.elementIndex(array, point) + "];");
+  w.closeBlock();
+  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+  w.line("bool polyc_moved = false; // an own point changed in the last round");
+  w.openBlock("for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j)");
+  w.line("__local const " + type + " *const polyc_from = polyc_buffers + (polyc_j & 1) * " +
+         std::to_string(heldPoints) + ";");
+  w.line("__local " + type + " *const polyc_to = polyc_buffers + ((polyc_j & 1) ^ 1) * " +
+         std::to_string(heldPoints) + ";");
+  w.openBlock("for (int polyc_k = polyc_item; polyc_k < polyc_held; polyc_k += polyc_items)");
+  point = pointOf(w, "polyc_k", origins, heldNames);
+  w.line("bool polyc_delta = false;");
+  std::vector<std::string> dims{"polyc_first + polyc_j"};
+  dims.insert(dims.end(), point.begin(), point.end());
+  exprs_.mode = PointMode::Item;
+  exprs_.windows.clear();
+  exprs_.roundTile = ExprPrinter::RoundTileStorage{tiles.array,   tiles.snapshot, "polyc_from", "polyc_to",
+                                                   "polyc_delta", origins,        heldNames};
+  printKernelStatement(tiles.update, dims, w);
+  exprs_.roundTile.reset();
+  std::vector<std::string> owns;
+  for (unsigned k = 0; k < rank; ++k)
+    owns.push_back(point[k] + " >= " + ownFirst[k] + " && " + point[k] + " < " + ownFirst[k] + " + " +
+                   own[k]);
+  w.line("polyc_moved = polyc_moved || (polyc_delta && polyc_j == polyc_rounds - 1 && " +
+         llvm::join(owns, " && ") + ");");
+  w.closeBlock();
+  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
+  w.closeBlock();
+  if (stopsEarly)
+    w.line("if (polyc_moved) *polyc_changed = 1;");
+  w.openBlock("for (int polyc_k = polyc_item; polyc_k < " + std::to_string(ownPoints) +
+              "; polyc_k += polyc_items)");
+  point = pointOf(w, "polyc_k", ownFirst, own);
+  std::vector<std::string> inside;
+  std::string heldOffset;
+  for (unsigned k = 0; k < rank; ++k) {
+    inside.push_back(point[k] + " < " + extents[k]);
+    const std::string offset = point[k] + " - " + origins[k];
+    heldOffset = heldOffset.empty() ? offset : "(" + heldOffset + ") * " + heldNames[k] + " + " + offset;
+  }
+  w.line("if (" + llvm::join(inside, " && ") + ")");
+  w.line("  polyc_target[" + exprs_.elementIndex(array, point) + "] = polyc_buffers[(polyc_rounds & 1) * " +
+         std::to_string(heldPoints) + " + " + heldOffset + "];");
+  w.closeBlock();
+  const std::string name = kernelName(band, "rounds"), member = hostMember(name);
+  emitKernel(name,
+             "Band " + std::to_string(band.index) + ", round tiles: a work-group holds " +
+                 llvm::join(held, " x ") + " points of " + tiles.array + " (" + llvm::join(own, " x ") +
+                 " its own, the halo around them) in "
+                 "two buffers in local memory, runs up to " +
+                 std::to_string(tiles.rounds) + " rounds of " + update.name +
+                 " on them and writes its own points to polyc_target.",
+             args, w.str());
+  kernels.push_back({name, member});
+  const std::string copyName = kernelName(band, "rounds_copy"), copyMember = hostMember(copyName);
+  emitKernel(copyName,
+             "Band " + std::to_string(band.index) + ": the last round tiles' array copied into " +
+                 tiles.array + ".",
+             {{"__global const " + type + " *polyc_from", ""},
+              {"__global " + type + " *polyc_to", ""},
+              {"const int polyc_count", ""}},
+             "const int polyc_k = get_global_id(0);\nif (polyc_k < polyc_count)\n  polyc_to[polyc_k] = "
+             "polyc_from[polyc_k];");
+  kernels.push_back({copyName, copyMember});
+
+  // The host: the launches, the two arrays in turn.
+  const std::string first = exprs_.paramIndex(*tiles.block->lo), end = exprs_.paramIndex(*tiles.block->hi);
+  const std::string rounds = std::to_string(tiles.rounds);
+  w_.openBlock("");
+  if (stopsEarly)
+    w_.line("polyc_changed_.fill32(device(), 0);");
+  std::vector<std::string> tileCounts;
+  for (unsigned k = 0; k < rank; ++k)
+    tileCounts.push_back("int64_t(" + tilesAlong(k) + ")");
+  w_.line("const int64_t polyc_tiles = " + llvm::join(tileCounts, " * ") + ";");
+  w_.line("polyc::rt::ocl::checkIndexable(\"" + name + "'s work-groups\", polyc_tiles * 256);");
+  w_.line("const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), " + member + ");");
+  w_.line("cl_mem polyc_source = " + cIdentifier(array.name) +
+          "_.get(), polyc_target = " + cIdentifier(snapshot.name) + "_.get();");
+  printArgs(member, args, false);
+  w_.line("int64_t polyc_launch = 0;");
+  w_.openBlock("for (int64_t polyc_round = " + first + "; polyc_round < " + end +
+               "; polyc_round += " + rounds + ")");
+  w_.line("const int64_t polyc_rounds = std::min<int64_t>(" + rounds + ", (" + end + ") - polyc_round);");
+  printArgs(member, args, true);
+  w_.line("timer.enqueue(device(), " + member + ", size_t(polyc_tiles) * polyc_group, polyc_group);");
+  w_.line("std::swap(polyc_source, polyc_target);");
+  w_.line("++polyc_launch;");
+  if (stopsEarly)
+    w_.line("if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, "
+            "polyc_changes_, "
+            "polyc_launch - 1, " +
+            std::to_string(RunAhead) + ", polyc::rt::ocl::onThisRank)) break;");
+  w_.closeBlock();
+  w_.openBlock("if (polyc_source != " + cIdentifier(array.name) + "_.get())");
+  w_.line("const int64_t polyc_count = " + exprs_.storageSize(array) + ";");
+  w_.line(copyMember + ".arg(0, polyc_source).arg(1, " + cIdentifier(array.name) +
+          "_.get()).arg(2, cl_int(polyc_count));");
+  w_.line("timer.enqueue(device(), " + copyMember + ", size_t((polyc_count + 255) / 256 * 256), 256);");
+  w_.closeBlock();
+  w_.closeBlock();
+}
+
 const model::Statement *OpenCLPrinter::privatisableScatter(const BandView &band) const {
   const std::optional<unsigned> scatter = input_.mapping->bands.at(band.index).privatisedScatter;
   if (!scatter || sharedBand_ >= 0)

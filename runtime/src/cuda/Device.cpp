@@ -169,6 +169,11 @@ std::optional<bool> persistentOverride() {
   return value ? std::optional<bool>(*value == 1) : std::nullopt;
 }
 
+bool roundTiles() {
+  static const bool on = integerFromEnvironment("POLYC_CUDA_ROUND_TILES", 0, 1).value_or(1) == 1;
+  return on;
+}
+
 std::optional<bool> privateOverride() {
   // Read once: the choice is made before every launch of a scatter, in loops too.
   static const std::optional<bool> forced = [] {

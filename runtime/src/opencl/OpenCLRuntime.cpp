@@ -830,6 +830,12 @@ size_t itemGroupSize(const Device &device, const Kernel &kernel) {
   return size_t(std::min<int64_t>(device.info().isGpu ? 256 : 64, limit));
 }
 
+bool roundTiles() {
+  static const bool on =
+      switchValue("POLYC_OPENCL_ROUND_TILES", std::getenv("POLYC_OPENCL_ROUND_TILES"), true);
+  return on;
+}
+
 bool privateHistogram(const Device &device, int64_t bytes, int64_t elements, int64_t points) {
   if (bytes > PrivateHistogramBytes || uint64_t(bytes) > device.info().localMemBytes / 2)
     return false;

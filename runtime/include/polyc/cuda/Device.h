@@ -244,6 +244,9 @@ std::optional<bool> decoupledOverride();
 //   POLYC_CUDA_PERSISTENT=0|1     host loops: launches on the host (0) or the persistent grid-synchronised
 //                                 kernel (1) wherever the program has one (default: the cost model's choice)
 std::optional<bool> persistentOverride();
+//   POLYC_CUDA_ROUND_TILES=0|1    repeat loops with round tiles (compiler/map, RoundTiles): a round a launch
+//                                 (0) or several on tiles in shared memory (1, the default)
+bool roundTiles();
 
 //   POLYC_CUDA_INDEX=64           the kernels' index arithmetic in int64_t even where the run's sizes fit
 //                                 in int (default: int where they fit, see indexFitsInt)

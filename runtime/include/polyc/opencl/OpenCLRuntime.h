@@ -368,6 +368,10 @@ void checkIndexable(const std::string &what, int64_t elements);
 size_t pointGroupSize(bool isGpu, size_t kernelLimit, int64_t reductionLength);
 size_t pointGroupSize(const Device &device, const Kernel &kernel, int64_t reductionLength);
 
+// Repeat loops with round tiles (compiler/map, RoundTiles): several rounds a launch on tiles in local
+// memory, unless POLYC_OPENCL_ROUND_TILES=0 runs a round a launch.
+bool roundTiles();
+
 // The work-group size of a kernel where every work-item computes its own point: 256 on a GPU (a
 // multiple of the 32-wide warp), 64 on a CPU, within what the kernel allows.
 size_t itemGroupSize(const Device &device, const Kernel &kernel);
