@@ -1235,9 +1235,12 @@ void ExprPrinter::recordUnplacedGuard() const {
 ExprPrinter::Code ExprPrinter::arrayRead(const ast::ArrayRead &read, CodeWriter &w) {
   const model::ArrayInfo *array = findArray(model_, read.name);
   assert(array && read.array && "Sema resolves every array read");
+  const bool interiorTile = roundTile && roundTile->interior &&
+                            (array->name == roundTile->array || array->name == roundTile->snapshot);
   std::vector<BoundsCheck> checks =
-      storageHoldsBoundary(*array) ? std::vector<BoundsCheck>(read.indices.size(), BoundsCheck{false, false, false})
-                                  : boundsChecks(read);
+      storageHoldsBoundary(*array) || interiorTile
+          ? std::vector<BoundsCheck>(read.indices.size(), BoundsCheck{false, false, false})
+          : boundsChecks(read);
   std::vector<Code> indices;
   for (const ast::ExprPtr &index : read.indices)
     indices.push_back(this->index(*index, w));
@@ -1602,9 +1605,8 @@ std::string ExprPrinter::elementRef(const model::ArrayInfo &array, const std::st
 std::string ExprPrinter::roundTileOffset(llvm::ArrayRef<std::string> indices) const {
   std::string offset;
   for (size_t k = 0; k < indices.size(); ++k) {
-    const std::string held =
-        "polyc_clamp(" + indices[k] + " - " + roundTile->origin[k] + ", " + roundTile->extent[k] + ")";
-    offset = offset.empty() ? held : "(" + offset + ") * " + roundTile->extent[k] + " + " + held;
+    const std::string position = indices[k] + " - " + roundTile->origin[k];
+    offset = offset.empty() ? position : "(" + offset + ") * " + roundTile->stride[k] + " + " + position;
   }
   return offset;
 }

@@ -64,6 +64,7 @@ class ExprPrinter {
 public:
   ExprPrinter(const model::Model &model, const schedule::Schedule &schedule);
   virtual ~ExprPrinter() = default;
+  const model::Model &model() const { return model_; }
 
   // Prints one instance of `statement`: locals for its reductions, then the assignment to its
   // left-hand element (`=`, `+=`, `-=`). Reads of an array listed in setReadStorage go to that storage.
@@ -84,12 +85,14 @@ public:
   void clearReadStorage() { readStorage_.clear(); }
   // Round tiles (map::RoundTiles): while set, reads of `array` and of `snapshot` go to the block's buffer
   // `from`, and the update's store reads its old value there, stores the new one into `to` and sets the
-  // bool `changed` (declared by the caller) to whether the element changed. The buffers hold `extent`
-  // points along each dimension from `origin` (names in scope); an index outside them is clamped to the
-  // nearest held point, a value that only the points of the halo that the block never keeps read.
+  // bool `changed` (declared by the caller) to whether the element changed. The buffers hold the points
+  // from `origin` (names in scope), row-major in rows of `stride` points along each dimension (the first's
+  // unused); every index read is one the block holds (RoundTileKernel.h).
+  // With `interior`, the point's reads are inside the array (their boundary rules print no test).
   struct RoundTileStorage {
     std::string array, snapshot, from, to, changed;
-    std::vector<std::string> origin, extent;
+    std::vector<std::string> origin, stride;
+    bool interior = false;
   };
   std::optional<RoundTileStorage> roundTile;
   // The offset in a round tile's buffer of the element at `indices` (C expressions).

@@ -6,13 +6,14 @@
 
 #include "compiler/codegen/CodeWriter.h"
 #include "compiler/codegen/IndexExprs.h"
-#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/IslAstPrinter.h"
+#include "compiler/codegen/IslCalls.h"
 #include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/Names.h"
 #include "compiler/codegen/ProgramInterface.h"
-#include "compiler/codegen/cuda/CudaExprPrinter.h"
+#include "compiler/codegen/RoundTileKernel.h"
 #include "compiler/codegen/TermTables.h"
+#include "compiler/codegen/cuda/CudaExprPrinter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
@@ -40,6 +41,10 @@ static constexpr int GroupWidth = 32;
 static constexpr int PublishInterval = 2;
 // Threads per block of a kernel with one thread per point.
 static constexpr int ThreadsPerBlock = 256;
+// A round tile's block: its points (2304 for 48 x 48) are few blocks' worth (300 at 640 x 480), so
+// more threads a block give an SM more warps to hide the rounds' latency with (Canny's hysteresis at
+// 640 x 480 on the H200: 46 us a launch with 256 threads).
+static constexpr int RoundTileThreads = 512;
 // Points a thread of a data-parallel kernel takes along a dimension that its sum slides along
 // (CudaStatementMode::Rows): a cell load serves this many FMAs (docs/performance.md at 2c04002, CUDA,
 // measured 4, 8 and 16).
@@ -1653,116 +1658,43 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
   const model::ArrayInfo &array = *model.findArray(tiles.array);
   const model::ArrayInfo &snapshot = *model.findArray(tiles.snapshot);
   const std::string type = program_.exprs.typeName(array.decl->elemType);
-  const unsigned rank = unsigned(tiles.tile.size());
   const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
   const model::Statement &update = model.statements[tiles.update];
   program_.roundVariants[tiles.update] = &tiles;
-  std::vector<std::string> extents, held, own, heldNames, origins;
-  int64_t heldPoints = 1, ownPoints = 1;
-  for (unsigned k = 0; k < rank; ++k) {
-    extents.push_back(program_.exprs.extent(array, k));
-    held.push_back(std::to_string(tiles.held(k)));
-    own.push_back(std::to_string(tiles.tile[k]));
-    heldNames.push_back("polyc_n" + std::to_string(k));
-    origins.push_back("polyc_o" + std::to_string(k));
-    heldPoints *= tiles.held(k);
-    ownPoints *= tiles.tile[k];
-  }
-  auto tilesAlong = [&](unsigned k) { return "(" + extents[k] + " + " + own[k] + " - 1) / " + own[k]; };
-  // The point of a flat position `flat` in a box of `sizes` points from `from`, row-major.
-  auto pointOf = [&](CodeWriter &kw, const std::string &flat, const std::vector<std::string> &from,
-                     const std::vector<std::string> &sizes, const std::string &prefix) {
-    std::vector<std::string> point;
-    std::string rest = flat;
-    for (unsigned k = rank; k-- > 0;) {
-      const std::string name = prefix + std::to_string(k);
-      std::string position = k == 0 ? rest : "(" + rest + ") % " + sizes[k];
-      kw.line("const " + std::string(IndexType) + " " + name + " = " + from[k] + " + " + position + ";");
-      rest = "(" + rest + ") / " + sizes[k];
-      point.insert(point.begin(), name);
-    }
-    return point;
-  };
-
   std::string name = program_.globalNames.fresh("band" + std::to_string(band.index) + "Rounds");
   CodeWriter &kw = program_.kernels;
   kw.blank();
   kw.comment("Band " + std::to_string(band.index) + " (" + statementList(model, band.statements) +
-             "), round tiles: a block holds " + llvm::join(held, " x ") + " points of " + tiles.array + " (" +
-             llvm::join(own, " x ") +
-             " its own, the halo around them) in two buffers in shared memory, runs "
-             "up to " +
-             std::to_string(tiles.rounds) + " rounds of " + update.name +
-             " on them and writes its own points to polyc_target.");
+             "), round tiles: " + describeRoundTileKernel(tiles, "block", "shared") + ".");
   kw.line(kernelTemplate({}));
-  kw.openBlock("__global__ void __launch_bounds__(" + std::to_string(ThreadsPerBlock) + ") " + name + "(" +
+  kw.openBlock("__global__ void __launch_bounds__(" + std::to_string(RoundTileThreads) + ") " + name + "(" +
                kernelParams() + ", const " + type + " *polyc_source, " + type + " *polyc_target, const " +
                IndexType + " polyc_first, const int polyc_rounds)");
   kernelPrologue(kw, "1");
-  kw.line("__shared__ " + type + " polyc_buffers[2][" + std::to_string(heldPoints) + "];");
-  kw.comment("The block's own points from polyc_own<k>, those it holds from polyc_o<k>, polyc_n<k> along k.");
-  kw.line(std::string(IndexType) + " polyc_block = " + IndexType + "(blockIdx.x);");
-  std::vector<std::string> ownFirst(rank);
-  for (unsigned k = rank; k-- > 0;) {
-    ownFirst[k] = "polyc_own" + std::to_string(k);
-    const std::string along = std::to_string(int64_t(tiles.rounds) * tiles.reach[k]);
-    kw.line("const " + std::string(IndexType) + " " + ownFirst[k] + " = " +
-            (k == 0 ? "polyc_block" : "polyc_block % (" + tilesAlong(k) + ")") + " * " + own[k] + ";");
-    if (k > 0)
-      kw.line("polyc_block /= " + tilesAlong(k) + ";");
-    kw.line("const " + std::string(IndexType) + " " + origins[k] + " = polyc_max(" + ownFirst[k] + " - " +
-            along + ", " + IndexType + "(0));");
-    kw.line("const " + std::string(IndexType) + " " + heldNames[k] + " = polyc_min(" + ownFirst[k] + " + " +
-            own[k] + " + " + along + ", " + IndexType + "(" + extents[k] + ")) - " + origins[k] + ";");
-  }
-  kw.line("const int polyc_held = int(" + llvm::join(heldNames, " * ") + ");");
-  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < polyc_held; polyc_k += blockDim.x)");
-  std::vector<std::string> point = pointOf(kw, "polyc_k", origins, heldNames, "polyc_i");
-  kw.line("polyc_buffers[0][polyc_k] = polyc_source[" + program_.exprs.elementIndex(array, point) + "];");
-  kw.closeBlock();
-  kw.line("__syncthreads();");
-  kw.line("bool polyc_moved = false; // an own point changed in the last round");
-  kw.openBlock("for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j)");
-  kw.line("const " + type + " *const polyc_from = polyc_buffers[polyc_j & 1];");
-  kw.line(type + " *const polyc_to = polyc_buffers[(polyc_j & 1) ^ 1];");
-  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < polyc_held; polyc_k += blockDim.x)");
-  point = pointOf(kw, "polyc_k", origins, heldNames, "polyc_i");
-  std::vector<std::string> args{"polyc_first + polyc_j"};
-  args.insert(args.end(), point.begin(), point.end());
-  args.insert(args.end(), {"polyc_from", "polyc_to"});
-  args.insert(args.end(), origins.begin(), origins.end());
-  args.insert(args.end(), heldNames.begin(), heldNames.end());
-  kw.line("const bool polyc_delta = " + program_.program + "." + update.name + "Rounds(" +
-          llvm::join(args, ", ") + ");");
-  std::vector<std::string> owns;
-  for (unsigned k = 0; k < rank; ++k)
-    owns.push_back(point[k] + " >= " + ownFirst[k] + " && " + point[k] + " < " + ownFirst[k] + " + " +
-                   own[k]);
-  kw.line("polyc_moved = polyc_moved || (polyc_delta && polyc_j == polyc_rounds - 1 && " +
-          llvm::join(owns, " && ") + ");");
-  kw.closeBlock();
-  kw.line("__syncthreads();");
-  kw.closeBlock();
+  RoundTileDialect dialect;
+  dialect.index = IndexType;
+  dialect.buffers = "__shared__ " + type;
+  dialect.bufferPointer = type;
+  dialect.item = "threadIdx.x";
+  dialect.items = "blockDim.x";
+  dialect.group = "blockIdx.x";
+  dialect.barrier = "__syncthreads();";
+  dialect.source = "polyc_source";
+  dialect.target = "polyc_target";
+  dialect.update = [&](CodeWriter &w, const std::vector<std::string> &point, const std::string &inside) {
+    std::vector<std::string> args{"polyc_first + polyc_j"};
+    args.insert(args.end(), point.begin(), point.end());
+    args.insert(args.end(), {"polyc_from", "polyc_to"});
+    for (const std::string &origin : roundTileStorage(tiles).origin)
+      args.push_back(origin);
+    w.line("polyc_delta = " + inside + " ? " + program_.program + "." + update.name + "RoundsInterior(" +
+           llvm::join(args, ", ") + ") : " + program_.program + "." + update.name + "Rounds(" +
+           llvm::join(args, ", ") + ");");
+  };
   if (stopsEarly)
-    kw.line(
-        "if (__syncthreads_or(polyc_moved) && threadIdx.x == 0) polyc_changed[polyc::rt::cuda::changedSlot("
-        "polyc_first + polyc_rounds - 1)] = 1;");
-  kw.openBlock("for (int polyc_k = threadIdx.x; polyc_k < " + std::to_string(ownPoints) +
-               "; polyc_k += blockDim.x)");
-  point = pointOf(kw, "polyc_k", ownFirst, own, "polyc_i");
-  std::vector<std::string> inside, offset;
-  for (unsigned k = 0; k < rank; ++k) {
-    inside.push_back(point[k] + " < " + extents[k]);
-    offset.push_back(point[k] + " - " + origins[k]);
-  }
-  std::string heldOffset;
-  for (unsigned k = 0; k < rank; ++k)
-    heldOffset =
-        heldOffset.empty() ? offset[k] : "(" + heldOffset + ") * " + heldNames[k] + " + " + offset[k];
-  kw.line("if (" + llvm::join(inside, " && ") + ")");
-  kw.line("  polyc_target[" + program_.exprs.elementIndex(array, point) +
-          "] = polyc_buffers[polyc_rounds & 1][" + heldOffset + "];");
-  kw.closeBlock();
+    dialect.reportChange = "if (__syncthreads_or(polyc_moved) && threadIdx.x == 0) "
+                           "polyc_changed[polyc::rt::cuda::changedSlot(polyc_first + polyc_rounds - 1)] = 1;";
+  printRoundTileBody(tiles, program_.exprs, dialect, kw);
   kw.closeBlock();
 
   // The host: the launches, the two arrays in turn.
@@ -1777,10 +1709,7 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
   if (stopsEarly)
     for (const std::string &line : changedFlagSetup())
       w_.line(line);
-  std::vector<std::string> tileCounts;
-  for (unsigned k = 0; k < rank; ++k)
-    tileCounts.push_back("int64_t(" + tilesAlong(k) + ")");
-  w_.line("const int64_t polyc_tiles = " + llvm::join(tileCounts, " * ") + ";");
+  w_.line("const int64_t polyc_tiles = " + roundTileBlocks(tiles, program_.exprs) + ";");
   w_.line(type + " *polyc_source = " + device + program_.exprs.arrayRef(array) + ";");
   w_.line(type + " *polyc_target = " + device + program_.exprs.arrayRef(snapshot) + ";");
   w_.line("int64_t polyc_launch = 0;");
@@ -1788,7 +1717,7 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
                "; polyc_round += " + rounds + ")");
   w_.line("const int polyc_rounds = int(std::min<int64_t>(" + rounds + ", (" + end + ") - polyc_round));");
   w_.openBlock("if (polyc_tiles > 0)");
-  w_.line(kernelInstance(name) + "<<<unsigned(polyc_tiles), " + std::to_string(ThreadsPerBlock) + ", 0, " +
+  w_.line(kernelInstance(name) + "<<<unsigned(polyc_tiles), " + std::to_string(RoundTileThreads) + ", 0, " +
           program_.stream + ">>>(" + kernelArgs() +
           ", polyc_source, polyc_target, polyc_round, polyc_rounds);");
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
@@ -1797,7 +1726,8 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
   w_.line("++polyc_launch;");
   if (stopsEarly)
     w_.line("if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch - 1, " +
-            std::to_string(RunAhead) + ", " + program_.stream + ", polyc::rt::cuda::onThisRank)) break;");
+            std::to_string(launchesAhead(tiles)) + ", " + program_.stream +
+            ", polyc::rt::cuda::onThisRank)) break;");
   w_.closeBlock();
   w_.line("if (polyc_source != " + device + program_.exprs.arrayRef(array) + ")");
   w_.line("  POLYC_CUDA_CHECK(cudaMemcpyAsync(" + device + program_.exprs.arrayRef(array) +
@@ -2845,28 +2775,26 @@ static void printStatementFunctions(CudaProgram &cp, CodeWriter &w) {
     if (auto rounds = cp.roundVariants.find(s); rounds != cp.roundVariants.end()) {
       const map::RoundTiles &tiles = *rounds->second;
       const std::string type = exprs.typeName(model.findArray(tiles.array)->decl->elemType);
-      ExprPrinter::RoundTileStorage storage{
-          tiles.array, tiles.snapshot, "polyc_from", "polyc_to", "polyc_delta", {}, {}};
+      const ExprPrinter::RoundTileStorage storage = roundTileStorage(tiles);
       std::string tileParams = "const " + type + " *polyc_from, " + type + " *polyc_to";
-      for (unsigned k = 0; k < tiles.tile.size(); ++k)
-        storage.origin.push_back("polyc_o" + std::to_string(k));
-      for (unsigned k = 0; k < tiles.tile.size(); ++k)
-        storage.extent.push_back("polyc_n" + std::to_string(k));
       for (const std::string &name : storage.origin)
         tileParams += ", " + exprs.indexType() + " " + name;
-      for (const std::string &name : storage.extent)
-        tileParams += ", " + exprs.indexType() + " " + name;
-      w.blank();
-      w.comment(header + "; one thread computes an instance on a round tile: its reads of " + tiles.array +
-                "'s old values from polyc_from, the new value into polyc_to; whether it changed.");
-      w.openBlock("__device__ bool " + statement.name + "Rounds(" + params + ", " + tileParams + ") const");
-      exprs.mode = CudaStatementMode::Thread;
-      exprs.roundTile = storage;
-      w.line("bool polyc_delta = false;");
-      exprs.printStatement(statement, w);
-      w.line("return polyc_delta;");
-      exprs.roundTile.reset();
-      w.closeBlock();
+      for (bool interior : {false, true}) {
+        w.blank();
+        w.comment(header + "; one thread computes an instance on a round tile: its reads of " + tiles.array +
+                  "'s old values from polyc_from" + (interior ? ", all inside the array" : "") +
+                  ", the new value into polyc_to; whether it changed.");
+        w.openBlock("__device__ bool " + statement.name + (interior ? "RoundsInterior(" : "Rounds(") +
+                    params + ", " + tileParams + ") const");
+        exprs.mode = CudaStatementMode::Thread;
+        exprs.roundTile = storage;
+        exprs.roundTile->interior = interior;
+        w.line("bool polyc_delta = false;");
+        exprs.printStatement(statement, w);
+        w.line("return polyc_delta;");
+        exprs.roundTile.reset();
+        w.closeBlock();
+      }
     }
     if (auto product = cp.productVariants.find(s); product != cp.productVariants.end()) {
       // A split statement's product runs in the partial pass only: its store keeps the partial value.

@@ -117,7 +117,10 @@ public:
   // constant, where an int index is recomputed and sign-extended for every term (gemm's inner loop, 4
   // terms: 36 SASS instructions in int, 31 in int64_t, 26 so). A group's lanes keep the index type: their
   // loops are short, and 64-bit ones cost the rate network's persistent kernel 1.1 to 1.2x.
-  std::string reductionIndexType() const override { return inInt() ? "int" : "int64_t"; }
+  // A round tile's update indexes in the kernel's type (int where the sizes fit), reductions too.
+  std::string reductionIndexType() const override {
+    return inInt() ? "int" : roundTile ? threadIndexType : "int64_t";
+  }
   std::string paramRef(const std::string &param) const override {
     return inInt() ? "int(" + ExprPrinter::paramRef(param) + ")" : ExprPrinter::paramRef(param);
   }

@@ -6,9 +6,10 @@
 #include "compiler/codegen/ExprPrinter.h"
 #include "compiler/codegen/IndexExprs.h"
 #include "compiler/codegen/IslAstPrinter.h"
-#include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/IslCalls.h"
+#include "compiler/codegen/MpiCalls.h"
 #include "compiler/codegen/ProgramInterface.h"
+#include "compiler/codegen/RoundTileKernel.h"
 #include "compiler/codegen/TermTables.h"
 #include "compiler/model/IslUtil.h"
 
@@ -1138,114 +1139,45 @@ void OpenCLPrinter::printRoundTiles(const BandView &band, const map::RoundTiles 
   const model::ArrayInfo &array = *model.findArray(tiles.array);
   const model::ArrayInfo &snapshot = *model.findArray(tiles.snapshot);
   const std::string type = exprs_.typeName(array.decl->elemType);
-  const unsigned rank = unsigned(tiles.tile.size());
   const bool stopsEarly = band.band && band.band->stopsWhenUnchanged;
-  const model::Statement &update = model.statements[tiles.update];
-  std::vector<std::string> extents, held, own, heldNames, origins, ownFirst;
-  int64_t heldPoints = 1, ownPoints = 1;
-  for (unsigned k = 0; k < rank; ++k) {
-    extents.push_back(exprs_.extent(array, k));
-    held.push_back(std::to_string(tiles.held(k)));
-    own.push_back(std::to_string(tiles.tile[k]));
-    heldNames.push_back("polyc_n" + std::to_string(k));
-    origins.push_back("polyc_o" + std::to_string(k));
-    ownFirst.push_back("polyc_own" + std::to_string(k));
-    heldPoints *= tiles.held(k);
-    ownPoints *= tiles.tile[k];
-  }
-  auto tilesAlong = [&](unsigned k) { return "(" + extents[k] + " + " + own[k] + " - 1) / " + own[k]; };
-  // The point of a flat position `flat` in a box of `sizes` points from `from`, row-major.
-  auto pointOf = [&](CodeWriter &kw, const std::string &flat, const std::vector<std::string> &from,
-                     const std::vector<std::string> &sizes) {
-    std::vector<std::string> point;
-    std::string rest = flat;
-    for (unsigned k = rank; k-- > 0;) {
-      const std::string name = "polyc_i" + std::to_string(k);
-      kw.line("const int " + name + " = " + from[k] + " + " +
-              (k == 0 ? rest : "(" + rest + ") % " + sizes[k]) + ";");
-      rest = "(" + rest + ") / " + sizes[k];
-      point.insert(point.begin(), name);
-    }
-    return point;
-  };
-
   std::vector<KernelArg> args = baseArgs({tiles.update}, false);
   args.push_back({"__global const " + type + " *polyc_source", "polyc_source", false, true});
   args.push_back({"__global " + type + " *polyc_target", "polyc_target", false, true});
   args.push_back({"const int polyc_first", "cl_int(polyc_round)", false, true});
   args.push_back({"const int polyc_rounds", "cl_int(polyc_rounds)", false, true});
-  CodeWriter w;
-  w.line("__local " + type + " polyc_buffers[" + std::to_string(2 * heldPoints) + "];");
-  w.line("const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);");
-  w.comment(
-      "The work-group's own points from polyc_own<k>, those it holds from polyc_o<k>, polyc_n<k> along k.");
-  w.line("int polyc_block = get_group_id(0);");
-  for (unsigned k = rank; k-- > 0;) {
-    const std::string along = std::to_string(int64_t(tiles.rounds) * tiles.reach[k]);
-    w.line("const int " + ownFirst[k] + " = " +
-           (k == 0 ? "polyc_block" : "polyc_block % (" + tilesAlong(k) + ")") + " * " + own[k] + ";");
-    if (k > 0)
-      w.line("polyc_block /= " + tilesAlong(k) + ";");
-    w.line("const int " + origins[k] + " = max(" + ownFirst[k] + " - " + along + ", 0);");
-    w.line("const int " + heldNames[k] + " = min(" + ownFirst[k] + " + " + own[k] + " + " + along + ", " +
-           extents[k] + ") - " + origins[k] + ";");
-  }
-  w.line("const int polyc_held = " + llvm::join(heldNames, " * ") + ";");
-  w.openBlock("for (int polyc_k = polyc_item; polyc_k < polyc_held; polyc_k += polyc_items)");
-  std::vector<std::string> point = pointOf(w, "polyc_k", origins, heldNames);
-  w.line("polyc_buffers[polyc_k] = polyc_source[" + exprs_.elementIndex(array, point) + "];");
-  w.closeBlock();
-  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
-  w.line("bool polyc_moved = false; // an own point changed in the last round");
-  w.openBlock("for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j)");
-  w.line("__local const " + type + " *const polyc_from = polyc_buffers + (polyc_j & 1) * " +
-         std::to_string(heldPoints) + ";");
-  w.line("__local " + type + " *const polyc_to = polyc_buffers + ((polyc_j & 1) ^ 1) * " +
-         std::to_string(heldPoints) + ";");
-  w.openBlock("for (int polyc_k = polyc_item; polyc_k < polyc_held; polyc_k += polyc_items)");
-  point = pointOf(w, "polyc_k", origins, heldNames);
-  w.line("bool polyc_delta = false;");
-  std::vector<std::string> dims{"polyc_first + polyc_j"};
-  dims.insert(dims.end(), point.begin(), point.end());
-  exprs_.mode = PointMode::Item;
-  exprs_.windows.clear();
-  exprs_.roundTile = ExprPrinter::RoundTileStorage{tiles.array,   tiles.snapshot, "polyc_from", "polyc_to",
-                                                   "polyc_delta", origins,        heldNames};
-  printKernelStatement(tiles.update, dims, w);
-  exprs_.roundTile.reset();
-  std::vector<std::string> owns;
-  for (unsigned k = 0; k < rank; ++k)
-    owns.push_back(point[k] + " >= " + ownFirst[k] + " && " + point[k] + " < " + ownFirst[k] + " + " +
-                   own[k]);
-  w.line("polyc_moved = polyc_moved || (polyc_delta && polyc_j == polyc_rounds - 1 && " +
-         llvm::join(owns, " && ") + ");");
-  w.closeBlock();
-  w.line("barrier(CLK_LOCAL_MEM_FENCE);");
-  w.closeBlock();
+  RoundTileDialect dialect;
+  dialect.index = "int";
+  dialect.buffers = "__local " + type;
+  dialect.bufferPointer = "__local " + type;
+  dialect.item = "get_local_id(0)";
+  dialect.items = "get_local_size(0)";
+  dialect.group = "get_group_id(0)";
+  dialect.barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
+  dialect.source = "polyc_source";
+  dialect.target = "polyc_target";
+  dialect.update = [&](CodeWriter &w, const std::vector<std::string> &point, const std::string &inside) {
+    std::vector<std::string> dims{"polyc_first + polyc_j"};
+    dims.insert(dims.end(), point.begin(), point.end());
+    exprs_.mode = PointMode::Item;
+    exprs_.windows.clear();
+    exprs_.roundTile = roundTileStorage(tiles);
+    w.openBlock("if (" + inside + ")");
+    exprs_.roundTile->interior = true;
+    printKernelStatement(tiles.update, dims, w);
+    w.elseBlock();
+    exprs_.roundTile->interior = false;
+    printKernelStatement(tiles.update, dims, w);
+    w.closeBlock();
+    exprs_.roundTile.reset();
+  };
   if (stopsEarly)
-    w.line("if (polyc_moved) *polyc_changed = 1;");
-  w.openBlock("for (int polyc_k = polyc_item; polyc_k < " + std::to_string(ownPoints) +
-              "; polyc_k += polyc_items)");
-  point = pointOf(w, "polyc_k", ownFirst, own);
-  std::vector<std::string> inside;
-  std::string heldOffset;
-  for (unsigned k = 0; k < rank; ++k) {
-    inside.push_back(point[k] + " < " + extents[k]);
-    const std::string offset = point[k] + " - " + origins[k];
-    heldOffset = heldOffset.empty() ? offset : "(" + heldOffset + ") * " + heldNames[k] + " + " + offset;
-  }
-  w.line("if (" + llvm::join(inside, " && ") + ")");
-  w.line("  polyc_target[" + exprs_.elementIndex(array, point) + "] = polyc_buffers[(polyc_rounds & 1) * " +
-         std::to_string(heldPoints) + " + " + heldOffset + "];");
-  w.closeBlock();
+    dialect.reportChange = "if (polyc_moved) *polyc_changed = 1;";
+  CodeWriter w;
+  printRoundTileBody(tiles, exprs_, dialect, w);
   const std::string name = kernelName(band, "rounds"), member = hostMember(name);
   emitKernel(name,
-             "Band " + std::to_string(band.index) + ", round tiles: a work-group holds " +
-                 llvm::join(held, " x ") + " points of " + tiles.array + " (" + llvm::join(own, " x ") +
-                 " its own, the halo around them) in "
-                 "two buffers in local memory, runs up to " +
-                 std::to_string(tiles.rounds) + " rounds of " + update.name +
-                 " on them and writes its own points to polyc_target.",
+             "Band " + std::to_string(band.index) +
+                 ", round tiles: " + describeRoundTileKernel(tiles, "work-group", "local") + ".",
              args, w.str());
   kernels.push_back({name, member});
   const std::string copyName = kernelName(band, "rounds_copy"), copyMember = hostMember(copyName);
@@ -1265,10 +1197,7 @@ void OpenCLPrinter::printRoundTiles(const BandView &band, const map::RoundTiles 
   w_.openBlock("");
   if (stopsEarly)
     w_.line("polyc_changed_.fill32(device(), 0);");
-  std::vector<std::string> tileCounts;
-  for (unsigned k = 0; k < rank; ++k)
-    tileCounts.push_back("int64_t(" + tilesAlong(k) + ")");
-  w_.line("const int64_t polyc_tiles = " + llvm::join(tileCounts, " * ") + ";");
+  w_.line("const int64_t polyc_tiles = " + roundTileBlocks(tiles, exprs_) + ";");
   w_.line("polyc::rt::ocl::checkIndexable(\"" + name + "'s work-groups\", polyc_tiles * 256);");
   w_.line("const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), " + member + ");");
   w_.line("cl_mem polyc_source = " + cIdentifier(array.name) +
@@ -1286,7 +1215,7 @@ void OpenCLPrinter::printRoundTiles(const BandView &band, const map::RoundTiles 
     w_.line("if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, "
             "polyc_changes_, "
             "polyc_launch - 1, " +
-            std::to_string(RunAhead) + ", polyc::rt::ocl::onThisRank)) break;");
+            std::to_string(launchesAhead(tiles)) + ", polyc::rt::ocl::onThisRank)) break;");
   w_.closeBlock();
   w_.openBlock("if (polyc_source != " + cIdentifier(array.name) + "_.get())");
   w_.line("const int64_t polyc_count = " + exprs_.storageSize(array) + ";");

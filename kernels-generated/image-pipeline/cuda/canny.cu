@@ -250,6 +250,48 @@ struct CannyDeviceOf {
       edges[y * W + x] = polyc_new;
     }
   }
+
+  // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+  // == 2, 1, 0);  (canny.poly:60); one thread computes an instance on a round tile: its reads of edges's old
+  // values from polyc_from, the new value into polyc_to; whether it changed.
+  __device__ bool S9Rounds(polyc_index r, polyc_index y, polyc_index x, const float *polyc_from,
+      float *polyc_to, polyc_index polyc_o0, polyc_index polyc_o1) const {
+    bool polyc_delta = false;
+    float max0 = -FLT_MAX;
+    for (polyc_index dy = -1; dy < 2; ++dy) {
+      for (polyc_index dx = -1; dx < 2; ++dx) {
+        max0
+            = fmaxf(max0,
+            polyc_from[(polyc_clamp(y + dy, H) - polyc_o0) * 48 + polyc_clamp(x + dx, W) - polyc_o1]);
+      }
+    }
+    const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+    const float polyc_new = polyc_old
+        + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+    polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+    polyc_delta = polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+    return polyc_delta;
+  }
+
+  // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x + dx]
+  // == 2, 1, 0);  (canny.poly:60); one thread computes an instance on a round tile: its reads of edges's old
+  // values from polyc_from, all inside the array, the new value into polyc_to; whether it changed.
+  __device__ bool S9RoundsInterior(polyc_index r, polyc_index y, polyc_index x, const float *polyc_from,
+      float *polyc_to, polyc_index polyc_o0, polyc_index polyc_o1) const {
+    bool polyc_delta = false;
+    float max0 = -FLT_MAX;
+    for (polyc_index dy = -1; dy < 2; ++dy) {
+      for (polyc_index dx = -1; dx < 2; ++dx) {
+        max0 = fmaxf(max0, polyc_from[(y + dy - polyc_o0) * 48 + x + dx - polyc_o1]);
+      }
+    }
+    const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+    const float polyc_new = polyc_old
+        + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+    polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+    polyc_delta = polyc_new != polyc_old && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+    return polyc_delta;
+  }
 };
 using CannyDevice = CannyDeviceOf<int64_t>;
 // Band 0 (S0), data-parallel: one thread per point.
@@ -438,6 +480,77 @@ __global__ void __launch_bounds__(256) band5Persistent(const CannyDeviceOf<polyc
   }
 }
 
+// Band 5 (S8, S9), round tiles: a block holds up to 48 x 48 points of edges (32 x 32 its own, the halo around
+// them) in two buffers in shared memory, runs up to 8 rounds on them, each over fewer points (those whose
+// reads the block holds), and writes its own points to polyc_target.
+template <typename polyc_index>
+__global__ void __launch_bounds__(512) band5Rounds(const CannyDeviceOf<polyc_index> program,
+    const float *polyc_source, float *polyc_target, const polyc_index polyc_first, const int polyc_rounds) {
+  [[maybe_unused]] const polyc_index H = program.H;
+  [[maybe_unused]] const polyc_index W = program.W;
+  [[maybe_unused]] const polyc_index R = program.R;
+  __shared__ float polyc_buffers[4608];
+  const int polyc_item = threadIdx.x, polyc_items = blockDim.x;
+  // The block's own points from polyc_own<k>; those it holds from polyc_o<k>, polyc_n<k> of them, and whether
+  // the array goes on below and above them.
+  polyc_index polyc_block = (polyc_index)blockIdx.x;
+  const polyc_index polyc_own1 = polyc_block % ((W + 31) / 32) * 32;
+  polyc_block /= ((W + 31) / 32);
+  const polyc_index polyc_o1 = polyc_own1 > 8 ? polyc_own1 - 8 : (polyc_index)0;
+  const polyc_index polyc_n1 = (polyc_own1 + 40 < W ? polyc_own1 + 40 : (polyc_index)(W)) - polyc_o1;
+  const int polyc_below1 = polyc_o1 > 0, polyc_above1 = polyc_o1 + polyc_n1 < W;
+  const polyc_index polyc_own0 = polyc_block * 32;
+  const polyc_index polyc_o0 = polyc_own0 > 8 ? polyc_own0 - 8 : (polyc_index)0;
+  const polyc_index polyc_n0 = (polyc_own0 + 40 < H ? polyc_own0 + 40 : (polyc_index)(H)) - polyc_o0;
+  const int polyc_below0 = polyc_o0 > 0, polyc_above0 = polyc_o0 + polyc_n0 < H;
+  for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 48;
+    const int polyc_a0 = (polyc_k / 48);
+    if (polyc_a0 < polyc_n0 && polyc_a1 < polyc_n1)
+      polyc_buffers[polyc_k] = polyc_source[(polyc_o0 + polyc_a0) * W + (polyc_o1 + polyc_a1)];
+  }
+  __syncthreads();
+  bool polyc_moved = false; // an own point changed in the last round
+  for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j) {
+    const float *const polyc_from = polyc_buffers + (polyc_j & 1) * 2304;
+    float *const polyc_to = polyc_buffers + ((polyc_j & 1) ^ 1) * 2304;
+    // The points of this round: those held, less (polyc_j + 1) x reach where the array goes on.
+    const int polyc_lo0 = polyc_below0 * (polyc_j + 1) * 1, polyc_hi0 = (int)(polyc_n0) - polyc_above0
+        * (polyc_j + 1) * 1;
+    const int polyc_lo1 = polyc_below1 * (polyc_j + 1) * 1, polyc_hi1 = (int)(polyc_n1) - polyc_above1
+        * (polyc_j + 1) * 1;
+    for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+      const int polyc_a1 = polyc_k % 48;
+      const int polyc_a0 = (polyc_k / 48);
+      if (polyc_a0 < polyc_lo0 || polyc_a0 >= polyc_hi0 || polyc_a1 < polyc_lo1 || polyc_a1 >= polyc_hi1)
+        continue;
+      const polyc_index polyc_i0 = polyc_o0 + polyc_a0;
+      const polyc_index polyc_i1 = polyc_o1 + polyc_a1;
+      bool polyc_delta = false;
+      polyc_delta = polyc_i0 >= 1 && polyc_i0 + 1 < H && polyc_i1 >= 1 && polyc_i1 + 1 < W
+          ? program.S9RoundsInterior(polyc_first + polyc_j, polyc_i0, polyc_i1, polyc_from, polyc_to,
+          polyc_o0, polyc_o1)
+          : program.S9Rounds(polyc_first + polyc_j, polyc_i0, polyc_i1, polyc_from, polyc_to, polyc_o0,
+          polyc_o1);
+      polyc_moved = polyc_moved
+          || (polyc_delta && polyc_j == polyc_rounds - 1 && polyc_o0 + polyc_a0 >= polyc_own0 && polyc_o0
+          + polyc_a0 < polyc_own0 + 32 && polyc_o1 + polyc_a1 >= polyc_own1 && polyc_o1 + polyc_a1
+          < polyc_own1 + 32);
+    }
+    __syncthreads();
+  }
+  if (__syncthreads_or(polyc_moved) && threadIdx.x
+      == 0) polyc_changed[polyc::rt::cuda::changedSlot(polyc_first + polyc_rounds - 1)] = 1;
+  for (int polyc_k = polyc_item; polyc_k < 1024; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 32;
+    const int polyc_a0 = (polyc_k / 32);
+    if (polyc_own0 + polyc_a0 < H && polyc_own1 + polyc_a1 < W)
+      polyc_target[(polyc_own0 + polyc_a0) * W + (polyc_own1 + polyc_a1)]
+        = polyc_buffers[(polyc_rounds & 1) * 2304 + ((int)(polyc_own0 - polyc_o0) + polyc_a0) * 48
+        + (int)(polyc_own1 - polyc_o1) + polyc_a1];
+  }
+}
+
 // Band 6 (S8), data-parallel: one thread per point.
 template <bool polyc_covers, typename polyc_index>
 __global__ void __launch_bounds__(256) band6Kernel(const CannyDeviceOf<polyc_index> program,
@@ -611,42 +724,70 @@ private:
           int64_t(H * W) <= 2048, stream, program);
       POLYC_CUDA_CHECK_LAUNCH("band5Persistent");
     } else {
-      if (polyc::rt::cuda::verbose())
-        std::fprintf(stderr, "polyc: band 5 (S8, S9): host loop\n");
-      // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
-      {
-        static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
-        polyc_flag.start(stream);
-        for (int64_t r = 0; r < R; ++r) {
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 6 (S8): data-parallel\n");
-          // S8, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per point)
-          {
-            const polyc::rt::cuda::Tile tile
-                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-            if (tile.covers) {
-              band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-              POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
-            } else {
-              band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-              POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+      if (polyc::rt::cuda::roundTiles()) {
+        if (polyc::rt::cuda::verbose())
+          std::fprintf(stderr, "polyc: band 5 (S8, S9): round tiles, 8 rounds a launch\n");
+        {
+          static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
+          polyc_flag.start(stream);
+          const int64_t polyc_tiles = int64_t((H + 31) / 32) * int64_t((W + 31) / 32);
+          float *polyc_source = program.edges;
+          float *polyc_target = program.edges_old;
+          int64_t polyc_launch = 0;
+          for (int64_t polyc_round = 0; polyc_round < R; polyc_round += 8) {
+            const int polyc_rounds = int(std::min<int64_t>(8, (R) - polyc_round));
+            if (polyc_tiles > 0) {
+              band5Rounds<polyc_index><<<unsigned(polyc_tiles), 512, 0,
+                  stream>>>(program, polyc_source, polyc_target, polyc_round, polyc_rounds);
+              POLYC_CUDA_CHECK_LAUNCH("band5Rounds");
             }
+            std::swap(polyc_source, polyc_target);
+            ++polyc_launch;
+            if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch - 1, 4, stream,
+                polyc::rt::cuda::onThisRank)) break;
           }
-          if (polyc::rt::cuda::verbose())
-            std::fprintf(stderr, "polyc: band 7 (S9): data-parallel\n");
-          // S9, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
-          {
-            const polyc::rt::cuda::Tile tile
-                = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
-            if (tile.covers) {
-              band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-              POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
-            } else {
-              band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
-              POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+          if (polyc_source != program.edges)
+            POLYC_CUDA_CHECK(cudaMemcpyAsync(program.edges, polyc_source, size_t(H * W) * sizeof(float),
+              cudaMemcpyDeviceToDevice, stream));
+        }
+      } else {
+        if (polyc::rt::cuda::verbose())
+          std::fprintf(stderr, "polyc: band 5 (S8, S9): host loop\n");
+        // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+        {
+          static const polyc::rt::cuda::ChangedFlag polyc_flag(polyc_changed);
+          polyc_flag.start(stream);
+          for (int64_t r = 0; r < R; ++r) {
+            if (polyc::rt::cuda::verbose())
+              std::fprintf(stderr, "polyc: band 6 (S8): data-parallel\n");
+            // S8, band 6 dimension 0: y; carries no dependence: kernel band6Kernel (one thread per point)
+            {
+              const polyc::rt::cuda::Tile tile
+                  = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+              if (tile.covers) {
+                band6Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+                POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+              } else {
+                band6Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+                POLYC_CUDA_CHECK_LAUNCH("band6Kernel");
+              }
             }
+            if (polyc::rt::cuda::verbose())
+              std::fprintf(stderr, "polyc: band 7 (S9): data-parallel\n");
+            // S9, band 7 dimension 0: y; carries no dependence: kernel band7Kernel (one thread per point)
+            {
+              const polyc::rt::cuda::Tile tile
+                  = polyc::rt::cuda::tileFor(std::max<int64_t>(1, W), std::max<int64_t>(1, (H) - (0)), 1);
+              if (tile.covers) {
+                band7Kernel<true, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+                POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+              } else {
+                band7Kernel<false, polyc_index><<<tile.grid, tile.block, 0, stream>>>(program, r);
+                POLYC_CUDA_CHECK_LAUNCH("band7Kernel");
+              }
+            }
+            if (polyc_flag.stopAfter(r, r - 0, 16, stream, polyc::rt::cuda::onThisRank)) break;
           }
-          if (polyc_flag.stopAfter(r, r - 0, 16, stream, polyc::rt::cuda::onThisRank)) break;
         }
       }
     }

@@ -620,6 +620,125 @@ __kernel void S6_S7_parallel(const int H, const int W, const int R, __global con
   }
 }
 
+// Band 5, round tiles: a work-group holds up to 48 x 48 points of edges (32 x 32 its own, the halo around
+// them) in two buffers in local memory, runs up to 8 rounds on them, each over fewer points (those whose
+// reads the block holds), and writes its own points to polyc_target.
+__kernel void S8_S9_rounds(const int H, const int W, const int R, __global float *edges,
+    __global const float *edges_old, __global int *polyc_changed, __global const float *polyc_source,
+    __global float *polyc_target, const int polyc_first, const int polyc_rounds) {
+  __local float polyc_buffers[4608];
+  const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);
+  // The block's own points from polyc_own<k>; those it holds from polyc_o<k>, polyc_n<k> of them, and whether
+  // the array goes on below and above them.
+  int polyc_block = (int)get_group_id(0);
+  const int polyc_own1 = polyc_block % ((W + 31) / 32) * 32;
+  polyc_block /= ((W + 31) / 32);
+  const int polyc_o1 = polyc_own1 > 8 ? polyc_own1 - 8 : (int)0;
+  const int polyc_n1 = (polyc_own1 + 40 < W ? polyc_own1 + 40 : (int)(W)) - polyc_o1;
+  const int polyc_below1 = polyc_o1 > 0, polyc_above1 = polyc_o1 + polyc_n1 < W;
+  const int polyc_own0 = polyc_block * 32;
+  const int polyc_o0 = polyc_own0 > 8 ? polyc_own0 - 8 : (int)0;
+  const int polyc_n0 = (polyc_own0 + 40 < H ? polyc_own0 + 40 : (int)(H)) - polyc_o0;
+  const int polyc_below0 = polyc_o0 > 0, polyc_above0 = polyc_o0 + polyc_n0 < H;
+  for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 48;
+    const int polyc_a0 = (polyc_k / 48);
+    if (polyc_a0 < polyc_n0 && polyc_a1 < polyc_n1)
+      polyc_buffers[polyc_k] = polyc_source[(polyc_o0 + polyc_a0) * W + (polyc_o1 + polyc_a1)];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  bool polyc_moved = false; // an own point changed in the last round
+  for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j) {
+    const __local float *const polyc_from = polyc_buffers + (polyc_j & 1) * 2304;
+    __local float *const polyc_to = polyc_buffers + ((polyc_j & 1) ^ 1) * 2304;
+    // The points of this round: those held, less (polyc_j + 1) x reach where the array goes on.
+    const int polyc_lo0 = polyc_below0 * (polyc_j + 1) * 1, polyc_hi0 = (int)(polyc_n0) - polyc_above0
+        * (polyc_j + 1) * 1;
+    const int polyc_lo1 = polyc_below1 * (polyc_j + 1) * 1, polyc_hi1 = (int)(polyc_n1) - polyc_above1
+        * (polyc_j + 1) * 1;
+    for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+      const int polyc_a1 = polyc_k % 48;
+      const int polyc_a0 = (polyc_k / 48);
+      if (polyc_a0 < polyc_lo0 || polyc_a0 >= polyc_hi0 || polyc_a1 < polyc_lo1 || polyc_a1 >= polyc_hi1)
+        continue;
+      const int polyc_i0 = polyc_o0 + polyc_a0;
+      const int polyc_i1 = polyc_o1 + polyc_a1;
+      bool polyc_delta = false;
+      if (polyc_i0 >= 1 && polyc_i0 + 1 < H && polyc_i1 >= 1 && polyc_i1 + 1 < W) {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = polyc_first + polyc_j;
+          const int polyc_arg1 = polyc_i0;
+          const int polyc_arg2 = polyc_i1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0 = fmax(max0, polyc_from[(y + dy - polyc_o0) * 48 + x + dx - polyc_o1]);
+            }
+          }
+          const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+          const float polyc_new = polyc_old
+              + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+          polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+          polyc_delta = polyc_new != polyc_old
+              && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+        }
+      } else {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = polyc_first + polyc_j;
+          const int polyc_arg1 = polyc_i0;
+          const int polyc_arg2 = polyc_i1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0
+                  = fmax(max0,
+                  polyc_from[(polyc_clamp(y + dy, H) - polyc_o0) * 48 + polyc_clamp(x + dx, W) - polyc_o1]);
+            }
+          }
+          const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+          const float polyc_new = polyc_old
+              + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+          polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+          polyc_delta = polyc_new != polyc_old
+              && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+        }
+      }
+      polyc_moved = polyc_moved
+          || (polyc_delta && polyc_j == polyc_rounds - 1 && polyc_o0 + polyc_a0 >= polyc_own0 && polyc_o0
+          + polyc_a0 < polyc_own0 + 32 && polyc_o1 + polyc_a1 >= polyc_own1 && polyc_o1 + polyc_a1 < polyc_own1
+          + 32);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (polyc_moved) *polyc_changed = 1;
+  for (int polyc_k = polyc_item; polyc_k < 1024; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 32;
+    const int polyc_a0 = (polyc_k / 32);
+    if (polyc_own0 + polyc_a0 < H && polyc_own1 + polyc_a1 < W)
+      polyc_target[(polyc_own0 + polyc_a0) * W + (polyc_own1 + polyc_a1)]
+        = polyc_buffers[(polyc_rounds & 1) * 2304 + ((int)(polyc_own0 - polyc_o0) + polyc_a0) * 48
+        + (int)(polyc_own1 - polyc_o1) + polyc_a1];
+  }
+}
+
+// Band 5: the last round tiles' array copied into edges.
+__kernel void S8_S9_rounds_copy(__global const float *polyc_from, __global float *polyc_to,
+    const int polyc_count) {
+  const int polyc_k = get_global_id(0);
+  if (polyc_k < polyc_count)
+    polyc_to[polyc_k] = polyc_from[polyc_k];
+}
+
 // Band 6, one work-item per point over y, x.
 __kernel void S8_parallel(const int H, const int W, const int R, __global const float *edges,
     __global float *edges_old, const int r, const int polyc_lo_y1_, const int polyc_lo_x1,

@@ -693,6 +693,125 @@ __kernel void S6_S7_parallel(const int H, const int W, const int R, __global con
   }
 }
 
+// Band 5, round tiles: a work-group holds up to 48 x 48 points of edges (32 x 32 its own, the halo around
+// them) in two buffers in local memory, runs up to 8 rounds on them, each over fewer points (those whose
+// reads the block holds), and writes its own points to polyc_target.
+__kernel void S8_S9_rounds(const int H, const int W, const int R, __global float *edges,
+    __global const float *edges_old, __global int *polyc_changed, __global const float *polyc_source,
+    __global float *polyc_target, const int polyc_first, const int polyc_rounds) {
+  __local float polyc_buffers[4608];
+  const int polyc_item = get_local_id(0), polyc_items = get_local_size(0);
+  // The block's own points from polyc_own<k>; those it holds from polyc_o<k>, polyc_n<k> of them, and whether
+  // the array goes on below and above them.
+  int polyc_block = (int)get_group_id(0);
+  const int polyc_own1 = polyc_block % ((W + 31) / 32) * 32;
+  polyc_block /= ((W + 31) / 32);
+  const int polyc_o1 = polyc_own1 > 8 ? polyc_own1 - 8 : (int)0;
+  const int polyc_n1 = (polyc_own1 + 40 < W ? polyc_own1 + 40 : (int)(W)) - polyc_o1;
+  const int polyc_below1 = polyc_o1 > 0, polyc_above1 = polyc_o1 + polyc_n1 < W;
+  const int polyc_own0 = polyc_block * 32;
+  const int polyc_o0 = polyc_own0 > 8 ? polyc_own0 - 8 : (int)0;
+  const int polyc_n0 = (polyc_own0 + 40 < H ? polyc_own0 + 40 : (int)(H)) - polyc_o0;
+  const int polyc_below0 = polyc_o0 > 0, polyc_above0 = polyc_o0 + polyc_n0 < H;
+  for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 48;
+    const int polyc_a0 = (polyc_k / 48);
+    if (polyc_a0 < polyc_n0 && polyc_a1 < polyc_n1)
+      polyc_buffers[polyc_k] = polyc_source[(polyc_o0 + polyc_a0) * W + (polyc_o1 + polyc_a1)];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  bool polyc_moved = false; // an own point changed in the last round
+  for (int polyc_j = 0; polyc_j < polyc_rounds; ++polyc_j) {
+    const __local float *const polyc_from = polyc_buffers + (polyc_j & 1) * 2304;
+    __local float *const polyc_to = polyc_buffers + ((polyc_j & 1) ^ 1) * 2304;
+    // The points of this round: those held, less (polyc_j + 1) x reach where the array goes on.
+    const int polyc_lo0 = polyc_below0 * (polyc_j + 1) * 1, polyc_hi0 = (int)(polyc_n0) - polyc_above0
+        * (polyc_j + 1) * 1;
+    const int polyc_lo1 = polyc_below1 * (polyc_j + 1) * 1, polyc_hi1 = (int)(polyc_n1) - polyc_above1
+        * (polyc_j + 1) * 1;
+    for (int polyc_k = polyc_item; polyc_k < 2304; polyc_k += polyc_items) {
+      const int polyc_a1 = polyc_k % 48;
+      const int polyc_a0 = (polyc_k / 48);
+      if (polyc_a0 < polyc_lo0 || polyc_a0 >= polyc_hi0 || polyc_a1 < polyc_lo1 || polyc_a1 >= polyc_hi1)
+        continue;
+      const int polyc_i0 = polyc_o0 + polyc_a0;
+      const int polyc_i1 = polyc_o1 + polyc_a1;
+      bool polyc_delta = false;
+      if (polyc_i0 >= 1 && polyc_i0 + 1 < H && polyc_i1 >= 1 && polyc_i1 + 1 < W) {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = polyc_first + polyc_j;
+          const int polyc_arg1 = polyc_i0;
+          const int polyc_arg2 = polyc_i1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0 = fmax(max0, polyc_from[(y + dy - polyc_o0) * 48 + x + dx - polyc_o1]);
+            }
+          }
+          const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+          const float polyc_new = polyc_old
+              + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+          polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+          polyc_delta = polyc_new != polyc_old
+              && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+        }
+      } else {
+        // S9: edges[y, x] += select(edges_old[y, x] == 1 && max(dy in -1..2, dx in -1..2) edges_old[y + dy, x +
+        // dx] == 2, 1, 0);
+        {
+          const int polyc_arg0 = polyc_first + polyc_j;
+          const int polyc_arg1 = polyc_i0;
+          const int polyc_arg2 = polyc_i1;
+          const int r = polyc_arg0;
+          const int y = polyc_arg1;
+          const int x = polyc_arg2;
+          float max0 = -FLT_MAX;
+          for (int dy = -1; dy < 2; ++dy) {
+            for (int dx = -1; dx < 2; ++dx) {
+              max0
+                  = fmax(max0,
+                  polyc_from[(polyc_clamp(y + dy, H) - polyc_o0) * 48 + polyc_clamp(x + dx, W) - polyc_o1]);
+            }
+          }
+          const float polyc_old = polyc_from[(y - polyc_o0) * 48 + x - polyc_o1];
+          const float polyc_new = polyc_old
+              + ((polyc_from[(y - polyc_o0) * 48 + x - polyc_o1] == 1.0f && max0 == 2.0f ? 1.0f : 0.0f));
+          polyc_to[(y - polyc_o0) * 48 + x - polyc_o1] = polyc_new;
+          polyc_delta = polyc_new != polyc_old
+              && (polyc_new == polyc_new || polyc_old == polyc_old); // NaN == NaN
+        }
+      }
+      polyc_moved = polyc_moved
+          || (polyc_delta && polyc_j == polyc_rounds - 1 && polyc_o0 + polyc_a0 >= polyc_own0 && polyc_o0
+          + polyc_a0 < polyc_own0 + 32 && polyc_o1 + polyc_a1 >= polyc_own1 && polyc_o1 + polyc_a1 < polyc_own1
+          + 32);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (polyc_moved) *polyc_changed = 1;
+  for (int polyc_k = polyc_item; polyc_k < 1024; polyc_k += polyc_items) {
+    const int polyc_a1 = polyc_k % 32;
+    const int polyc_a0 = (polyc_k / 32);
+    if (polyc_own0 + polyc_a0 < H && polyc_own1 + polyc_a1 < W)
+      polyc_target[(polyc_own0 + polyc_a0) * W + (polyc_own1 + polyc_a1)]
+        = polyc_buffers[(polyc_rounds & 1) * 2304 + ((int)(polyc_own0 - polyc_o0) + polyc_a0) * 48
+        + (int)(polyc_own1 - polyc_o1) + polyc_a1];
+  }
+}
+
+// Band 5: the last round tiles' array copied into edges.
+__kernel void S8_S9_rounds_copy(__global const float *polyc_from, __global float *polyc_to,
+    const int polyc_count) {
+  const int polyc_k = get_global_id(0);
+  if (polyc_k < polyc_count)
+    polyc_to[polyc_k] = polyc_from[polyc_k];
+}
+
 // Band 6, one work-item per point over y, x.
 __kernel void S8_parallel(const int H, const int W, const int R, __global const float *edges,
     __global float *edges_old, const int r, const int polyc_lo_y1_, const int polyc_lo_x1,
@@ -834,6 +953,8 @@ public:
       S2_S3_parallel_ = program().kernel("S2_S3_parallel");
       S4_S5_parallel_ = program().kernel("S4_S5_parallel");
       S6_S7_parallel_ = program().kernel("S6_S7_parallel");
+      S8_S9_rounds_ = program().kernel("S8_S9_rounds");
+      S8_S9_rounds_copy_ = program().kernel("S8_S9_rounds_copy");
       S8_parallel_ = program().kernel("S8_parallel");
       S9_parallel_ = program().kernel("S9_parallel");
       polyc_record_changed_ = program().kernel("polyc_record_changed");
@@ -938,49 +1059,77 @@ public:
       }
     }
     // Band 5 (band 5 over S8, S9: (r sequential), the repeat loop): host loop.
-    // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
-    {
-      polyc_changed_.fill32(device(), 0);
-      for (int64_t r = 0; r < R; ++r) {
-        // Band 6 (band 6 over S8: (y parallel, x parallel)): band 6: data-parallel.
-        // data-parallel: one work-item per point.
-        {
-          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_parallel_);
-          S8_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4, edges_old_);
-          const int64_t polyc_lo_y1_ = 0;
-          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-          const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S8_parallel's points", polyc_points);
-            S8_parallel_.arg(5, cl_int(r)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
-                cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
-            timer.enqueue(device(), S8_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-                * polyc_group, polyc_group);
-          }
+    if (polyc::rt::ocl::roundTiles()) {
+      {
+        polyc_changed_.fill32(device(), 0);
+        const int64_t polyc_tiles = int64_t((H + 31) / 32) * int64_t((W + 31) / 32);
+        polyc::rt::ocl::checkIndexable("S8_S9_rounds's work-groups", polyc_tiles * 256);
+        const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_S9_rounds_);
+        cl_mem polyc_source = edges_.get(), polyc_target = edges_old_.get();
+        S8_S9_rounds_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
+            edges_old_).arg(5, polyc_changed_);
+        int64_t polyc_launch = 0;
+        for (int64_t polyc_round = 0; polyc_round < R; polyc_round += 8) {
+          const int64_t polyc_rounds = std::min<int64_t>(8, (R) - polyc_round);
+          S8_S9_rounds_.arg(6, polyc_source).arg(7, polyc_target).arg(8, cl_int(polyc_round)).arg(9,
+              cl_int(polyc_rounds));
+          timer.enqueue(device(), S8_S9_rounds_, size_t(polyc_tiles) * polyc_group, polyc_group);
+          std::swap(polyc_source, polyc_target);
+          ++polyc_launch;
+          if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, polyc_changes_,
+              polyc_launch - 1, 4, polyc::rt::ocl::onThisRank)) break;
         }
-        // Band 7 (band 7 over S9: (y parallel, x parallel)): band 7: data-parallel.
-        // data-parallel: one work-item per point.
-        {
-          const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S9_parallel_);
-          S9_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
-              edges_old_).arg(5, polyc_changed_);
-          const int64_t polyc_lo_y1_ = 0;
-          const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
-          const int64_t polyc_lo_x1 = 0;
-          const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
-          const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
-          if (polyc_points > 0) {
-            polyc::rt::ocl::checkIndexable("S9_parallel's points", polyc_points);
-            S9_parallel_.arg(6, cl_int(r)).arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
-                cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
-            timer.enqueue(device(), S9_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
-                * polyc_group, polyc_group);
-          }
+        if (polyc_source != edges_.get()) {
+          const int64_t polyc_count = H * W;
+          S8_S9_rounds_copy_.arg(0, polyc_source).arg(1, edges_.get()).arg(2, cl_int(polyc_count));
+          timer.enqueue(device(), S8_S9_rounds_copy_, size_t((polyc_count + 255) / 256 * 256), 256);
         }
-        if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, polyc_changes_, r
-            - 0, 16, polyc::rt::ocl::onThisRank)) break;
+      }
+    } else {
+      // S8, S9, band 5 dimension 0: r; the repeat loop, in order, until an iteration changes nothing
+      {
+        polyc_changed_.fill32(device(), 0);
+        for (int64_t r = 0; r < R; ++r) {
+          // Band 6 (band 6 over S8: (y parallel, x parallel)): band 6: data-parallel.
+          // data-parallel: one work-item per point.
+          {
+            const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S8_parallel_);
+            S8_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4, edges_old_);
+            const int64_t polyc_lo_y1_ = 0;
+            const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+            const int64_t polyc_lo_x1 = 0;
+            const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S8_parallel's points", polyc_points);
+              S8_parallel_.arg(5, cl_int(r)).arg(6, cl_int(polyc_lo_y1_)).arg(7, cl_int(polyc_lo_x1)).arg(8,
+                  cl_int(polyc_n_x1)).arg(9, cl_int(polyc_points));
+              timer.enqueue(device(), S8_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                  * polyc_group, polyc_group);
+            }
+          }
+          // Band 7 (band 7 over S9: (y parallel, x parallel)): band 7: data-parallel.
+          // data-parallel: one work-item per point.
+          {
+            const size_t polyc_group = polyc::rt::ocl::itemGroupSize(device(), S9_parallel_);
+            S9_parallel_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
+                edges_old_).arg(5, polyc_changed_);
+            const int64_t polyc_lo_y1_ = 0;
+            const int64_t polyc_n_y1_ = std::max<int64_t>((H - 1) - polyc_lo_y1_ + 1, 0);
+            const int64_t polyc_lo_x1 = 0;
+            const int64_t polyc_n_x1 = std::max<int64_t>((W - 1) - polyc_lo_x1 + 1, 0);
+            const int64_t polyc_points = 1 * polyc_n_y1_ * polyc_n_x1;
+            if (polyc_points > 0) {
+              polyc::rt::ocl::checkIndexable("S9_parallel's points", polyc_points);
+              S9_parallel_.arg(6, cl_int(r)).arg(7, cl_int(polyc_lo_y1_)).arg(8, cl_int(polyc_lo_x1)).arg(9,
+                  cl_int(polyc_n_x1)).arg(10, cl_int(polyc_points));
+              timer.enqueue(device(), S9_parallel_, (size_t(polyc_points) + polyc_group - 1) / polyc_group
+                  * polyc_group, polyc_group);
+            }
+          }
+          if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, polyc_changes_, r
+              - 0, 16, polyc::rt::ocl::onThisRank)) break;
+        }
       }
     }
     return timer.finish(device());
@@ -1010,6 +1159,8 @@ private:
   polyc::rt::ocl::Kernel S2_S3_parallel_;
   polyc::rt::ocl::Kernel S4_S5_parallel_;
   polyc::rt::ocl::Kernel S6_S7_parallel_;
+  polyc::rt::ocl::Kernel S8_S9_rounds_;
+  polyc::rt::ocl::Kernel S8_S9_rounds_copy_;
   polyc::rt::ocl::Kernel S8_parallel_;
   polyc::rt::ocl::Kernel S9_parallel_;
   polyc::rt::ocl::Kernel polyc_record_changed_;
