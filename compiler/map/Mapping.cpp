@@ -463,8 +463,10 @@ Mapping Mapper::run() {
     if (schedule_.bands[band.band].stopsWhenUnchanged) {
       // Never a graph: a replay would run every iteration.
       band.replayable = false;
-      band.reason += "; it stops after an iteration that changes nothing: on the host the changed flags are "
-                     "read back after each iteration, or every 16 where every update of the block is watched";
+      band.reason +=
+          "; it stops after an iteration that changes nothing: on the host the changed flags are "
+          "read back after each iteration, or every 16 where every update of the block is watched and "
+          "no equation of the block reads its variable";
     }
     std::string why;
     band.roundTiles = findRoundTiles(model_, schedule_, band.band, why);
