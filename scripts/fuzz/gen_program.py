@@ -203,6 +203,8 @@ class Gen:
         # under test/fuzz-programs/regressions), so that a batch finds what is new.
         self.known_bugs = known_bugs
         self.rng = random.Random(seed)
+        # Choices added later that leave the programs of earlier seeds as they were where not taken.
+        self.extra_rng = random.Random(seed ^ 0x5EED)
         self.polyc = polyc
         self.huge = huge
         self.prog = Program()
@@ -1663,7 +1665,35 @@ class Gen:
             points *= max(f.count(), 1)
         w.bound += 0.5 * points
 
+    def def_rounds(self):
+        """A repeat block of one update of a whole 1-D or 2-D inout array from its old values at offsets of
+        -2 to 2 (a stencil a round), stopping early or not, for 0 to 20 rounds: what the GPU targets run as
+        round tiles, 8 rounds a launch (docs/scheduling.md, "Round tiles")."""
+        r = self.rng
+        w = self.new_inout(rank=r.choice([1, 2, 2]))
+        var = self.fresh_index(set())
+        pn = self.fresh_global(["R", "rounds", "sweeps"], param=True)
+        self.param_vals[pn] = r.choice([0, 1, 3, 8, 9, 13, 20])
+        rep = Repeat(var, Lit("0"), Var(pn), [])
+        self.prog.items.append(rep)
+        self.cur_repeat = rep
+        self.cur_repeat_ivar = IVar(var, "rep", 0, self.param_vals[pn], Var(pn), self.param_vals[pn])
+        vs = self.lhs_vars(w, {var})
+        point = [Var(v.name) for v in vs]
+        reads = [Read(w.name, [add_off(Var(v.name), r.randint(-2, 2)) for v in vs]) for _ in range(r.randint(1, 3))]
+        total = reads[0]
+        for read in reads[1:]:
+            total = Bin("+", total, read)
+        # Half way to the mean of the reads: the values stay within their bounds.
+        change = Bin("-", Bin("*", Lit(fmt(1.0 / len(reads))), total), Read(w.name, point))
+        self.emit(Equation(w.name, point, "+=", Bin("*", Lit("0.5"), change)))
+        if r.random() < 0.4:
+            rep.until = [w.name]
+        self.cur_repeat = None
+
     def def_repeat(self):
+        if self.extra_rng.random() < 0.25:
+            return self.def_rounds()
         r = self.rng
         taken = set()
         var = self.fresh_index(taken)

@@ -1712,7 +1712,8 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
   w_.line("const int64_t polyc_tiles = " + roundTileBlocks(tiles, program_.exprs) + ";");
   w_.line(type + " *polyc_source = " + device + program_.exprs.arrayRef(array) + ";");
   w_.line(type + " *polyc_target = " + device + program_.exprs.arrayRef(snapshot) + ";");
-  w_.line("int64_t polyc_launch = 0;");
+  if (stopsEarly)
+    w_.line("int64_t polyc_launch = 0; // the launches made");
   w_.openBlock("for (int64_t polyc_round = " + first + "; polyc_round < " + end +
                "; polyc_round += " + rounds + ")");
   w_.line("const int polyc_rounds = int(std::min<int64_t>(" + rounds + ", (" + end + ") - polyc_round));");
@@ -1723,9 +1724,8 @@ void CudaHostPrinter::printRoundTiles(const BandView &band, const map::RoundTile
   w_.line("POLYC_CUDA_CHECK_LAUNCH(\"" + name + "\");");
   w_.closeBlock();
   w_.line("std::swap(polyc_source, polyc_target);");
-  w_.line("++polyc_launch;");
   if (stopsEarly)
-    w_.line("if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch - 1, " +
+    w_.line("if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch++, " +
             std::to_string(launchesAhead(tiles)) + ", " + program_.stream +
             ", polyc::rt::cuda::onThisRank)) break;");
   w_.closeBlock();

@@ -1203,18 +1203,18 @@ void OpenCLPrinter::printRoundTiles(const BandView &band, const map::RoundTiles 
   w_.line("cl_mem polyc_source = " + cIdentifier(array.name) +
           "_.get(), polyc_target = " + cIdentifier(snapshot.name) + "_.get();");
   printArgs(member, args, false);
-  w_.line("int64_t polyc_launch = 0;");
+  if (stopsEarly)
+    w_.line("int64_t polyc_launch = 0; // the launches made");
   w_.openBlock("for (int64_t polyc_round = " + first + "; polyc_round < " + end +
                "; polyc_round += " + rounds + ")");
   w_.line("const int64_t polyc_rounds = std::min<int64_t>(" + rounds + ", (" + end + ") - polyc_round);");
   printArgs(member, args, true);
   w_.line("timer.enqueue(device(), " + member + ", size_t(polyc_tiles) * polyc_group, polyc_group);");
   w_.line("std::swap(polyc_source, polyc_target);");
-  w_.line("++polyc_launch;");
   if (stopsEarly)
     w_.line("if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, "
             "polyc_changes_, "
-            "polyc_launch - 1, " +
+            "polyc_launch++, " +
             std::to_string(launchesAhead(tiles)) + ", polyc::rt::ocl::onThisRank)) break;");
   w_.closeBlock();
   w_.openBlock("if (polyc_source != " + cIdentifier(array.name) + "_.get())");

@@ -733,7 +733,7 @@ private:
           const int64_t polyc_tiles = int64_t((H + 31) / 32) * int64_t((W + 31) / 32);
           float *polyc_source = program.edges;
           float *polyc_target = program.edges_old;
-          int64_t polyc_launch = 0;
+          int64_t polyc_launch = 0; // the launches made
           for (int64_t polyc_round = 0; polyc_round < R; polyc_round += 8) {
             const int polyc_rounds = int(std::min<int64_t>(8, (R) - polyc_round));
             if (polyc_tiles > 0) {
@@ -742,8 +742,7 @@ private:
               POLYC_CUDA_CHECK_LAUNCH("band5Rounds");
             }
             std::swap(polyc_source, polyc_target);
-            ++polyc_launch;
-            if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch - 1, 4, stream,
+            if (polyc_flag.stopAfter(polyc_round + polyc_rounds - 1, polyc_launch++, 4, stream,
                 polyc::rt::cuda::onThisRank)) break;
           }
           if (polyc_source != program.edges)

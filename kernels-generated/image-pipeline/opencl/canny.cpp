@@ -1068,16 +1068,15 @@ public:
         cl_mem polyc_source = edges_.get(), polyc_target = edges_old_.get();
         S8_S9_rounds_.arg(0, cl_int(H)).arg(1, cl_int(W)).arg(2, cl_int(R)).arg(3, edges_).arg(4,
             edges_old_).arg(5, polyc_changed_);
-        int64_t polyc_launch = 0;
+        int64_t polyc_launch = 0; // the launches made
         for (int64_t polyc_round = 0; polyc_round < R; polyc_round += 8) {
           const int64_t polyc_rounds = std::min<int64_t>(8, (R) - polyc_round);
           S8_S9_rounds_.arg(6, polyc_source).arg(7, polyc_target).arg(8, cl_int(polyc_round)).arg(9,
               cl_int(polyc_rounds));
           timer.enqueue(device(), S8_S9_rounds_, size_t(polyc_tiles) * polyc_group, polyc_group);
           std::swap(polyc_source, polyc_target);
-          ++polyc_launch;
           if (polyc::rt::ocl::stopAfter(device(), timer, polyc_record_changed_, polyc_changed_, polyc_changes_,
-              polyc_launch - 1, 4, polyc::rt::ocl::onThisRank)) break;
+              polyc_launch++, 4, polyc::rt::ocl::onThisRank)) break;
         }
         if (polyc_source != edges_.get()) {
           const int64_t polyc_count = H * W;
