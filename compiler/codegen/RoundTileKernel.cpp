@@ -72,14 +72,9 @@ std::string roundTileBlocks(const map::RoundTiles &tiles, const ExprPrinter &exp
 
 std::string describeRoundTileKernel(const map::RoundTiles &tiles, const std::string &block,
                                     const std::string &memory) {
-  std::vector<std::string> held, own;
-  for (unsigned k = 0; k < tiles.tile.size(); ++k) {
-    held.push_back(std::to_string(tiles.held(k)));
-    own.push_back(std::to_string(tiles.tile[k]));
-  }
-  return "a " + block + " holds up to " + llvm::join(held, " x ") + " points of " + tiles.array + " (" +
-         llvm::join(own, " x ") + " its own, the halo around them) in two buffers in " + memory +
-         " memory, runs up to " + std::to_string(tiles.rounds) + " rounds on them, each over fewer points (" +
+  return "a " + block + " holds up to " + tiles.heldPoints() + ", the halo around them) in two buffers in " +
+         memory + " memory, runs up to " + std::to_string(tiles.rounds) +
+         " rounds on them, each over fewer points (" +
          "those whose reads the block holds), and writes its own points to polyc_target";
 }
 

@@ -428,13 +428,8 @@ std::optional<PersistentForm> Mapper::persistentForm(unsigned band, const Mappin
 // Round tiles in words: "rounds in tiles on chip, up to 8 a launch: a block holds 48 x 48 points (32 x
 // 32 its own)".
 static std::string describeRoundTiles(const RoundTiles &tiles) {
-  std::vector<std::string> held, own;
-  for (unsigned k = 0; k < tiles.tile.size(); ++k) {
-    held.push_back(std::to_string(tiles.held(k)));
-    own.push_back(std::to_string(tiles.tile[k]));
-  }
   return "rounds in tiles on chip, up to " + std::to_string(tiles.rounds) + " a launch: a block holds " +
-         llvm::join(held, " x ") + " points of " + tiles.array + " (" + llvm::join(own, " x ") + " its own)";
+         tiles.heldPoints() + ")";
 }
 
 Mapping Mapper::run() {

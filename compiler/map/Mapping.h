@@ -78,6 +78,15 @@ struct RoundTiles {
   const ast::RepeatBlock *block = nullptr; // the loop's range: block->lo .. block->hi
   // The points a block holds along each dimension, tile + 2 x rounds x reach.
   int64_t held(unsigned dim) const { return tile[dim] + 2 * int64_t(rounds) * reach[dim]; }
+  // For messages: "48 x 48 points of E (32 x 32 its own".
+  std::string heldPoints() const {
+    std::string held, own;
+    for (unsigned k = 0; k < tile.size(); ++k) {
+      held += (k ? " x " : "") + std::to_string(this->held(k));
+      own += (k ? " x " : "") + std::to_string(tile[k]);
+    }
+    return held + " points of " + array + " (" + own + " its own";
+  }
 };
 
 // The round tiles of top-level host loop `band`, or none with the reason in `why` (RoundTiles.cpp).
